@@ -1,0 +1,106 @@
+/*
+ * chainerc — n-dimensional arrays (ch_array).
+ *
+ * An array is C-contiguous, has a dtype (CH_FLOAT32, CH_FLOAT64, CH_INT32), a
+ * shape of at most CH_MAX_NDIM dimensions and a device. Several handles and
+ * variables may share one array's memory: the data stays alive while any of
+ * them does.
+ *
+ * Threading: any handle may be used, retained and released from any thread.
+ * Reading an array from several threads at once is safe; writing its elements
+ * while another thread reads or writes them is the caller's race to avoid.
+ */
+#ifndef CH_ARRAY_H
+#define CH_ARRAY_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called when a wrapped external buffer is no longer used by chainerc. */
+typedef void (*ch_release_callback)(void* data, void* user_data);
+
+/* Size of one element of `dtype` in bytes, or 0 for an unknown dtype. */
+CH_API size_t ch_dtype_size(ch_dtype dtype);
+/* Name such as "float32". Borrowed; static storage ("unknown" if invalid). */
+CH_API const char* ch_dtype_name(ch_dtype dtype);
+/* The CPU device value. */
+CH_API ch_device ch_device_cpu(void);
+
+/* New array with a copy of `data`, which holds prod(shape) elements of `dtype`
+ * laid out C-contiguously in host memory. ndim may be 0 (a scalar).
+ * *out: new reference; release with ch_array_release. */
+CH_API ch_status ch_array_new(ch_array** out, ch_dtype dtype, const int64_t* shape, int32_t ndim,
+                              const void* data, ch_device device);
+/* New array with uninitialized elements. *out: new reference. */
+CH_API ch_status ch_array_new_empty(ch_array** out, ch_dtype dtype, const int64_t* shape,
+                                    int32_t ndim, ch_device device);
+/* New array with every element equal to `value` (converted to dtype).
+ * *out: new reference. */
+CH_API ch_status ch_array_new_full(ch_array** out, ch_dtype dtype, const int64_t* shape,
+                                   int32_t ndim, double value, ch_device device);
+
+/* Wrap an external buffer without copying. The buffer must hold prod(shape)
+ * elements C-contiguously on `device` and stay valid until `release` is called
+ * (with `data` and `user_data`) once chainerc no longer uses it; `release` may
+ * be NULL when the caller manages the lifetime. On failure `release` is NOT
+ * called. *out: new reference. */
+CH_API ch_status ch_array_wrap(ch_array** out, ch_dtype dtype, const int64_t* shape, int32_t ndim,
+                               void* data, ch_device device, ch_release_callback release,
+                               void* user_data);
+
+/* Deep copy. *out: new reference. */
+CH_API ch_status ch_array_copy(ch_array** out, const ch_array* array);
+/* An array sharing `array`'s memory with another shape of the same size.
+ * *out: new reference. */
+CH_API ch_status ch_array_reshape(ch_array** out, const ch_array* array, const int64_t* shape,
+                                  int32_t ndim);
+/* Copy the elements into `dst`, a host buffer of `nbytes` bytes, which must
+ * be ch_array_nbytes(array). */
+CH_API ch_status ch_array_read(const ch_array* array, void* dst, size_t nbytes);
+/* Overwrite the elements from `src`, a host buffer of ch_array_nbytes bytes. */
+CH_API ch_status ch_array_write(ch_array* array, const void* src, size_t nbytes);
+/* Set every element to `value`. */
+CH_API ch_status ch_array_fill(ch_array* array, double value);
+/* Element at flat index `index` converted to double (for tests and debugging). */
+CH_API ch_status ch_array_get(double* out, const ch_array* array, int64_t index);
+
+/* New reference to the same array: retain. Returns `array`. */
+CH_API ch_array* ch_array_retain(ch_array* array);
+/* Drop a reference. NULL is a no-op. */
+CH_API ch_status ch_array_release(ch_array* array);
+
+/* Getters. They cannot fail; given an invalid handle they return 0 / NULL. */
+/* Pointer to the first element on the array's device. Borrowed; valid while
+ * the array is alive. Inputs and gradients passed to callbacks are read-only. */
+CH_API void* ch_array_data(const ch_array* array);
+CH_API ch_dtype ch_array_dtype(const ch_array* array);
+CH_API int32_t ch_array_ndim(const ch_array* array);
+/* Pointer to ndim extents. Borrowed; valid while the array is alive. */
+CH_API const int64_t* ch_array_shape(const ch_array* array);
+/* Number of elements (1 for a 0-d array). */
+CH_API int64_t ch_array_size(const ch_array* array);
+CH_API size_t ch_array_nbytes(const ch_array* array);
+CH_API ch_device ch_array_device(const ch_array* array);
+
+/* --- host memory ------------------------------------------------------- */
+
+typedef struct ch_memory_stats {
+  int64_t bytes_in_use;   /* held by live arrays */
+  int64_t bytes_cached;   /* freed by arrays, kept for reuse */
+  int64_t peak_bytes_in_use;
+  int64_t allocations;    /* requests served */
+  int64_t cache_misses;   /* requests that reached the system allocator */
+} ch_memory_stats;
+
+/* Statistics of the caching allocator of `device`. */
+CH_API ch_status ch_memory_stats_get(ch_memory_stats* out, ch_device device);
+/* Return cached blocks of `device` to the system. */
+CH_API ch_status ch_memory_empty_cache(ch_device device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CH_ARRAY_H */

@@ -1,0 +1,72 @@
+/*
+ * chainerc — gradient checking (the seed's chainer.gradient_check), callable
+ * through the ABI so that a function written in any language can be checked
+ * with the engine itself.
+ */
+#ifndef CH_GRADIENT_CHECK_H
+#define CH_GRADIENT_CHECK_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Evaluates the function under test on the current contents of the input
+ * arrays given to ch_numerical_grad, reporting each output with
+ * ch_context_add_output. */
+typedef ch_status (*ch_eval_callback)(void* user_data, ch_context* ctx);
+
+/* Numerical gradients by central differences, as Chainer's numerical_grad:
+ * each element of each input is moved by +eps and -eps in place (and
+ * restored), `f` is evaluated, and grad = sum(grad_outputs * (f+ - f-)) / 2eps.
+ * Inputs must be float32 or float64 on the CPU. grad_outputs: one per output
+ * of f. Writes n_inputs new references to `out` (each: release with
+ * ch_array_release). */
+CH_API ch_status ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data,
+                                   ch_array* const* inputs, size_t n_inputs,
+                                   ch_array* const* grad_outputs, size_t n_grad_outputs,
+                                   double eps);
+
+/* Where two arrays differ most, filled by ch_allclose. */
+typedef struct ch_allclose_report {
+  int64_t worst_index; /* flat index of the element with the largest excess */
+  double actual;       /* a[worst_index] */
+  double expected;     /* b[worst_index] */
+  double abs_diff;     /* |actual - expected| */
+  double tolerance;    /* atol + rtol * |expected| */
+} ch_allclose_report;
+
+/* CH_OK if |a - b| <= atol + rtol * |b| everywhere (numpy.allclose), else
+ * CH_ERR_NOT_CLOSE with a message naming the worst element. Shapes must be
+ * equal. `report` may be NULL; it is filled either way. */
+CH_API ch_status ch_allclose(const ch_array* a, const ch_array* b, double atol, double rtol,
+                             ch_allclose_report* report);
+
+/* Check a function's backward against numerical gradients, as Chainer's
+ * check_backward: apply `function` to variables made from copies of
+ * `inputs`, back-propagate `grad_outputs` (one per output; NULL entries or a
+ * NULL list mean ones), and compare each input's gradient with ch_numerical_grad
+ * under (atol, rtol). int32 inputs are not checked. CH_ERR_NOT_CLOSE names the
+ * input and the worst element. */
+CH_API ch_status ch_check_backward(ch_function* function, ch_array* const* inputs,
+                                   size_t n_inputs, ch_array* const* grad_outputs,
+                                   size_t n_grad_outputs, double eps, double atol, double rtol);
+
+/* A graph to check: build outputs from `inputs` with any functions, writing
+ * n_outputs new references to `outputs` (the engine releases them). */
+typedef ch_status (*ch_graph_callback)(void* user_data, ch_variable* const* inputs,
+                                       size_t n_inputs, ch_variable** outputs, size_t n_outputs);
+
+/* As ch_check_backward, for a graph built by a callback; the number of outputs
+ * is n_grad_outputs (grad_outputs may hold NULLs meaning ones, but the list
+ * itself is required). */
+CH_API ch_status ch_check_backward_graph(ch_graph_callback build, void* user_data,
+                                         ch_array* const* inputs, size_t n_inputs,
+                                         ch_array* const* grad_outputs, size_t n_grad_outputs,
+                                         double eps, double atol, double rtol);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CH_GRADIENT_CHECK_H */

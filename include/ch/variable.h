@@ -1,0 +1,77 @@
+/*
+ * chainerc — variables (ch_variable): an array with the history of the
+ * computation that produced it.
+ *
+ * A variable made by the user is a root. A variable returned by a function
+ * holds a reference to that function application (its creator), which holds
+ * references to its input variables: the graph lives as long as some output
+ * variable does and is freed as soon as nothing references it. Backward and
+ * graph destruction are iterative, so graphs of any depth are safe.
+ *
+ * Threading: handles may be retained and released from any thread (finalizer
+ * threads included). A graph — variables connected through functions — must
+ * not be used (forward, backward, unchain, setting data or grad) from two
+ * threads at the same time. Backward runs all callbacks on the calling thread.
+ */
+#ifndef CH_VARIABLE_H
+#define CH_VARIABLE_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* New root variable holding `data` (shared, not copied). A volatile variable
+ * records no history: functions applied to it return volatile variables with
+ * no creator. *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_variable_new(ch_variable** out, ch_array* data, int32_t is_volatile);
+
+CH_API ch_variable* ch_variable_retain(ch_variable* variable);
+/* Drop a reference. NULL is a no-op. The graph behind it is freed when no
+ * other variable references it. */
+CH_API ch_status ch_variable_release(ch_variable* variable);
+
+/* The data array. *out: new reference; release with ch_array_release. */
+CH_API ch_status ch_variable_data(ch_array** out, const ch_variable* variable);
+/* Replace the data array (same shape and dtype are not required; the next
+ * backward uses the new data). `data` is shared, not copied. */
+CH_API ch_status ch_variable_set_data(ch_variable* variable, ch_array* data);
+
+/* The gradient, or *out = NULL when there is none (before backward reaches
+ * it, or after it was freed). *out: new reference or NULL. */
+CH_API ch_status ch_variable_grad(ch_array** out, const ch_variable* variable);
+/* Set the gradient, e.g. the initial error before backward. It must have the
+ * data's shape and dtype. NULL clears it. `grad` is shared, not copied. */
+CH_API ch_status ch_variable_set_grad(ch_variable* variable, ch_array* grad);
+
+/* The function application that created this variable, or *out = NULL for a
+ * root. *out: new reference (release with ch_function_release) or NULL. */
+CH_API ch_status ch_variable_creator(ch_function** out, const ch_variable* variable);
+
+/* Getters; they return 0 for an invalid handle. */
+CH_API int32_t ch_variable_is_volatile(const ch_variable* variable);
+/* Number of elements of the data (Chainer's len()). */
+CH_API int64_t ch_variable_size(const ch_variable* variable);
+
+/* Error backpropagation from this variable. Its grad is the initial error; if
+ * it has none and the data has one element, ones are used; otherwise this is
+ * CH_ERR_GRAPH. Gradients of every variable reached are computed; where a
+ * variable feeds several functions the gradients are summed. Each backward
+ * call starts the gradients afresh (Chainer 1.0 semantics): a root's grad
+ * holds the gradient of this backward, not a sum over calls. Unless
+ * retain_grad is non-zero, the grads of intermediate variables are freed as
+ * soon as they have been used. Callable again after the same forward.
+ * If a function's backward fails, the error names the function and the phase
+ * and the graph stays usable. */
+CH_API ch_status ch_variable_backward(ch_variable* variable, int32_t retain_grad);
+
+/* Delete the backward references of this variable and of every variable and
+ * function before it: this variable becomes a root and later backward calls
+ * stop here (truncated BPTT). */
+CH_API ch_status ch_variable_unchain_backward(ch_variable* variable);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CH_VARIABLE_H */

@@ -1,0 +1,107 @@
+#include "elementwise.h"
+
+namespace chainerc::cpu {
+
+namespace {
+template <typename T>
+void sum_to_typed(const T* g, const Shape& sg, T* out, const Shape& s) {
+  const int64_t n = sg.size(), m = s.size();
+  for (int64_t i = 0; i < m; ++i) out[i] = T(0);
+  if (m == 1) {
+    double acc = 0;  // accumulate in double for accuracy on long sums
+    for (int64_t i = 0; i < n; ++i) acc += g[i];
+    out[0] = static_cast<T>(acc);
+    return;
+  }
+  if (n == 0) return;
+  const int32_t nd = sg.ndim();
+  int64_t st[CH_MAX_NDIM], idx[CH_MAX_NDIM] = {};
+  broadcast_strides(s, sg, st);
+  const int64_t inner = sg[nd - 1], is = st[nd - 1];
+  int64_t os = 0;
+  for (int64_t o = 0; o < n; o += inner) {
+    if (is == 0) {
+      T acc = T(0);
+      for (int64_t k = 0; k < inner; ++k) acc += g[o + k];
+      out[os] += acc;
+    } else {
+      for (int64_t k = 0; k < inner; ++k) out[os + k] += g[o + k];
+    }
+    for (int32_t d = nd - 2; d >= 0; --d) {
+      os += st[d];
+      if (++idx[d] < sg[d]) break;
+      os -= st[d] * sg[d];
+      idx[d] = 0;
+    }
+  }
+}
+}  // namespace
+
+Array sum_to(const Array& g, const Shape& s) {
+  if (g.shape() == s) return g;
+  require_cpu(g, "sum_to");
+  if (s.ndim() > g.ndim() || broadcast_shapes(s, g.shape(), "sum_to") != g.shape())
+    fail(CH_ERR_SHAPE, "sum_to: shape ", g.shape().to_string(), " cannot be summed to ", s.to_string());
+  Array out = Array::empty(g.dtype(), s, g.device());
+  dispatch_floating(g.dtype(), "sum_to", [&](auto t) {
+    using T = decltype(t);
+    sum_to_typed<T>(g.data<T>(), g.shape(), out.data<T>(), s);
+  });
+  return out;
+}
+
+namespace {
+template <typename T>
+void broadcast_copy_typed(const T* x, const Shape& sx, T* out, const Shape& so) {
+  const int64_t n = so.size();
+  if (n == 0) return;
+  if (sx.size() == 1) {
+    for (int64_t i = 0; i < n; ++i) out[i] = x[0];
+    return;
+  }
+  const int32_t nd = so.ndim();
+  int64_t st[CH_MAX_NDIM], idx[CH_MAX_NDIM] = {};
+  broadcast_strides(sx, so, st);
+  const int64_t inner = so[nd - 1], is = st[nd - 1];
+  int64_t ox = 0;
+  for (int64_t o = 0; o < n; o += inner) {
+    for (int64_t k = 0; k < inner; ++k) out[o + k] = x[ox + k * is];
+    for (int32_t d = nd - 2; d >= 0; --d) {
+      ox += st[d];
+      if (++idx[d] < so[d]) break;
+      ox -= st[d] * so[d];
+      idx[d] = 0;
+    }
+  }
+}
+}  // namespace
+
+Array broadcast_copy(const Array& x, const Shape& to) {
+  require_cpu(x, "broadcast_to");
+  Array out = Array::empty(x.dtype(), to, x.device());
+  if (dtype_size(x.dtype()) == 8)
+    broadcast_copy_typed(x.data<uint64_t>(), x.shape(), out.data<uint64_t>(), to);
+  else
+    broadcast_copy_typed(x.data<uint32_t>(), x.shape(), out.data<uint32_t>(), to);
+  return out;
+}
+
+void add_into(Array& acc, const Array& g) {
+  require_cpu(acc, "add_into");
+  if (acc.shape() != g.shape() || acc.dtype() != g.dtype())
+    fail(CH_ERR_SHAPE, "cannot add ", g.describe(), " into ", acc.describe());
+  dispatch_floating(acc.dtype(), "add_into", [&](auto t) {
+    using T = decltype(t);
+    T* a = acc.data<T>();
+    const T* b = g.data<T>();
+    for (int64_t i = 0, n = acc.size(); i < n; ++i) a[i] += b[i];
+  });
+}
+
+Array add_same_shape(const Array& a, const Array& b) {
+  Array out = a.copy();
+  add_into(out, b);
+  return out;
+}
+
+}  // namespace chainerc::cpu

@@ -1,0 +1,57 @@
+// Shared by the extern "C" shims: every body runs inside one catch-all that
+// turns any C++ exception into a status and a message, so nothing crosses
+// the ABI.
+#pragma once
+
+#include <ch/ch.h>
+
+#include "core/array.h"
+#include "core/error.h"
+#include "core/handles.h"
+#include "core/variable.h"
+
+#include <memory>
+
+namespace chainerc::capi {
+
+// Record the exception in flight as this thread's last error; return its status.
+ch_status translate_exception(const char* who) noexcept;
+
+template <typename T>
+void require_out(T** out, const char* who) {
+  if (!out) fail(CH_ERR_INVALID_ARGUMENT, who, ": the output pointer 'out' is NULL");
+  *out = nullptr;
+}
+
+inline const Array& array_of(const ch_array* h, const char* who, const char* arg) {
+  return handle_object<Array>(h, HandleKind::Array, who, arg);
+}
+inline Array& mutable_array_of(ch_array* h, const char* who, const char* arg) {
+  return handle_object<Array>(h, HandleKind::Array, who, arg);
+}
+inline VarPtr variable_of(const ch_variable* h, const char* who, const char* arg) {
+  return handle_shared<VariableImpl>(h, HandleKind::Variable, who, arg);
+}
+inline FuncPtr function_of(const ch_function* h, const char* who, const char* arg) {
+  return handle_shared<Function>(h, HandleKind::Function, who, arg);
+}
+
+inline ch_array* new_array_handle(Array a) {
+  return static_cast<ch_array*>(handle_new(HandleKind::Array, std::make_shared<Array>(std::move(a))));
+}
+inline ch_variable* new_variable_handle(VarPtr v) {
+  return static_cast<ch_variable*>(handle_new(HandleKind::Variable, std::move(v)));
+}
+inline ch_function* new_function_handle(FuncPtr f) {
+  return static_cast<ch_function*>(handle_new(HandleKind::Function, std::move(f)));
+}
+
+}  // namespace chainerc::capi
+
+#define CH_API_BEGIN try {
+#define CH_API_END                                        \
+  }                                                       \
+  catch (...) {                                           \
+    return ::chainerc::capi::translate_exception(__func__); \
+  }                                                       \
+  return CH_OK;

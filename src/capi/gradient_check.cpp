@@ -1,0 +1,118 @@
+// C API: gradient checking.
+#include "api.h"
+#include "core/callback_function.h"
+#include "core/error_state.h"
+#include "core/gradient_check.h"
+
+using namespace chainerc;
+using namespace chainerc::capi;
+
+namespace {
+
+Arrays arrays_of(ch_array* const* hs, size_t n, const char* who, const char* name, bool allow_null) {
+  if (n && !hs) fail(CH_ERR_INVALID_ARGUMENT, who, ": ", name, " is NULL with count ", n);
+  Arrays out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!hs[i] && allow_null) {
+      out.emplace_back();
+      continue;
+    }
+    std::string arg = std::string(name) + "[" + std::to_string(i) + "]";
+    out.push_back(array_of(hs[i], who, arg.c_str()));
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+ch_status ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data, ch_array* const* inputs,
+                            size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, double eps) {
+  CH_API_BEGIN
+  if (n_inputs && !out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": out is NULL");
+  for (size_t i = 0; i < n_inputs; ++i) out[i] = nullptr;
+  if (!f) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the callback f is NULL");
+  Arrays xs = arrays_of(inputs, n_inputs, __func__, "inputs", false);
+  Arrays gys = arrays_of(grad_outputs, n_grad_outputs, __func__, "grad_outputs", false);
+  auto eval = [&]() {
+    Arrays outs;
+    CallbackContext state{CallbackContext::Phase::Eval, "numerical_grad callback", nullptr};
+    state.outputs = &outs;
+    ScopedContext ctx(state);
+    clear_error_for_callback();
+    ch_status st = f(user_data, ctx.handle());
+    if (st != CH_OK) raise_callback_failure("numerical_grad callback", "evaluation", st);
+    return outs;
+  };
+  Arrays grads = numerical_grad(eval, xs, gys, eps);
+  for (size_t i = 0; i < grads.size(); ++i) out[i] = new_array_handle(grads[i]);
+  CH_API_END
+}
+
+ch_status ch_allclose(const ch_array* a, const ch_array* b, double atol, double rtol, ch_allclose_report* report) {
+  CH_API_BEGIN
+  std::string msg;
+  if (!allclose(array_of(a, __func__, "a"), array_of(b, __func__, "b"), atol, rtol, report, &msg))
+    fail(CH_ERR_NOT_CLOSE, __func__, ": ", msg);
+  CH_API_END
+}
+
+ch_status ch_check_backward(ch_function* function, ch_array* const* inputs, size_t n_inputs,
+                            ch_array* const* grad_outputs, size_t n_grad_outputs, double eps, double atol,
+                            double rtol) {
+  CH_API_BEGIN
+  FuncPtr f = function_of(function, __func__, "function");
+  if (!f->clone())
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": '", f->name(), "' is a built-in node; use ch_check_backward_graph");
+  Arrays xs = arrays_of(inputs, n_inputs, __func__, "inputs", false);
+  Arrays gys;
+  auto build = [&](const std::vector<VarPtr>& vs) { return apply_function(f->clone(), vs); };
+  if (grad_outputs) {
+    gys = arrays_of(grad_outputs, n_grad_outputs, __func__, "grad_outputs", true);
+  } else {
+    // NULL list: ones for every output; learn how many outputs there are.
+    std::vector<VarPtr> probe;
+    for (const Array& x : xs) probe.push_back(std::make_shared<VariableImpl>(x, true));
+    gys.resize(build(probe).size());
+  }
+  check_backward(build, xs, gys, eps, atol, rtol);
+  CH_API_END
+}
+
+ch_status ch_check_backward_graph(ch_graph_callback build_cb, void* user_data, ch_array* const* inputs,
+                                  size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs,
+                                  double eps, double atol, double rtol) {
+  CH_API_BEGIN
+  if (!build_cb) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the callback build is NULL");
+  if (!grad_outputs && n_grad_outputs)
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": grad_outputs is NULL with count ", n_grad_outputs);
+  Arrays xs = arrays_of(inputs, n_inputs, __func__, "inputs", false);
+  Arrays gys = arrays_of(grad_outputs, n_grad_outputs, __func__, "grad_outputs", true);
+  auto build = [&](const std::vector<VarPtr>& vs) {
+    std::vector<ch_variable*> in_handles, out_handles(gys.size(), nullptr);
+    struct Cleanup {
+      std::vector<ch_variable*>* a;
+      std::vector<ch_variable*>* b;
+      ~Cleanup() {
+        for (auto* v : *a) ch_variable_release(v);
+        for (auto* v : *b) ch_variable_release(v);
+      }
+    } cleanup{&in_handles, &out_handles};
+    for (const VarPtr& v : vs) in_handles.push_back(new_variable_handle(v));
+    clear_error_for_callback();
+    ch_status st = build_cb(user_data, in_handles.data(), in_handles.size(), out_handles.data(), out_handles.size());
+    if (st != CH_OK) raise_callback_failure("check_backward graph", "the graph callback", st);
+    std::vector<VarPtr> ys;
+    for (size_t j = 0; j < out_handles.size(); ++j) {
+      std::string arg = "outputs[" + std::to_string(j) + "]";
+      ys.push_back(variable_of(out_handles[j], "check_backward graph callback", arg.c_str()));
+    }
+    return ys;
+  };
+  check_backward(build, xs, gys, eps, atol, rtol);
+  CH_API_END
+}
+
+}  // extern "C"

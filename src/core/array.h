@@ -1,0 +1,82 @@
+// Array: a C-contiguous n-d view of a shared, reference-counted buffer.
+// Array is a cheap value type; copies share the buffer.
+#pragma once
+
+#include "dtype.h"
+#include "shape.h"
+
+#include <ch/array.h>
+
+#include <memory>
+
+namespace chainerc {
+
+// Memory owned by the engine (caching allocator) or by the user (wrapped).
+class Buffer {
+ public:
+  // Engine-owned block of nbytes on `device`.
+  static std::shared_ptr<Buffer> allocate(size_t nbytes, Device device);
+  // External memory; `release` (may be null) is called from the destructor.
+  static std::shared_ptr<Buffer> wrap(void* data, size_t nbytes, Device device,
+                                      ch_release_callback release, void* user_data);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  Buffer() = default;
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  ch_release_callback release_ = nullptr;
+  void* user_data_ = nullptr;
+  bool owned_ = false;
+};
+
+class Array {
+ public:
+  Array() = default;  // the "none" array: defined() is false
+  Array(std::shared_ptr<Buffer> buffer, DType dtype, const Shape& shape)
+      : buffer_(std::move(buffer)), dtype_(dtype), shape_(shape) {}
+
+  // Uninitialized / filled / copied arrays on `device` (CPU for now).
+  static Array empty(DType dtype, const Shape& shape, Device device = Device{});
+  static Array full(DType dtype, const Shape& shape, double value, Device device = Device{});
+  static Array zeros(DType dtype, const Shape& shape, Device device = Device{}) {
+    return full(dtype, shape, 0.0, device);
+  }
+  static Array zeros_like(const Array& a) { return zeros(a.dtype(), a.shape(), a.device()); }
+  static Array empty_like(const Array& a) { return empty(a.dtype(), a.shape(), a.device()); }
+
+  bool defined() const { return buffer_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int32_t ndim() const { return shape_.ndim(); }
+  int64_t size() const { return shape_.size(); }
+  size_t nbytes() const { return static_cast<size_t>(size()) * dtype_size(dtype_); }
+  Device device() const { return buffer_ ? buffer_->device() : Device{}; }
+  void* raw() const { return buffer_ ? buffer_->data() : nullptr; }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(raw());
+  }
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  bool shares_memory_with(const Array& o) const { return buffer_ && buffer_ == o.buffer_; }
+
+  Array reshaped(const Shape& shape) const;  // shares memory; sizes must match
+  Array copy() const;                        // deep copy on the same device
+  void fill(double value);
+  double get(int64_t flat_index) const;  // element as double (any dtype)
+  std::string describe() const;          // "float32 array of shape (2, 3) on cpu"
+
+ private:
+  std::shared_ptr<Buffer> buffer_;
+  DType dtype_ = DType::Float32;
+  Shape shape_;
+};
+
+}  // namespace chainerc

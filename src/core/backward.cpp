@@ -1,0 +1,113 @@
+// Error backpropagation: visit function nodes from the output in decreasing
+// rank (a node's rank exceeds the ranks of all nodes before it), so every
+// variable has received the gradients of all its consumers before its own
+// creator runs. Gradients arriving at one variable from several consumers are
+// summed (the seed's splitter).
+#include "backend/cpu/elementwise.h"
+#include "error.h"
+#include "variable.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace chainerc {
+namespace {
+
+std::atomic<uint64_t> g_epoch{0};
+
+struct QueueEntry {
+  int64_t rank;
+  uint64_t order;  // insertion order breaks ties deterministically
+  FuncPtr f;
+};
+bool operator<(const QueueEntry& a, const QueueEntry& b) {
+  return a.rank != b.rank ? a.rank < b.rank : a.order > b.order;
+}
+
+// Gradient for output i of f: the output's gradient from this pass, or zeros.
+Array output_grad(const Function& f, size_t i, uint64_t epoch) {
+  if (VarPtr y = f.outputs[i].lock())
+    if (y->grad.defined() && y->grad_epoch == epoch) return y->grad;
+  const OutputInfo& info = f.output_info[i];
+  return Array::zeros(info.dtype, info.shape, info.device);
+}
+
+void check_grad(const Function& f, size_t i, const Array& gx, const Array& x) {
+  if (gx.dtype() != x.dtype() || gx.shape() != x.shape())
+    fail(CH_ERR_CALLBACK, "function '", f.name(), "' backward returned a gradient for input ", i,
+         " that is a ", gx.describe(), "; the input is a ", x.describe());
+}
+
+void accumulate(VariableImpl& x, Array gx, uint64_t epoch) {
+  if (x.grad_epoch != epoch || !x.grad.defined()) {
+    x.grad = std::move(gx);  // may alias another gradient: never written in place
+    x.grad_epoch = epoch;
+    x.grad_owned = false;
+  } else if (!x.grad_owned) {
+    x.grad = cpu::add_same_shape(x.grad, gx);
+    x.grad_owned = true;
+  } else {
+    cpu::add_into(x.grad, gx);
+  }
+}
+
+}  // namespace
+
+void backward(const VarPtr& root, bool retain_grad) {
+  const uint64_t epoch = ++g_epoch;
+  if (!root->grad.defined()) {
+    if (root->data.size() != 1)
+      fail(CH_ERR_GRAPH, "backward: the variable has shape ", root->data.shape().to_string(),
+           " and no grad; set its grad (the initial error) first — only one-element variables get "
+           "ones");
+    root->grad = Array::full(root->data.dtype(), root->data.shape(), 1.0, root->data.device());
+  } else if (root->grad.shape() != root->data.shape() || root->grad.dtype() != root->data.dtype()) {
+    fail(CH_ERR_SHAPE, "backward: the initial error is a ", root->grad.describe(),
+         " but the variable's data is a ", root->data.describe());
+  }
+  root->grad_epoch = epoch;
+  root->grad_owned = false;
+  if (!root->creator) return;
+
+  std::vector<QueueEntry> heap;
+  uint64_t order = 0;
+  auto push = [&](const FuncPtr& f) {
+    f->visit_epoch = epoch;
+    heap.push_back(QueueEntry{f->rank, order++, f});
+    std::push_heap(heap.begin(), heap.end());
+  };
+  push(root->creator);
+
+  Arrays in, gouts;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end());
+    FuncPtr f = std::move(heap.back().f);
+    heap.pop_back();
+
+    in.clear();
+    gouts.clear();
+    for (const VarPtr& x : f->inputs) in.push_back(x->data);
+    for (size_t i = 0; i < f->outputs.size(); ++i) gouts.push_back(output_grad(*f, i, epoch));
+
+    Arrays gxs = f->backward(in, gouts);
+    if (gxs.size() != f->inputs.size())
+      fail(CH_ERR_CALLBACK, "function '", f->name(), "' backward returned ", gxs.size(),
+           " gradients for ", f->inputs.size(), " inputs");
+    for (size_t i = 0; i < gxs.size(); ++i)
+      if (gxs[i].defined()) check_grad(*f, i, gxs[i], in[i]);
+
+    if (!retain_grad)
+      for (auto& w : f->outputs)
+        if (VarPtr y = w.lock())
+          if (y != root) y->grad = Array();
+
+    for (size_t i = 0; i < gxs.size(); ++i) {
+      if (!gxs[i].defined()) continue;
+      VariableImpl& x = *f->inputs[i];
+      accumulate(x, std::move(gxs[i]), epoch);
+      if (x.creator && x.creator->visit_epoch != epoch) push(x.creator);
+    }
+  }
+}
+
+}  // namespace chainerc

@@ -1,0 +1,112 @@
+#include "callback_function.h"
+
+#include "error_state.h"
+#include "handles.h"
+
+namespace chainerc {
+
+CallbackDefinition::CallbackDefinition(const ch_function_def& d)
+    : name(d.name && d.name[0] ? d.name : "UserFunction"), def(d) {
+  def.name = nullptr;  // the copy in `name` is the one that lives
+}
+
+CallbackDefinition::~CallbackDefinition() {
+  if (def.destroy) def.destroy(def.user_data);
+}
+
+CallbackFunction::~CallbackFunction() {
+  if (user_destroy_) user_destroy_(user_data_);
+}
+
+BorrowedArrays::BorrowedArrays(const Arrays& arrays) {
+  handles_.reserve(arrays.size());
+  try {
+    for (const Array& a : arrays)
+      handles_.push_back(static_cast<ch_array*>(handle_new(HandleKind::Array, std::make_shared<Array>(a))));
+  } catch (...) {
+    this->~BorrowedArrays();
+    throw;
+  }
+}
+
+BorrowedArrays::~BorrowedArrays() {
+  for (ch_array* h : handles_) {
+    try {
+      handle_release(h, HandleKind::Array, "callback");
+    } catch (...) {
+      // the callback released a handle it had only borrowed; it is gone either way
+    }
+  }
+  handles_.clear();
+}
+
+ScopedContext::ScopedContext(CallbackContext& state)
+    : handle_(static_cast<ch_context*>(
+          handle_new(HandleKind::Context, std::shared_ptr<void>(&state, [](void*) {})))) {}
+
+ScopedContext::~ScopedContext() {
+  try {
+    handle_release(handle_, HandleKind::Context, "callback");
+  } catch (...) {
+  }
+}
+
+namespace {
+bool any_on_gpu(const Arrays& arrays) {
+  for (const Array& a : arrays)
+    if (!a.device().is_cpu()) return true;
+  return false;
+}
+}  // namespace
+
+Arrays CallbackFunction::forward(const Arrays& inputs) {
+  const ch_function_def& d = def_->def;
+  const bool gpu = any_on_gpu(inputs);
+  ch_forward_callback cb = gpu ? (d.forward_gpu ? d.forward_gpu : d.forward)
+                               : (d.forward_cpu ? d.forward_cpu : d.forward);
+  if (!cb)
+    fail(CH_ERR_UNSUPPORTED, "function '", name(), "' has no forward callback for ",
+         gpu ? "GPU" : "CPU", " inputs");
+  Arrays outs;
+  CallbackContext state{CallbackContext::Phase::Forward, name(), shared_from_this()};
+  state.outputs = &outs;
+  state.saved = &saved_;
+  state.user_data = &user_data_;
+  state.user_destroy = &user_destroy_;
+  {
+    BorrowedArrays args(inputs);
+    ScopedContext ctx(state);
+    clear_error_for_callback();
+    ch_status st = cb(d.user_data, ctx.handle(), args.handles(), args.size());
+    if (st != CH_OK) raise_callback_failure(name(), "forward", st);
+  }
+  if (outs.empty())
+    fail(CH_ERR_CALLBACK, "function '", name(),
+         "' forward reported no outputs (report them with ch_context_add_output)");
+  outputs_ = outs;
+  return outs;
+}
+
+Arrays CallbackFunction::backward(const Arrays& inputs, const Arrays& grad_outputs) {
+  const ch_function_def& d = def_->def;
+  const bool gpu = any_on_gpu(inputs) || any_on_gpu(grad_outputs);
+  ch_backward_callback cb = gpu ? (d.backward_gpu ? d.backward_gpu : d.backward)
+                                : (d.backward_cpu ? d.backward_cpu : d.backward);
+  Arrays grads(inputs.size());
+  if (!cb) return grads;  // not differentiable: no gradient for any input
+  CallbackContext state{CallbackContext::Phase::Backward, name(), shared_from_this()};
+  state.inputs = &inputs;
+  state.grad_inputs = &grads;
+  state.saved = &saved_;
+  state.user_data = &user_data_;
+  state.user_destroy = &user_destroy_;
+  BorrowedArrays in(inputs), out(outputs_), gout(grad_outputs);
+  ScopedContext ctx(state);
+  clear_error_for_callback();
+  ch_status st = cb(d.user_data, ctx.handle(), in.handles(), in.size(), out.handles(), out.size(),
+                    gout.handles(), gout.size());
+  if (st != CH_OK) raise_callback_failure(name(), "backward", st);
+  return grads;
+}
+
+}  // namespace chainerc

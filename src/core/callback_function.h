@@ -1,0 +1,92 @@
+// Functions defined by user callbacks through the C API (ch_function_new).
+#pragma once
+
+#include "variable.h"
+
+#include <ch/function.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace chainerc {
+
+// What every application of one function object shares: the callbacks, the
+// user data (destroyed with the last application) and the parameters.
+struct CallbackDefinition {
+  explicit CallbackDefinition(const ch_function_def& d);
+  ~CallbackDefinition();
+  CallbackDefinition(const CallbackDefinition&) = delete;
+  CallbackDefinition& operator=(const CallbackDefinition&) = delete;
+
+  struct Parameter {
+    std::string name;
+    Array param, grad;
+  };
+  std::string name;
+  ch_function_def def;
+  std::vector<Parameter> parameters;
+};
+
+// The per-application state a callback reaches through its ch_context.
+struct CallbackContext {
+  enum class Phase { Forward, Backward, Eval } phase;
+  const char* function_name;
+  FuncPtr function;            // the application (null for eval callbacks)
+  Arrays* outputs = nullptr;   // forward/eval: outputs reported so far
+  const Arrays* inputs = nullptr;  // backward: to check gradient shapes
+  Arrays* grad_inputs = nullptr;   // backward
+  Arrays* saved = nullptr;
+  void** user_data = nullptr;
+  void (**user_destroy)(void*) = nullptr;
+};
+
+class CallbackFunction final : public Function, public std::enable_shared_from_this<CallbackFunction> {
+ public:
+  explicit CallbackFunction(std::shared_ptr<CallbackDefinition> def) : def_(std::move(def)) {}
+  ~CallbackFunction() override;
+
+  const char* name() const override { return def_->name.c_str(); }
+  Arrays forward(const Arrays& inputs) override;
+  Arrays backward(const Arrays& inputs, const Arrays& grad_outputs) override;
+  FuncPtr clone() const override { return std::make_shared<CallbackFunction>(def_); }
+
+  CallbackDefinition& definition() const { return *def_; }
+
+ private:
+  std::shared_ptr<CallbackDefinition> def_;
+  Arrays outputs_;  // kept for backward (arrays never reference the graph: no cycle)
+  Arrays saved_;
+  void* user_data_ = nullptr;
+  void (*user_destroy_)(void*) = nullptr;
+};
+
+// Handles for arrays lent to a callback: created before the call, released
+// after it (a callback that retained one keeps it alive).
+class BorrowedArrays {
+ public:
+  explicit BorrowedArrays(const Arrays& arrays);
+  ~BorrowedArrays();
+  BorrowedArrays(const BorrowedArrays&) = delete;
+  BorrowedArrays& operator=(const BorrowedArrays&) = delete;
+  ch_array* const* handles() const { return handles_.data(); }
+  size_t size() const { return handles_.size(); }
+
+ private:
+  std::vector<ch_array*> handles_;
+};
+
+// A ch_context handle valid for the duration of one callback.
+class ScopedContext {
+ public:
+  explicit ScopedContext(CallbackContext& state);
+  ~ScopedContext();
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+  ch_context* handle() const { return handle_; }
+
+ private:
+  ch_context* handle_;
+};
+
+}  // namespace chainerc

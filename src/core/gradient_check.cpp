@@ -1,0 +1,190 @@
+#include "gradient_check.h"
+
+#include "error.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace chainerc {
+
+namespace {
+void require_float_cpu(const Array& a, const char* who, size_t i) {
+  if (!a.defined()) fail(CH_ERR_INVALID_ARGUMENT, who, ": input ", i, " is missing");
+  if (!is_floating(a.dtype()))
+    fail(CH_ERR_DTYPE, who, ": input ", i, " is a ", a.describe(), "; float32 or float64 expected");
+  if (!a.device().is_cpu()) fail(CH_ERR_UNSUPPORTED, who, ": input ", i, " is not on the CPU");
+}
+
+double get_as_double(const Array& a, int64_t i) { return a.get(i); }
+
+void set_from_double(const Array& a, int64_t i, double v) {
+  if (a.dtype() == DType::Float32)
+    a.data<float>()[i] = static_cast<float>(v);
+  else
+    a.data<double>()[i] = v;
+}
+
+// sum_j <grad_outputs[j], outs[j]> in double
+double weighted_sum(const Arrays& outs, const Arrays& grad_outputs, const char* who) {
+  if (outs.size() != grad_outputs.size())
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": the function has ", outs.size(), " outputs but ",
+         grad_outputs.size(), " grad_outputs were given");
+  double s = 0;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const Array& y = outs[j];
+    const Array& gy = grad_outputs[j];
+    if (y.shape() != gy.shape())
+      fail(CH_ERR_SHAPE, who, ": output ", j, " is a ", y.describe(), " but grad_output ", j, " is a ",
+           gy.describe());
+    for (int64_t k = 0, n = y.size(); k < n; ++k) s += y.get(k) * gy.get(k);
+  }
+  return s;
+}
+}  // namespace
+
+Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
+                      const Arrays& grad_outputs, double eps) {
+  const char* who = "numerical_grad";
+  if (!(eps > 0)) fail(CH_ERR_INVALID_ARGUMENT, who, ": eps must be positive, got ", eps);
+  for (size_t i = 0; i < inputs.size(); ++i) require_float_cpu(inputs[i], who, i);
+  Arrays grads;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Array& x = inputs[i];
+    Array g = Array::empty(DType::Float64, x.shape());
+    for (int64_t k = 0, n = x.size(); k < n; ++k) {
+      const double orig = get_as_double(x, k);
+      double plus, minus;
+      try {
+        set_from_double(x, k, orig + eps);
+        plus = weighted_sum(f(), grad_outputs, who);
+        set_from_double(x, k, orig - eps);
+        minus = weighted_sum(f(), grad_outputs, who);
+      } catch (...) {
+        set_from_double(x, k, orig);
+        throw;
+      }
+      set_from_double(x, k, orig);
+      g.data<double>()[k] = (plus - minus) / (2 * eps);
+    }
+    if (x.dtype() == DType::Float32) {  // return gradients in the input's dtype
+      Array g32 = Array::empty(DType::Float32, x.shape());
+      for (int64_t k = 0, n = x.size(); k < n; ++k) g32.data<float>()[k] = static_cast<float>(g.data<double>()[k]);
+      g = g32;
+    }
+    grads.push_back(g);
+  }
+  return grads;
+}
+
+bool allclose(const Array& a, const Array& b, double atol, double rtol, ch_allclose_report* report,
+              std::string* message) {
+  if (a.shape() != b.shape())
+    fail(CH_ERR_SHAPE, "allclose: shapes ", a.shape().to_string(), " and ", b.shape().to_string(), " differ");
+  if (!a.device().is_cpu() || !b.device().is_cpu())
+    fail(CH_ERR_UNSUPPORTED, "allclose: arrays must be on the CPU");
+  ch_allclose_report r{-1, 0, 0, 0, 0};
+  double worst_excess = -INFINITY;
+  bool close = true;
+  for (int64_t k = 0, n = a.size(); k < n; ++k) {
+    double x = a.get(k), y = b.get(k);
+    double diff = std::fabs(x - y), tol = atol + rtol * std::fabs(y);
+    double excess = diff - tol;
+    bool bad = !(diff <= tol) && !(x == y);  // NaN differs; equal infinities are close
+    if (std::isnan(excess)) excess = INFINITY;
+    if (bad) close = false;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      r = ch_allclose_report{k, x, y, diff, tol};
+    }
+  }
+  if (report) *report = r;
+  if (!close && message) {
+    // Name the worst element by its multi-index.
+    std::ostringstream os;
+    os << "arrays differ most at index (";
+    int64_t rem = r.worst_index;
+    std::vector<int64_t> idx(a.ndim());
+    for (int32_t d = a.ndim() - 1; d >= 0; --d) {
+      idx[d] = a.shape()[d] ? rem % a.shape()[d] : 0;
+      rem = a.shape()[d] ? rem / a.shape()[d] : 0;
+    }
+    for (int32_t d = 0; d < a.ndim(); ++d) os << (d ? ", " : "") << idx[d];
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "): actual %.9g, expected %.9g, |diff| %.3g > tolerance %.3g",
+                  r.actual, r.expected, r.abs_diff, r.tolerance);
+    os << buf << " (atol " << atol << ", rtol " << rtol << ")";
+    *message = os.str();
+  }
+  return close;
+}
+
+void check_backward(const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
+                    const Arrays& inputs, const Arrays& grad_outputs_in, double eps, double atol,
+                    double rtol) {
+  const char* who = "check_backward";
+  // Work on copies: numerical_grad moves elements in place.
+  Arrays xs;
+  std::vector<VarPtr> vars;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) fail(CH_ERR_INVALID_ARGUMENT, who, ": input ", i, " is missing");
+    xs.push_back(inputs[i].copy());
+    vars.push_back(std::make_shared<VariableImpl>(xs.back()));
+  }
+  std::vector<VarPtr> ys = build(vars);
+  if (ys.size() != grad_outputs_in.size())
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": the function has ", ys.size(), " outputs but ",
+         grad_outputs_in.size(), " grad_outputs were given");
+  Arrays gys;
+  for (size_t j = 0; j < ys.size(); ++j) {
+    Array gy = grad_outputs_in[j].defined() ? grad_outputs_in[j]
+                                           : Array::full(ys[j]->data.dtype(), ys[j]->data.shape(), 1.0);
+    if (gy.shape() != ys[j]->data.shape() || gy.dtype() != ys[j]->data.dtype())
+      fail(CH_ERR_SHAPE, who, ": grad_output ", j, " is a ", gy.describe(), " but output ", j,
+           " is a ", ys[j]->data.describe());
+    gys.push_back(gy);
+  }
+  // Back-propagate every output at once through a sum of <gy, y>: give each
+  // output its grad and run backward from each (gradients of the inputs add up).
+  Arrays analytic(vars.size());
+  for (size_t j = 0; j < ys.size(); ++j) {
+    for (auto& v : vars) v->grad = Array();
+    ys[j]->grad = gys[j];
+    backward(ys[j], false);
+    for (size_t i = 0; i < vars.size(); ++i) {
+      if (!vars[i]->grad.defined()) continue;
+      if (!analytic[i].defined())
+        analytic[i] = vars[i]->grad.copy();
+      else
+        for (int64_t k = 0; k < analytic[i].size(); ++k)
+          set_from_double(analytic[i], k, analytic[i].get(k) + vars[i]->grad.get(k));
+    }
+  }
+  // Numerical gradients of the float inputs, re-running the graph volatile.
+  Arrays float_xs;
+  std::vector<size_t> float_index;
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (is_floating(xs[i].dtype())) {
+      float_xs.push_back(xs[i]);
+      float_index.push_back(i);
+    }
+  auto eval = [&]() {
+    std::vector<VarPtr> vs;
+    for (const Array& x : xs) vs.push_back(std::make_shared<VariableImpl>(x, true));
+    Arrays outs;
+    for (const VarPtr& y : build(vs)) outs.push_back(y->data);
+    return outs;
+  };
+  Arrays numeric = numerical_grad(eval, float_xs, gys, eps);
+  for (size_t n = 0; n < float_index.size(); ++n) {
+    size_t i = float_index[n];
+    Array a = analytic[i].defined() ? analytic[i] : Array::zeros_like(xs[i]);
+    std::string msg;
+    if (!allclose(a, numeric[n], atol, rtol, nullptr, &msg))
+      fail(CH_ERR_NOT_CLOSE, who, ": the gradient of input ", i, " (", xs[i].describe(),
+           ") does not match the numerical gradient (eps ", eps, "): ", msg,
+           analytic[i].defined() ? "" : "; backward returned no gradient for it");
+  }
+}
+
+}  // namespace chainerc

@@ -1,0 +1,28 @@
+// Gradient checking (the seed's chainer.gradient_check).
+#pragma once
+
+#include "variable.h"
+
+#include <ch/gradient_check.h>
+
+#include <functional>
+
+namespace chainerc {
+
+// Central differences: each element of each input (float32/float64, CPU) is
+// moved by +-eps in place and restored; grads accumulate in double.
+Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
+                      const Arrays& grad_outputs, double eps);
+
+// numpy.allclose with a report of the worst element; on mismatch, `message`
+// (if given) describes it.
+bool allclose(const Array& a, const Array& b, double atol, double rtol, ch_allclose_report* report,
+              std::string* message);
+
+// Chainer's check_backward for a graph built by `build` from input variables.
+// grad_outputs entries may be undefined (= ones). Throws Error(CH_ERR_NOT_CLOSE).
+void check_backward(const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
+                    const Arrays& inputs, const Arrays& grad_outputs, double eps, double atol,
+                    double rtol);
+
+}  // namespace chainerc

@@ -1,0 +1,104 @@
+#include "variable.h"
+
+#include "error.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace chainerc {
+
+// Destroying the last output of a long chain would recurse once per node
+// (variable -> creator -> inputs -> their creators ...). Instead, creators
+// released by a variable go to a per-thread list drained by a loop, so the
+// stack depth stays constant however long the chain.
+void defer_destroy(FuncPtr&& f) noexcept {
+  thread_local std::vector<FuncPtr> pending;
+  thread_local bool draining = false;
+  if (!f) return;
+  if (f.use_count() > 1) {  // not the last reference: dropping it frees nothing
+    f.reset();
+    return;
+  }
+  try {
+    pending.push_back(std::move(f));
+  } catch (...) {
+    f.reset();  // no memory to defer: destroy now (recursion is bounded by what memory allowed)
+    return;
+  }
+  if (draining) return;
+  draining = true;
+  while (!pending.empty()) {
+    FuncPtr next = std::move(pending.back());
+    pending.pop_back();
+    next.reset();  // may push more onto `pending`
+  }
+  draining = false;
+}
+
+VariableImpl::~VariableImpl() { defer_destroy(std::move(creator)); }
+
+Function::~Function() = default;
+
+void Function::unchain() {
+  for (auto& w : outputs)
+    if (VarPtr y = w.lock())
+      if (y->creator.get() == this) y->creator.reset();
+  inputs.clear();
+}
+
+std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& inputs) {
+  if (f->applied)
+    fail(CH_ERR_GRAPH, "function '", f->name(), "' is a graph node that was already applied");
+  bool vol = !inputs.empty() && inputs[0]->is_volatile;
+  for (size_t i = 1; i < inputs.size(); ++i)
+    if (inputs[i]->is_volatile != vol)
+      fail(CH_ERR_GRAPH, f->name(), ": inputs mix volatile and non-volatile variables (input 0 is ",
+           vol ? "" : "not ", "volatile, input ", i, " is ", inputs[i]->is_volatile ? "" : "not ",
+           "volatile)");
+  Arrays in;
+  in.reserve(inputs.size());
+  for (const VarPtr& x : inputs) in.push_back(x->data);
+  Arrays out = f->forward(in);
+
+  std::vector<VarPtr> outs;
+  outs.reserve(out.size());
+  for (Array& o : out) outs.push_back(std::make_shared<VariableImpl>(std::move(o), vol));
+  if (vol) return outs;
+
+  int64_t rank = 0;
+  for (const VarPtr& x : inputs) rank = std::max(rank, x->rank);
+  f->rank = rank;
+  f->inputs = inputs;
+  f->outputs.reserve(outs.size());
+  f->output_info.reserve(outs.size());
+  for (const VarPtr& y : outs) {
+    y->creator = f;
+    y->rank = rank + 1;
+    f->outputs.emplace_back(y);
+    f->output_info.push_back(OutputInfo{y->data.dtype(), y->data.shape(), y->data.device()});
+  }
+  f->applied = true;
+  return outs;
+}
+
+VarPtr apply1(const FuncPtr& f, const std::vector<VarPtr>& inputs) {
+  std::vector<VarPtr> outs = apply_function(f, inputs);
+  if (outs.size() != 1)
+    fail(CH_ERR_INTERNAL, f->name(), ": expected one output, got ", outs.size());
+  return std::move(outs[0]);
+}
+
+void unchain_backward(const VarPtr& v) {
+  if (!v->creator) return;
+  std::vector<FuncPtr> stack{v->creator};
+  std::unordered_set<const Function*> seen{v->creator.get()};
+  while (!stack.empty()) {
+    FuncPtr f = std::move(stack.back());
+    stack.pop_back();
+    for (const VarPtr& x : f->inputs)
+      if (x->creator && seen.insert(x->creator.get()).second) stack.push_back(x->creator);
+    f->unchain();
+  }
+}
+
+}  // namespace chainerc

@@ -1,0 +1,95 @@
+// Variables and function nodes: the define-by-run graph.
+//
+// Ownership: an output variable holds its creator strongly; a function node
+// holds its inputs strongly and its outputs weakly, so the graph lives exactly
+// as long as some output variable and has no cycles. Destruction of long
+// chains is made iterative by deferring creators (see variable.cpp).
+#pragma once
+
+#include "array.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace chainerc {
+
+class Function;
+struct VariableImpl;
+using VarPtr = std::shared_ptr<VariableImpl>;
+using FuncPtr = std::shared_ptr<Function>;
+using Arrays = std::vector<Array>;
+
+struct VariableImpl {
+  explicit VariableImpl(Array d, bool vol = false) : data(std::move(d)), is_volatile(vol) {}
+  ~VariableImpl();
+  VariableImpl(const VariableImpl&) = delete;
+  VariableImpl& operator=(const VariableImpl&) = delete;
+
+  Array data;
+  Array grad;       // undefined = None
+  FuncPtr creator;  // null for a root
+  int64_t rank = 0; // creator's rank + 1; orders backward
+  bool is_volatile = false;
+  // Backward bookkeeping: the pass that last wrote grad, and whether grad is a
+  // buffer that pass allocated itself (so further gradients may be added in place).
+  uint64_t grad_epoch = 0;
+  bool grad_owned = false;
+};
+
+struct OutputInfo {
+  DType dtype;
+  Shape shape;
+  Device device;
+};
+
+// A function application: a node of the graph. Built-in functions and
+// user callbacks derive from it. One object is one application (Chainer's
+// copy on call happens before apply).
+class Function {
+ public:
+  virtual ~Function();
+  Function() = default;
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+
+  virtual const char* name() const = 0;
+  // Computes outputs. Checks dtypes/shapes (Error naming the function and the
+  // values) and keeps in members what backward needs.
+  virtual Arrays forward(const Arrays& inputs) = 0;
+  // One gradient per input; an undefined Array means none. grad_outputs has
+  // one defined array per output (zeros where no gradient flowed).
+  virtual Arrays backward(const Arrays& inputs, const Arrays& grad_outputs) = 0;
+  // A fresh, unapplied copy for applying this function again, or null if the
+  // function cannot be re-applied (built-ins are applied through their own call).
+  virtual FuncPtr clone() const { return nullptr; }
+  // Called after forward only when history is recorded, so nodes that are
+  // thrown away (volatile) can skip keeping arrays for backward.
+  virtual void on_recorded() {}
+
+  // Graph links, set by apply_function().
+  std::vector<VarPtr> inputs;
+  std::vector<std::weak_ptr<VariableImpl>> outputs;
+  std::vector<OutputInfo> output_info;
+  int64_t rank = 0;
+  uint64_t visit_epoch = 0;  // backward pass that last queued this node
+  bool applied = false;
+
+  // Drop inputs and outputs' creator links (the seed's Function.unchain).
+  void unchain();
+};
+
+// Run forward and, unless inputs are volatile, record the node in the graph.
+// Mixing volatile and non-volatile inputs is Error(CH_ERR_GRAPH).
+std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& inputs);
+VarPtr apply1(const FuncPtr& f, const std::vector<VarPtr>& inputs);
+
+// Error backpropagation from `v` (see ch_variable_backward).
+void backward(const VarPtr& v, bool retain_grad);
+void unchain_backward(const VarPtr& v);
+
+// Destroy a node later, from a loop instead of recursion.
+void defer_destroy(FuncPtr&& f) noexcept;
+
+}  // namespace chainerc

@@ -1,0 +1,37 @@
+// add: y = a + b with broadcasting; and y = x + s for a scalar s.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+class Add final : public Function {
+ public:
+  const char* name() const override { return "Add"; }
+  Arrays forward(const Arrays& in) override {
+    return {binary_broadcast("add", in[0], in[1], [](auto a, auto b) { return a + b; })};
+  }
+  Arrays backward(const Arrays& in, const Arrays& gy) override {
+    return {cpu::sum_to(gy[0], in[0].shape()), cpu::sum_to(gy[0], in[1].shape())};
+  }
+};
+
+class AddScalar final : public Function {
+ public:
+  explicit AddScalar(double s) : s_(s) {}
+  const char* name() const override { return "AddScalar"; }
+  Arrays forward(const Arrays& in) override {
+    return {unary("add_scalar", in[0], [s = s_](auto x) { return x + static_cast<decltype(x)>(s); })};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0]}; }
+
+ private:
+  double s_;
+};
+
+}  // namespace
+
+VarPtr add(const VarPtr& a, const VarPtr& b) { return apply1(std::make_shared<Add>(), {a, b}); }
+VarPtr add_scalar(const VarPtr& x, double s) { return apply1(std::make_shared<AddScalar>(s), {x}); }
+
+}  // namespace chainerc::ops

@@ -1,0 +1,29 @@
+// exp: y = e ** x.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+#include <cmath>
+
+namespace chainerc::ops {
+namespace {
+
+class Exp final : public Function {
+ public:
+  const char* name() const override { return "Exp"; }
+  Arrays forward(const Arrays& in) override {
+    y_ = unary("exp", in[0], [](auto x) { return std::exp(x); });
+    return {y_};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override {  // gx = gy * y
+    return {binary_same("exp", gy[0], y_, [](auto g, auto y) { return g * y; })};
+  }
+
+ private:
+  Array y_;  // the output's data (no reference to the output variable: no cycle)
+};
+
+}  // namespace
+
+VarPtr exp(const VarPtr& x) { return apply1(std::make_shared<Exp>(), {x}); }
+
+}  // namespace chainerc::ops

@@ -1,0 +1,23 @@
+// log: y = ln(x).
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+#include <cmath>
+
+namespace chainerc::ops {
+namespace {
+
+class Log final : public Function {
+ public:
+  const char* name() const override { return "Log"; }
+  Arrays forward(const Arrays& in) override { return {unary("log", in[0], [](auto x) { return std::log(x); })}; }
+  Arrays backward(const Arrays& in, const Arrays& gy) override {  // gx = gy / x
+    return {binary_same("log", gy[0], in[0], [](auto g, auto x) { return g / x; })};
+  }
+};
+
+}  // namespace
+
+VarPtr log(const VarPtr& x) { return apply1(std::make_shared<Log>(), {x}); }
+
+}  // namespace chainerc::ops

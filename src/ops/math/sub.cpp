@@ -1,0 +1,54 @@
+// sub: y = a - b with broadcasting; y = x - s; y = s - x.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+class Sub final : public Function {
+ public:
+  const char* name() const override { return "Sub"; }
+  Arrays forward(const Arrays& in) override {
+    return {binary_broadcast("sub", in[0], in[1], [](auto a, auto b) { return a - b; })};
+  }
+  Arrays backward(const Arrays& in, const Arrays& gy) override {
+    Array neg_gy = unary("sub", gy[0], [](auto g) { return -g; });
+    return {cpu::sum_to(gy[0], in[0].shape()), cpu::sum_to(neg_gy, in[1].shape())};
+  }
+};
+
+class SubScalar final : public Function {  // x - s
+ public:
+  explicit SubScalar(double s) : s_(s) {}
+  const char* name() const override { return "SubScalar"; }
+  Arrays forward(const Arrays& in) override {
+    return {unary("sub_scalar", in[0], [s = s_](auto x) { return x - static_cast<decltype(x)>(s); })};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0]}; }
+
+ private:
+  double s_;
+};
+
+class RSubScalar final : public Function {  // s - x
+ public:
+  explicit RSubScalar(double s) : s_(s) {}
+  const char* name() const override { return "RSubScalar"; }
+  Arrays forward(const Arrays& in) override {
+    return {unary("rsub_scalar", in[0], [s = s_](auto x) { return static_cast<decltype(x)>(s) - x; })};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override {
+    return {unary("rsub_scalar", gy[0], [](auto g) { return -g; })};
+  }
+
+ private:
+  double s_;
+};
+
+}  // namespace
+
+VarPtr sub(const VarPtr& a, const VarPtr& b) { return apply1(std::make_shared<Sub>(), {a, b}); }
+VarPtr sub_scalar(const VarPtr& x, double s) { return apply1(std::make_shared<SubScalar>(s), {x}); }
+VarPtr rsub_scalar(const VarPtr& x, double s) { return apply1(std::make_shared<RSubScalar>(s), {x}); }
+
+}  // namespace chainerc::ops

@@ -1,0 +1,57 @@
+// sum: y = sum of all elements (0-d), or the sum along one axis.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+class Sum final : public Function {
+ public:
+  const char* name() const override { return "Sum"; }
+  Arrays forward(const Arrays& in) override {
+    check_float("sum", in[0]);
+    Array y = cpu::sum_to(in[0], Shape{});
+    return {y.shares_memory_with(in[0]) ? y.copy() : y};  // a 0-d input sums to itself
+  }
+  Arrays backward(const Arrays& in, const Arrays& gy) override {  // gx = gy broadcast to x
+    return {cpu::broadcast_copy(gy[0], in[0].shape())};
+  }
+};
+
+class SumAxis final : public Function {
+ public:
+  SumAxis(int32_t axis, bool keepdims) : axis_(axis), keepdims_(keepdims) {}
+  const char* name() const override { return "SumAxis"; }
+  Arrays forward(const Arrays& in) override {
+    const Array& x = in[0];
+    check_float("sum", x);
+    axis_ = normalize_axis(axis_, x.ndim(), "sum");
+    Shape kept = x.shape();
+    kept[axis_] = 1;
+    Array y = cpu::sum_to(x, kept);  // sum over the axis, kept as extent 1
+    if (y.shares_memory_with(x)) y = y.copy();  // extent was already 1: own the output
+    if (keepdims_) return {y};
+    Shape dropped;
+    for (int32_t i = 0; i < x.ndim(); ++i)
+      if (i != axis_) dropped.push_back(x.shape()[i]);
+    return {y.reshaped(dropped)};
+  }
+  Arrays backward(const Arrays& in, const Arrays& gy) override {
+    Shape kept = in[0].shape();
+    kept[axis_] = 1;
+    return {cpu::broadcast_copy(gy[0].reshaped(kept), in[0].shape())};
+  }
+
+ private:
+  int32_t axis_;
+  bool keepdims_;
+};
+
+}  // namespace
+
+VarPtr sum(const VarPtr& x) { return apply1(std::make_shared<Sum>(), {x}); }
+VarPtr sum_axis(const VarPtr& x, int32_t axis, bool keepdims) {
+  return apply1(std::make_shared<SumAxis>(axis, keepdims), {x});
+}
+
+}  // namespace chainerc::ops
