@@ -72,7 +72,8 @@ CH_API ch_array* ch_array_retain(ch_array* array);
 /* Drop a reference. NULL is a no-op. */
 CH_API ch_status ch_array_release(ch_array* array);
 
-/* Getters. They cannot fail; given an invalid handle they return 0 / NULL. */
+/* Getters. They cannot fail; given an invalid handle they return 0, NULL,
+ * -1 (dtype) or a device of type 0. */
 /* Pointer to the first element on the array's device. Borrowed; valid while
  * the array is alive. Inputs and gradients passed to callbacks are read-only. */
 CH_API void* ch_array_data(const ch_array* array);

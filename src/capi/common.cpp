@@ -54,7 +54,11 @@ using namespace chainerc;
 extern "C" {
 
 int32_t ch_version(void) { return CH_VERSION; }
-const char* ch_version_string(void) { return "0.1.0"; }
+#define CH_STR2(x) #x
+#define CH_STR(x) CH_STR2(x)
+const char* ch_version_string(void) {
+  return CH_STR(CH_VERSION_MAJOR) "." CH_STR(CH_VERSION_MINOR) "." CH_STR(CH_VERSION_PATCH);
+}
 
 ch_status ch_error_status(void) { return error_state().status; }
 const char* ch_error_message(void) { return error_state().message.c_str(); }

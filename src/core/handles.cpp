@@ -1,6 +1,7 @@
 #include "handles.h"
 
 #include "error.h"
+#include "variable.h"
 
 #include <sys/mman.h>
 
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace chainerc {
@@ -74,6 +76,23 @@ Slot* decode(const void* handle, uint32_t* gen_out) noexcept {
   if (!s || gen == 0 || s->gen.load(std::memory_order_acquire) != gen) return nullptr;
   if (gen_out) *gen_out = gen;
   return s;
+}
+
+std::string describe(HandleKind kind, const void* object) {
+  switch (kind) {
+    case HandleKind::Array:
+      return static_cast<const Array*>(object)->describe();
+    case HandleKind::Variable: {
+      auto* v = static_cast<const VariableImpl*>(object);
+      return std::string(v->creator ? "output of " : "root ") +
+             (v->creator ? std::string(v->creator->name()) + ", " : std::string()) + v->data.describe();
+    }
+    case HandleKind::Function:
+      return std::string("function '") + static_cast<const Function*>(object)->name() + "'";
+    case HandleKind::Context:
+      return "callback context";
+  }
+  return "";
 }
 
 void* encode(uint32_t index, uint32_t gen) {
@@ -193,8 +212,13 @@ void handle_report_live() noexcept {
     Slot* s = slot_at(t, i);
     if (!s || !s->object) continue;
     ++n;
-    std::fprintf(stderr, "chainerc: live %s %p (%u references)\n", handle_kind_name(s->kind),
-                 encode(i, s->gen.load() & kGenMask), s->refs.load());
+    std::string what;
+    try {
+      what = describe(s->kind, s->object.get());
+    } catch (...) {
+    }
+    std::fprintf(stderr, "chainerc: live %s %p (%u references): %s\n", handle_kind_name(s->kind),
+                 encode(i, s->gen.load() & kGenMask), s->refs.load(), what.c_str());
   }
   std::fprintf(stderr, "chainerc: %lld live handle(s)\n", static_cast<long long>(n));
 }
