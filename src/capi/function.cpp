@@ -13,13 +13,11 @@ CallbackContext& context_of(const ch_context* h, const char* who) {
   return handle_object<CallbackContext>(h, HandleKind::Context, who, "ctx");
 }
 
-CallbackFunction& callback_function_of(const ch_function* h, const char* who) {
-  FuncPtr f = function_of(h, who, "function");
-  auto* cf = dynamic_cast<CallbackFunction*>(f.get());
-  if (!cf)
-    fail(CH_ERR_INVALID_ARGUMENT, who, ": '", f->name(),
-         "' is a built-in function node; parameters belong to functions made by ch_function_new");
-  return *cf;
+// The parameter list of a function object; parameterless built-ins have none.
+Parameters& parameters_of(const FuncPtr& f, const char* who) {
+  if (!f->parameters)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": '", f->name(), "' is a built-in function without parameters");
+  return *f->parameters;
 }
 
 std::vector<VarPtr> variables_of(ch_variable* const* inputs, size_t n, const char* who) {
@@ -48,7 +46,7 @@ ch_status ch_function_new(ch_function** out, const ch_function_def* def) {
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": function '", def->name ? def->name : "", "' has no forward callback");
   auto definition = std::make_shared<CallbackDefinition>(*def);
   try {
-    *out = new_function_handle(std::make_shared<CallbackFunction>(definition));
+    *out = new_function_handle(std::make_shared<CallbackFunction>(definition, std::make_shared<Parameters>()));
   } catch (...) {
     definition->def.destroy = nullptr;  // on failure the caller keeps ownership of user_data
     throw;
@@ -138,20 +136,20 @@ ch_status ch_function_unchain(ch_function* function) {
 
 ch_status ch_function_add_parameter(ch_function* function, const char* name, ch_array* param, ch_array* grad) {
   CH_API_BEGIN
-  CallbackFunction& f = callback_function_of(function, __func__);
+  Parameters& params = parameters_of(function_of(function, __func__, "function"), __func__);
   const Array& p = array_of(param, __func__, "param");
   const Array& g = array_of(grad, __func__, "grad");
   if (p.shape() != g.shape() || p.dtype() != g.dtype() || p.device() != g.device())
     fail(CH_ERR_SHAPE, __func__, ": param is a ", p.describe(), " but grad is a ", g.describe());
-  f.definition().parameters.push_back(CallbackDefinition::Parameter{name ? name : "", p, g});
+  params.push_back(Parameter{name ? name : "", p, g});
   CH_API_END
 }
 
 size_t ch_function_parameter_count(const ch_function* function) {
   const std::shared_ptr<void>* p = handle_find(function, HandleKind::Function);
   if (!p) return 0;
-  auto* cf = dynamic_cast<const CallbackFunction*>(static_cast<const Function*>(p->get()));
-  return cf ? cf->definition().parameters.size() : 0;
+  auto* f = static_cast<const Function*>(p->get());
+  return f->parameters ? f->parameters->size() : 0;
 }
 
 ch_status ch_function_parameter(ch_array** param, ch_array** grad, const char** name,
@@ -160,10 +158,10 @@ ch_status ch_function_parameter(ch_array** param, ch_array** grad, const char** 
   if (grad) *grad = nullptr;
   if (name) *name = nullptr;
   CH_API_BEGIN
-  CallbackFunction& f = callback_function_of(function, __func__);
-  auto& params = f.definition().parameters;
+  FuncPtr f = function_of(function, __func__, "function");
+  Parameters& params = parameters_of(f, __func__);
   if (index >= params.size())
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f.name(), "' has ", params.size(),
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ", params.size(),
          " parameters");
   ch_array* p = param ? new_array_handle(params[index].param) : nullptr;
   try {

@@ -19,13 +19,8 @@ struct CallbackDefinition {
   CallbackDefinition(const CallbackDefinition&) = delete;
   CallbackDefinition& operator=(const CallbackDefinition&) = delete;
 
-  struct Parameter {
-    std::string name;
-    Array param, grad;
-  };
   std::string name;
   ch_function_def def;
-  std::vector<Parameter> parameters;
 };
 
 // The per-application state a callback reaches through its ch_context.
@@ -43,13 +38,16 @@ struct CallbackContext {
 
 class CallbackFunction final : public Function, public std::enable_shared_from_this<CallbackFunction> {
  public:
-  explicit CallbackFunction(std::shared_ptr<CallbackDefinition> def) : def_(std::move(def)) {}
+  CallbackFunction(std::shared_ptr<CallbackDefinition> def, std::shared_ptr<Parameters> params)
+      : def_(std::move(def)) {
+    parameters = std::move(params);
+  }
   ~CallbackFunction() override;
 
   const char* name() const override { return def_->name.c_str(); }
   Arrays forward(const Arrays& inputs) override;
   Arrays backward(const Arrays& inputs, const Arrays& grad_outputs) override;
-  FuncPtr clone() const override { return std::make_shared<CallbackFunction>(def_); }
+  FuncPtr clone() const override { return std::make_shared<CallbackFunction>(def_, parameters); }
 
   CallbackDefinition& definition() const { return *def_; }
 

@@ -44,6 +44,14 @@ struct OutputInfo {
   Device device;
 };
 
+// A learnable parameter of a function object with its gradient array (the
+// seed's parameter_names / gradient_names). Shared by every application.
+struct Parameter {
+  std::string name;
+  Array param, grad;
+};
+using Parameters = std::vector<Parameter>;
+
 // A function application: a node of the graph. Built-in functions and
 // user callbacks derive from it. One object is one application (Chainer's
 // copy on call happens before apply).
@@ -75,6 +83,9 @@ class Function {
   int64_t rank = 0;
   uint64_t visit_epoch = 0;  // backward pass that last queued this node
   bool applied = false;
+
+  // Parameters shared by all applications of one function object (null if none).
+  std::shared_ptr<Parameters> parameters;
 
   // Drop inputs and outputs' creator links (the seed's Function.unchain).
   void unchain();
