@@ -1,0 +1,1216 @@
+// chainerc — the C++ API: a header-only layer over the C API of <ch/ch.h>.
+//
+//   #include <ch/ch.hpp>
+//
+//   ch::Variable x(ch::Array(std::vector<float>{5}, {1}));
+//   ch::Variable y = x * x - 2 * x + 1;  // 16
+//   y.backward();                        // x.grad() holds 8
+//
+// What it adds to the C API:
+//  - ch::Error and ch::check(): the one place where a ch_status becomes an exception.
+//  - RAII handles: ch::Array, ch::Variable, ch::Function. Copying one retains the handle,
+//    destroying it releases it; nobody calls *_release by hand.
+//  - Operators and free functions over ch::Variable for the built-in functions.
+//  - ch::FunctionBase: subclass it to write a differentiable function in C++.
+//  - Gradient checking: ch::numerical_grad, ch::allclose, ch::check_backward.
+//
+// Exceptions and callbacks. No C++ exception ever unwinds through the C library: every
+// callback this header hands to the library catches everything. An exception thrown inside
+// a user's forward or backward (or a numerical_grad / check_backward callback) travels as
+// the error's payload (ch_error_set_payload) to the caller of the C call that failed, where
+// ch::check() rethrows the original exception object, with its original type and message.
+// Failures that carry no C++ exception are thrown as ch::Error.
+//
+// Threading: as the C API. Handles may be copied and destroyed on any thread; one graph
+// must not be used from two threads at once; callbacks run on the thread that called
+// forward or backward.
+#ifndef CH_CH_HPP
+#define CH_CH_HPP
+
+#include <ch/ch.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace ch {
+
+/// Extents of an array, outermost first. An empty shape is a 0-d (scalar) array.
+using Shape = std::vector<int64_t>;
+
+// ===========================================================================================
+// Errors
+// ===========================================================================================
+
+/// A failed chainerc call: its status (CH_ERR_*) and the library's message.
+class Error : public std::runtime_error {
+ public:
+  /// An error of `status` with `message`. `foreign_payload` is a payload some non-C++
+  /// callback attached with ch_error_set_payload; see foreign_payload().
+  Error(ch_status status, const std::string& message, void* foreign_payload = nullptr)
+      : std::runtime_error(message), status_(status), foreign_payload_(foreign_payload) {}
+
+  /// The status code, e.g. CH_ERR_SHAPE.
+  ch_status status() const noexcept { return status_; }
+  /// The status code's name, e.g. "CH_ERR_SHAPE".
+  const char* status_name() const noexcept { return ch_status_name(status_); }
+  /// A payload attached by a callback not written with this header (a C callback's own
+  /// object), or nullptr. Ownership passed to whoever handles this error: ch.hpp never
+  /// frees it, because the C API does not say how (its destroy function is not returned).
+  void* foreign_payload() const noexcept { return foreign_payload_; }
+
+ private:
+  ch_status status_;
+  void* foreign_payload_;
+};
+
+namespace detail {
+
+// Payloads made by this header: a heap std::exception_ptr. The registry tells them apart
+// from payloads of other callbacks without dereferencing unknown pointers. It is never
+// destroyed, so a payload freed by the library at thread exit can still unregister.
+struct ExceptionPayload {
+  std::exception_ptr exception;
+};
+
+struct PayloadRegistry {
+  std::mutex mutex;
+  std::unordered_set<void*> live;
+};
+
+inline PayloadRegistry& payload_registry() {
+  static PayloadRegistry* registry = new PayloadRegistry;  // intentionally never freed
+  return *registry;
+}
+
+inline void destroy_exception_payload(void* payload) {
+  {
+    PayloadRegistry& r = payload_registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.live.erase(payload);
+  }
+  delete static_cast<ExceptionPayload*>(payload);
+}
+
+// Attach the exception in flight to the error a callback is about to report.
+inline void attach_current_exception() noexcept {
+  try {
+    auto* payload = new ExceptionPayload{std::current_exception()};
+    {
+      PayloadRegistry& r = payload_registry();
+      std::lock_guard<std::mutex> lock(r.mutex);
+      r.live.insert(payload);
+    }
+    ch_error_set_payload(payload, &destroy_exception_payload);
+  } catch (...) {
+    // Out of memory: the message set with ch_error_set still describes the failure.
+  }
+}
+
+// Take this thread's error payload: the C++ exception it carries, or nullptr (then
+// `foreign` receives a payload that is not ours, if any).
+inline std::exception_ptr take_exception_payload(void** foreign) {
+  *foreign = nullptr;
+  void* payload = ch_error_take_payload();
+  if (!payload) return nullptr;
+  bool ours;
+  {
+    PayloadRegistry& r = payload_registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    ours = r.live.erase(payload) > 0;
+  }
+  if (!ours) {
+    *foreign = payload;
+    return nullptr;
+  }
+  std::unique_ptr<ExceptionPayload> owned(static_cast<ExceptionPayload*>(payload));
+  return owned->exception;
+}
+
+}  // namespace detail
+
+/// Turn a status into an exception: does nothing for CH_OK. Otherwise, if the failure
+/// came from a C++ callback that threw, rethrows that exception object (original type and
+/// message); else throws ch::Error with the status and ch_error_message().
+/// This is the only place where a ch_status becomes an exception.
+inline void check(ch_status status) {
+  if (status == CH_OK) return;
+  void* foreign = nullptr;
+  std::exception_ptr cause = detail::take_exception_payload(&foreign);
+  if (cause) std::rethrow_exception(cause);
+  throw Error(status, ch_error_message(), foreign);
+}
+
+namespace detail {
+
+// Report a failure detected on the C++ side (never a status returned by the library).
+[[noreturn]] inline void fail(ch_status status, const std::string& message) {
+  throw Error(status, message);
+}
+
+// Run a callback body: CH_OK, or the status of the exception it threw, with its message
+// recorded by ch_error_set and the exception attached as the payload. Never throws.
+template <class Body>
+ch_status guard(Body&& body) noexcept {
+  ch_status status = CH_ERR_CALLBACK;
+  try {
+    body();
+    return CH_OK;
+  } catch (const Error& e) {  // attach inside each handler: current_exception() needs one
+    if (e.status() != CH_OK) status = e.status();
+    ch_error_set(status, e.what());
+    attach_current_exception();
+  } catch (const std::exception& e) {
+    ch_error_set(status, e.what());
+    attach_current_exception();
+  } catch (...) {
+    ch_error_set(status, "a C++ exception of a type not derived from std::exception");
+    attach_current_exception();
+  }
+  return status;
+}
+
+inline std::string shape_string(const Shape& shape) {
+  std::ostringstream os;
+  os << '(';
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  if (shape.size() == 1) os << ',';
+  os << ')';
+  return os.str();
+}
+
+inline int64_t shape_size(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+inline int32_t shape_ndim(const Shape& shape) {
+  if (shape.size() > CH_MAX_NDIM)
+    fail(CH_ERR_SHAPE, "shape " + shape_string(shape) + " has more than " +
+                           std::to_string(CH_MAX_NDIM) + " dimensions");
+  return static_cast<int32_t>(shape.size());
+}
+
+// A reference-counted handle: copy retains, destruction releases.
+template <class T, T* (*Retain)(T*), ch_status (*Release)(T*)>
+class Handle {
+ public:
+  Handle() noexcept = default;
+  Handle(const Handle& other) noexcept : h_(other.h_ ? Retain(other.h_) : nullptr) {}
+  Handle(Handle&& other) noexcept : h_(std::exchange(other.h_, nullptr)) {}
+  Handle& operator=(const Handle& other) noexcept {
+    if (this != &other) reset(other.h_ ? Retain(other.h_) : nullptr);
+    return *this;
+  }
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.h_, nullptr));
+    return *this;
+  }
+  ~Handle() { reset(); }
+
+  /// The C handle, borrowed: valid while this object holds it.
+  T* get() const noexcept { return h_; }
+  /// Give up the reference without releasing it: the caller now owns it.
+  T* release() noexcept { return std::exchange(h_, nullptr); }
+  /// Drop the reference (if any) and hold `h` instead, adopting its reference.
+  void reset(T* h = nullptr) noexcept {
+    T* old = std::exchange(h_, h);
+    if (old) Release(old);
+  }
+  /// Whether this object holds a handle.
+  bool valid() const noexcept { return h_ != nullptr; }
+  explicit operator bool() const noexcept { return h_ != nullptr; }
+
+ protected:
+  explicit Handle(T* adopted) noexcept : h_(adopted) {}
+
+ private:
+  T* h_ = nullptr;
+};
+
+}  // namespace detail
+
+// ===========================================================================================
+// Dtypes and devices
+// ===========================================================================================
+
+/// The ch_dtype of a C++ element type: dtype_of<float> is CH_FLOAT32.
+template <class T>
+struct DtypeOf;
+template <>
+struct DtypeOf<float> {
+  static constexpr ch_dtype value = CH_FLOAT32;
+};
+template <>
+struct DtypeOf<double> {
+  static constexpr ch_dtype value = CH_FLOAT64;
+};
+template <>
+struct DtypeOf<int32_t> {
+  static constexpr ch_dtype value = CH_INT32;
+};
+template <class T>
+inline constexpr ch_dtype dtype_of = DtypeOf<T>::value;
+
+/// Name of a dtype, e.g. "float32".
+inline std::string dtype_name(ch_dtype dtype) { return ch_dtype_name(dtype); }
+
+/// Call `f` with a value of the C++ type of `dtype` (float, double or int32_t), for code
+/// written once for every dtype: dispatch(a.dtype(), [&](auto tag) { using T = decltype(tag); }).
+template <class F>
+decltype(auto) dispatch(ch_dtype dtype, F&& f) {
+  switch (dtype) {
+    case CH_FLOAT32:
+      return std::forward<F>(f)(float{});
+    case CH_FLOAT64:
+      return std::forward<F>(f)(double{});
+    case CH_INT32:
+      return std::forward<F>(f)(int32_t{});
+    default:
+      detail::fail(CH_ERR_DTYPE, "unknown dtype " + std::to_string(dtype));
+  }
+}
+
+/// As dispatch, for float32 and float64 only (CH_ERR_DTYPE otherwise).
+template <class F>
+decltype(auto) dispatch_float(ch_dtype dtype, F&& f) {
+  switch (dtype) {
+    case CH_FLOAT32:
+      return std::forward<F>(f)(float{});
+    case CH_FLOAT64:
+      return std::forward<F>(f)(double{});
+    default:
+      detail::fail(CH_ERR_DTYPE,
+                   "a float32 or float64 array was expected, got " + dtype_name(dtype));
+  }
+}
+
+/// The CPU device.
+inline ch_device cpu() { return ch_device_cpu(); }
+/// CUDA device `index`.
+inline ch_device cuda(int32_t index = 0) { return ch_device{CH_DEVICE_CUDA, index}; }
+
+/// Library version, e.g. "0.1.0".
+inline std::string version() { return ch_version_string(); }
+
+// ===========================================================================================
+// Array
+// ===========================================================================================
+
+/// An n-dimensional array (ch_array). A handle: copies share the same memory; use copy()
+/// for a deep copy. An Array may be empty (invalid): `if (a)` tells. On an empty Array the
+/// getters return zeros and other calls throw ch::Error (CH_ERR_NULL_HANDLE).
+/// From values: Array(std::vector<float>{1, 2, 3, 4}, {2, 2}) or, with a braced list,
+/// Array::from<double>({1, 2, 3, 4}, {2, 2}) (a bare braced list would be ambiguous).
+class Array : public detail::Handle<ch_array, ch_array_retain, ch_array_release> {
+ public:
+  /// An empty (invalid) array.
+  Array() noexcept = default;
+
+  /// A new array holding a copy of `data` with `shape` (prod(shape) == data.size()).
+  Array(const std::vector<float>& data, const Shape& shape, ch_device device = cpu())
+      : Array(from(data, shape, device)) {}
+  Array(const std::vector<double>& data, const Shape& shape, ch_device device = cpu())
+      : Array(from(data, shape, device)) {}
+  Array(const std::vector<int32_t>& data, const Shape& shape, ch_device device = cpu())
+      : Array(from(data, shape, device)) {}
+  /// A new 1-d array holding a copy of `data`.
+  explicit Array(const std::vector<float>& data) : Array(data, {int64_t(data.size())}) {}
+  explicit Array(const std::vector<double>& data) : Array(data, {int64_t(data.size())}) {}
+  explicit Array(const std::vector<int32_t>& data) : Array(data, {int64_t(data.size())}) {}
+
+  /// Take ownership of a C handle (a new reference, e.g. from a ch_* out parameter).
+  static Array adopt(ch_array* handle) noexcept { return Array(handle); }
+  /// Share a borrowed C handle: retains it.
+  static Array borrow(ch_array* handle) noexcept {
+    return Array(handle ? ch_array_retain(handle) : nullptr);
+  }
+
+  /// A new array of element type T holding a copy of `data` with `shape`.
+  template <class T>
+  static Array from(const std::vector<T>& data, const Shape& shape, ch_device device = cpu()) {
+    if (detail::shape_size(shape) != static_cast<int64_t>(data.size()))
+      detail::fail(CH_ERR_SHAPE, "Array: " + std::to_string(data.size()) +
+                                     " elements given for shape " + detail::shape_string(shape));
+    ch_array* out = nullptr;
+    check(ch_array_new(&out, dtype_of<T>, shape.data(), detail::shape_ndim(shape), data.data(),
+                       device));
+    return adopt(out);
+  }
+  /// A new array with uninitialized elements.
+  static Array empty(const Shape& shape, ch_dtype dtype = CH_FLOAT32, ch_device device = cpu()) {
+    ch_array* out = nullptr;
+    check(ch_array_new_empty(&out, dtype, shape.data(), detail::shape_ndim(shape), device));
+    return adopt(out);
+  }
+  /// A new array with every element `value`.
+  static Array full(const Shape& shape, double value, ch_dtype dtype = CH_FLOAT32,
+                    ch_device device = cpu()) {
+    ch_array* out = nullptr;
+    check(ch_array_new_full(&out, dtype, shape.data(), detail::shape_ndim(shape), value, device));
+    return adopt(out);
+  }
+  static Array zeros(const Shape& shape, ch_dtype dtype = CH_FLOAT32, ch_device device = cpu()) {
+    return full(shape, 0.0, dtype, device);
+  }
+  static Array ones(const Shape& shape, ch_dtype dtype = CH_FLOAT32, ch_device device = cpu()) {
+    return full(shape, 1.0, dtype, device);
+  }
+  /// A new 0-d array holding `value`.
+  static Array scalar(double value, ch_dtype dtype = CH_FLOAT32, ch_device device = cpu()) {
+    return full({}, value, dtype, device);
+  }
+  /// New arrays with the shape, dtype and device of `a`.
+  static Array empty_like(const Array& a) { return empty(a.shape(), a.dtype(), a.device()); }
+  static Array full_like(const Array& a, double value) {
+    return full(a.shape(), value, a.dtype(), a.device());
+  }
+  static Array zeros_like(const Array& a) { return full_like(a, 0.0); }
+  static Array ones_like(const Array& a) { return full_like(a, 1.0); }
+
+  /// Wrap an external buffer of prod(shape) elements without copying (zero-copy). The
+  /// buffer must stay valid until `release(data, user_data)` is called (never, if release is
+  /// nullptr: then the caller keeps it alive as long as any array uses it).
+  static Array wrap(void* data, ch_dtype dtype, const Shape& shape, ch_device device = cpu(),
+                    ch_release_callback release = nullptr, void* user_data = nullptr) {
+    ch_array* out = nullptr;
+    check(ch_array_wrap(&out, dtype, shape.data(), detail::shape_ndim(shape), data, device, release,
+                        user_data));
+    return adopt(out);
+  }
+
+  /// Element type.
+  ch_dtype dtype() const noexcept { return ch_array_dtype(get()); }
+  /// Number of dimensions.
+  int32_t ndim() const noexcept { return ch_array_ndim(get()); }
+  /// The shape (empty for a 0-d array).
+  Shape shape() const {
+    const int64_t* s = ch_array_shape(get());
+    return s ? Shape(s, s + ndim()) : Shape();
+  }
+  /// Number of elements (1 for a 0-d array).
+  int64_t size() const noexcept { return ch_array_size(get()); }
+  /// Size of the elements in bytes.
+  size_t nbytes() const noexcept { return ch_array_nbytes(get()); }
+  /// The device holding the elements.
+  ch_device device() const noexcept { return ch_array_device(get()); }
+  /// Whether the elements are in host memory.
+  bool on_cpu() const noexcept { return device().type == CH_DEVICE_CPU; }
+
+  /// Typed pointer to the first element (on the array's device). T must match dtype()
+  /// (CH_ERR_DTYPE otherwise). Arrays given to a callback as inputs, outputs or gradients
+  /// are read-only: use the const overload.
+  template <class T>
+  T* data() {
+    require_dtype<T>("data");
+    return static_cast<T*>(ch_array_data(get()));
+  }
+  template <class T>
+  const T* data() const {
+    require_dtype<T>("data");
+    return static_cast<const T*>(ch_array_data(get()));
+  }
+  /// Untyped pointer to the first element.
+  void* raw_data() const noexcept { return ch_array_data(get()); }
+
+  /// The elements converted to T, in C order (copied to the host if needed).
+  template <class T>
+  std::vector<T> to_vector() const {
+    require_valid("to_vector");
+    if (dtype() == dtype_of<T>) {
+      std::vector<T> out(static_cast<size_t>(size()));
+      check(ch_array_read(get(), out.data(), nbytes()));
+      return out;
+    }
+    return dispatch(dtype(), [&](auto tag) {
+      using U = decltype(tag);
+      std::vector<U> native(static_cast<size_t>(size()));
+      check(ch_array_read(get(), native.data(), nbytes()));
+      return std::vector<T>(native.begin(), native.end());
+    });
+  }
+  /// Element at flat index `index`, as double.
+  double at(int64_t index) const {
+    double out = 0;
+    check(ch_array_get(&out, get(), index));
+    return out;
+  }
+  /// The only element of a one-element array, as double.
+  double item() const {
+    if (size() != 1)
+      detail::fail(CH_ERR_SHAPE,
+                   "Array::item: the array has " + std::to_string(size()) + " elements, not one");
+    return at(0);
+  }
+
+  /// Overwrite the elements from `values` (converted to the array's dtype).
+  template <class T>
+  void write(const std::vector<T>& values) {
+    require_valid("write");
+    if (static_cast<int64_t>(values.size()) != size())
+      detail::fail(CH_ERR_SHAPE, "Array::write: " + std::to_string(values.size()) +
+                                     " values for an array of " + std::to_string(size()));
+    dispatch(dtype(), [&](auto tag) {
+      using U = decltype(tag);
+      std::vector<U> native(values.begin(), values.end());
+      check(ch_array_write(get(), native.data(), nbytes()));
+    });
+  }
+  /// Set every element to `value`.
+  void fill(double value) { check(ch_array_fill(get(), value)); }
+  /// A deep copy.
+  Array copy() const {
+    ch_array* out = nullptr;
+    check(ch_array_copy(&out, get()));
+    return adopt(out);
+  }
+  /// An array sharing this one's memory with another shape of the same size.
+  Array reshape(const Shape& shape) const {
+    ch_array* out = nullptr;
+    check(ch_array_reshape(&out, get(), shape.data(), detail::shape_ndim(shape)));
+    return adopt(out);
+  }
+
+ private:
+  explicit Array(ch_array* adopted) noexcept : Handle(adopted) {}
+
+  void require_valid(const char* who) const {
+    if (!valid()) detail::fail(CH_ERR_NULL_HANDLE, std::string("Array::") + who + ": empty array");
+  }
+  template <class T>
+  void require_dtype(const char* who) const {
+    require_valid(who);
+    if (dtype() != dtype_of<T>)
+      detail::fail(CH_ERR_DTYPE, std::string("Array::") + who + "<" + dtype_name(dtype_of<T>) +
+                                     ">: the array is " + dtype_name(dtype()));
+  }
+};
+
+/// Prints e.g. "array(float32, (2, 3), [1, 2, 3, 4, 5, 6])" (at most 32 elements).
+inline std::ostream& operator<<(std::ostream& os, const Array& a) {
+  if (!a) return os << "array(empty)";
+  os << "array(" << dtype_name(a.dtype()) << ", " << detail::shape_string(a.shape()) << ", [";
+  if (a.on_cpu()) {
+    const int64_t n = std::min<int64_t>(a.size(), 32);
+    for (int64_t i = 0; i < n; ++i) os << (i ? ", " : "") << a.at(i);
+    if (a.size() > n) os << ", ...";
+  } else {
+    os << "on device";
+  }
+  return os << "])";
+}
+
+// ===========================================================================================
+// Variable and Function handles
+// ===========================================================================================
+
+class Function;
+
+/// A variable (ch_variable): an array with the history of the computation that made it.
+/// A handle: copies refer to the same variable. May be empty (`if (v)` tells).
+class Variable : public detail::Handle<ch_variable, ch_variable_retain, ch_variable_release> {
+ public:
+  /// An empty (invalid) variable.
+  Variable() noexcept = default;
+  /// A new root variable holding `data` (shared, not copied). A volatile variable records
+  /// no history.
+  explicit Variable(const Array& data, bool is_volatile = false) {
+    ch_variable* out = nullptr;
+    check(ch_variable_new(&out, data.get(), is_volatile ? 1 : 0));
+    reset(out);
+  }
+
+  /// Take ownership of a C handle (a new reference).
+  static Variable adopt(ch_variable* handle) noexcept { return Variable(handle, 0); }
+  /// Share a borrowed C handle: retains it.
+  static Variable borrow(ch_variable* handle) noexcept {
+    return Variable(handle ? ch_variable_retain(handle) : nullptr, 0);
+  }
+
+  /// The data array (shared with the variable).
+  Array data() const {
+    ch_array* out = nullptr;
+    check(ch_variable_data(&out, get()));
+    return Array::adopt(out);
+  }
+  /// Replace the data array (shared, not copied).
+  void set_data(const Array& data) { check(ch_variable_set_data(get(), data.get())); }
+  /// The gradient, or an empty Array when there is none.
+  Array grad() const {
+    ch_array* out = nullptr;
+    check(ch_variable_grad(&out, get()));
+    return Array::adopt(out);
+  }
+  /// Set the gradient (same shape and dtype as the data); an empty Array clears it.
+  void set_grad(const Array& grad) { check(ch_variable_set_grad(get(), grad.get())); }
+  /// Clear the gradient.
+  void clear_grad() { check(ch_variable_set_grad(get(), nullptr)); }
+  /// The function application that created this variable; empty for a root.
+  Function creator() const;
+
+  /// Back-propagate from this variable (its grad is the initial error; ones if it has none
+  /// and one element). Unless retain_grad, intermediate gradients are freed once used.
+  void backward(bool retain_grad = false) {
+    check(ch_variable_backward(get(), retain_grad ? 1 : 0));
+  }
+  /// Cut the graph before this variable: it becomes a root (truncated BPTT).
+  void unchain_backward() { check(ch_variable_unchain_backward(get())); }
+
+  bool is_volatile() const noexcept { return ch_variable_is_volatile(get()) != 0; }
+  /// Number of elements of the data.
+  int64_t size() const noexcept { return ch_variable_size(get()); }
+  /// Shape and dtype of the data.
+  Shape shape() const { return data().shape(); }
+  ch_dtype dtype() const { return data().dtype(); }
+
+ private:
+  Variable(ch_variable* adopted, int) noexcept : Handle(adopted) {}
+};
+
+/// A parameter of a function object, with its gradient (both shared, not copied).
+struct Parameter {
+  std::string name;
+  Array param;
+  Array grad;
+};
+
+namespace detail {
+// Outputs returned by one apply; more make CH_ERR_UNSUPPORTED (the C API cannot tell the
+// count before the call, and outputs past the capacity are not returned).
+inline constexpr size_t kMaxOutputs = 64;
+
+inline std::vector<Variable> apply(ch_function* f, const std::vector<Variable>& inputs) {
+  std::vector<ch_variable*> in;
+  in.reserve(inputs.size());
+  for (const Variable& v : inputs) in.push_back(v.get());
+  std::array<ch_variable*, kMaxOutputs> out{};
+  size_t n = 0;
+  ch_status st = ch_function_apply(f, in.data(), in.size(), out.data(), out.size(), &n);
+  // Adopt every returned handle before anything can throw (on failure there are none).
+  std::array<Variable, kMaxOutputs> owned;
+  for (size_t i = 0; i < out.size() && out[i]; ++i) owned[i] = Variable::adopt(out[i]);
+  check(st);
+  if (n > kMaxOutputs)
+    fail(CH_ERR_UNSUPPORTED, std::string("function '") + ch_function_name(f) + "' produced " +
+                                 std::to_string(n) + " outputs; ch.hpp returns at most " +
+                                 std::to_string(kMaxOutputs));
+  return std::vector<Variable>(std::make_move_iterator(owned.begin()),
+                               std::make_move_iterator(owned.begin() + n));
+}
+
+template <class... V>
+inline constexpr bool all_variables = (std::is_convertible_v<const V&, const Variable&> && ...);
+}  // namespace detail
+
+/// A function (ch_function): a function object (from ch::FunctionBase or the C API) or a
+/// recorded application of one (a graph node, from Variable::creator()). A handle.
+class Function : public detail::Handle<ch_function, ch_function_retain, ch_function_release> {
+ public:
+  /// An empty (invalid) function.
+  Function() noexcept = default;
+  /// Take ownership of a C handle (a new reference).
+  static Function adopt(ch_function* handle) noexcept { return Function(handle); }
+  /// Share a borrowed C handle: retains it.
+  static Function borrow(ch_function* handle) noexcept {
+    return Function(handle ? ch_function_retain(handle) : nullptr);
+  }
+
+  /// Name, e.g. "MulAdd" or a built-in's "Exp".
+  std::string name() const { return ch_function_name(get()); }
+
+  /// Apply to `inputs` (all volatile or none); every call is a new graph node. Returns all
+  /// outputs.
+  std::vector<Variable> apply(const std::vector<Variable>& inputs) const {
+    return detail::apply(get(), inputs);
+  }
+  /// Apply to the inputs and return the only output (CH_ERR_INVALID_ARGUMENT if the function
+  /// produced several: use apply()).
+  template <class... V, class = std::enable_if_t<detail::all_variables<V...>>>
+  Variable operator()(const V&... inputs) const {
+    std::vector<Variable> out = apply({inputs...});
+    if (out.size() != 1)
+      detail::fail(CH_ERR_INVALID_ARGUMENT, "function '" + name() + "' produced " +
+                                                std::to_string(out.size()) +
+                                                " outputs; call apply() to get them all");
+    return out[0];
+  }
+
+  /// Graph inspection of an application: inputs and outputs (empty Variables where unchained
+  /// or freed).
+  size_t input_count() const noexcept { return ch_function_input_count(get()); }
+  size_t output_count() const noexcept { return ch_function_output_count(get()); }
+  Variable input(size_t index) const {
+    ch_variable* out = nullptr;
+    check(ch_function_input(&out, get(), index));
+    return Variable::adopt(out);
+  }
+  Variable output(size_t index) const {
+    ch_variable* out = nullptr;
+    check(ch_function_output(&out, get(), index));
+    return Variable::adopt(out);
+  }
+  std::vector<Variable> inputs() const {
+    std::vector<Variable> v;
+    for (size_t i = 0, n = input_count(); i < n; ++i) v.push_back(input(i));
+    return v;
+  }
+  std::vector<Variable> outputs() const {
+    std::vector<Variable> v;
+    for (size_t i = 0, n = output_count(); i < n; ++i) v.push_back(output(i));
+    return v;
+  }
+  /// Remove this application from the graph.
+  void unchain() { check(ch_function_unchain(get())); }
+
+  /// Give the function object a parameter and its gradient (same shape and dtype), both
+  /// shared: backward accumulates into `grad` in place, optimizers update `param` in place.
+  void add_parameter(const std::string& name, const Array& param, const Array& grad) {
+    check(ch_function_add_parameter(get(), name.c_str(), param.get(), grad.get()));
+  }
+  size_t parameter_count() const noexcept { return ch_function_parameter_count(get()); }
+  Parameter parameter(size_t index) const {
+    ch_array* p = nullptr;
+    ch_array* g = nullptr;
+    const char* name = nullptr;
+    ch_status st = ch_function_parameter(&p, &g, &name, get(), index);
+    Parameter out{std::string(), Array::adopt(p), Array::adopt(g)};
+    check(st);
+    out.name = name ? name : "";
+    return out;
+  }
+  std::vector<Parameter> parameters() const {
+    std::vector<Parameter> v;
+    for (size_t i = 0, n = parameter_count(); i < n; ++i) v.push_back(parameter(i));
+    return v;
+  }
+
+ private:
+  explicit Function(ch_function* adopted) noexcept : Handle(adopted) {}
+};
+
+inline Function Variable::creator() const {
+  ch_function* out = nullptr;
+  check(ch_variable_creator(&out, get()));
+  return Function::adopt(out);
+}
+
+// ===========================================================================================
+// Built-in functions
+// ===========================================================================================
+
+namespace detail {
+using UnaryFn = ch_status (*)(ch_variable**, ch_variable*);
+using BinaryFn = ch_status (*)(ch_variable**, ch_variable*, ch_variable*);
+using ScalarFn = ch_status (*)(ch_variable**, ch_variable*, double);
+
+inline Variable call(UnaryFn f, const Variable& x) {
+  ch_variable* out = nullptr;
+  check(f(&out, x.get()));
+  return Variable::adopt(out);
+}
+inline Variable call(BinaryFn f, const Variable& a, const Variable& b) {
+  ch_variable* out = nullptr;
+  check(f(&out, a.get(), b.get()));
+  return Variable::adopt(out);
+}
+inline Variable call(ScalarFn f, const Variable& x, double s) {
+  ch_variable* out = nullptr;
+  check(f(&out, x.get(), s));
+  return Variable::adopt(out);
+}
+}  // namespace detail
+
+/// Elementwise arithmetic with NumPy broadcasting; scalars take the variable's dtype.
+inline Variable operator+(const Variable& a, const Variable& b) {
+  return detail::call(ch_functions_add, a, b);
+}
+inline Variable operator-(const Variable& a, const Variable& b) {
+  return detail::call(ch_functions_sub, a, b);
+}
+inline Variable operator*(const Variable& a, const Variable& b) {
+  return detail::call(ch_functions_mul, a, b);
+}
+inline Variable operator/(const Variable& a, const Variable& b) {
+  return detail::call(ch_functions_div, a, b);
+}
+inline Variable operator+(const Variable& x, double s) {
+  return detail::call(ch_functions_add_scalar, x, s);
+}
+inline Variable operator+(double s, const Variable& x) {
+  return detail::call(ch_functions_add_scalar, x, s);
+}
+inline Variable operator-(const Variable& x, double s) {
+  return detail::call(ch_functions_sub_scalar, x, s);
+}
+inline Variable operator-(double s, const Variable& x) {
+  return detail::call(ch_functions_rsub_scalar, x, s);
+}
+inline Variable operator*(const Variable& x, double s) {
+  return detail::call(ch_functions_mul_scalar, x, s);
+}
+inline Variable operator*(double s, const Variable& x) {
+  return detail::call(ch_functions_mul_scalar, x, s);
+}
+inline Variable operator/(const Variable& x, double s) {
+  return detail::call(ch_functions_div_scalar, x, s);
+}
+inline Variable operator/(double s, const Variable& x) {
+  return detail::call(ch_functions_rdiv_scalar, x, s);
+}
+/// -x
+inline Variable operator-(const Variable& x) { return detail::call(ch_functions_neg, x); }
+
+/// Named forms of the operators.
+inline Variable add(const Variable& a, const Variable& b) { return a + b; }
+inline Variable sub(const Variable& a, const Variable& b) { return a - b; }
+inline Variable mul(const Variable& a, const Variable& b) { return a * b; }
+inline Variable div(const Variable& a, const Variable& b) { return a / b; }
+inline Variable neg(const Variable& x) { return -x; }
+
+/// x ** p for a scalar exponent.
+inline Variable pow(const Variable& x, double p) {
+  return detail::call(ch_functions_pow_scalar, x, p);
+}
+/// s ** x for a scalar base s > 0.
+inline Variable pow(double s, const Variable& x) {
+  return detail::call(ch_functions_rpow_scalar, x, s);
+}
+/// Elementwise e ** x.
+inline Variable exp(const Variable& x) { return detail::call(ch_functions_exp, x); }
+/// Elementwise natural logarithm.
+inline Variable log(const Variable& x) { return detail::call(ch_functions_log, x); }
+/// Sum of all elements: a 0-d variable.
+inline Variable sum(const Variable& x) { return detail::call(ch_functions_sum, x); }
+/// Sum along `axis` (negative counts from the end); keepdims keeps the axis with extent 1.
+inline Variable sum(const Variable& x, int32_t axis, bool keepdims = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_sum_axis(&out, x.get(), axis, keepdims ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// Same data with another shape of the same size; one extent may be -1 (inferred).
+inline Variable reshape(const Variable& x, const Shape& shape) {
+  ch_variable* out = nullptr;
+  check(ch_functions_reshape(&out, x.get(), shape.data(), detail::shape_ndim(shape)));
+  return Variable::adopt(out);
+}
+/// The input's data as a new variable; the gradient passes through.
+inline Variable identity(const Variable& x) { return detail::call(ch_functions_identity, x); }
+/// Broadcast to `shape` by NumPy's rules; backward sums over the broadcast axes.
+inline Variable broadcast_to(const Variable& x, const Shape& shape) {
+  ch_variable* out = nullptr;
+  check(ch_functions_broadcast_to(&out, x.get(), shape.data(), detail::shape_ndim(shape)));
+  return Variable::adopt(out);
+}
+
+// ===========================================================================================
+// User-defined functions
+// ===========================================================================================
+
+class FunctionBase;
+
+namespace detail {
+
+// Shared by the C function object's user data and every application. ~FunctionBase clears
+// `target`, so a graph node that outlives a (non-shared) C++ object fails cleanly.
+struct FunctionLink {
+  FunctionBase* target = nullptr;
+  std::string name;
+};
+
+// Per-application user data: keeps a shared_ptr-owned FunctionBase alive as long as the
+// graph node that applied it.
+struct ApplicationData {
+  std::shared_ptr<FunctionLink> link;
+  std::shared_ptr<FunctionBase> keep_alive;
+};
+
+inline ch_context*& current_context() {
+  thread_local ch_context* ctx = nullptr;
+  return ctx;
+}
+
+class ContextScope {
+ public:
+  explicit ContextScope(ch_context* ctx) noexcept : saved_(current_context()) {
+    current_context() = ctx;
+  }
+  ~ContextScope() { current_context() = saved_; }
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+ private:
+  ch_context* saved_;
+};
+
+inline std::vector<Array> borrow_all(ch_array* const* arrays, size_t n) {
+  std::vector<Array> v;
+  v.reserve(n);
+  for (size_t i = 0; i < n; ++i) v.push_back(Array::borrow(arrays[i]));
+  return v;
+}
+
+inline bool all_on_cpu(const std::vector<Array>& arrays) {
+  return std::all_of(arrays.begin(), arrays.end(), [](const Array& a) { return !a || a.on_cpu(); });
+}
+
+}  // namespace detail
+
+/// Base class of differentiable functions written in C++ (the seed's chainer.Function).
+///
+/// Override forward() and backward() (device-independent), or forward_cpu()/backward_cpu()
+/// (and forward_gpu()/backward_gpu()): the default forward() and backward() dispatch on the
+/// inputs' device. backward() returns one gradient per input; an empty Array means no
+/// gradient for that input. The default backward returns none (not differentiable).
+/// Arrays passed in are the engine's, not copies: never write to them.
+///
+///   struct MulAdd : ch::FunctionBase {
+///     MulAdd() : FunctionBase("MulAdd") {}
+///     std::vector<ch::Array> forward(const std::vector<ch::Array>& in) override;
+///     std::vector<ch::Array> backward(const std::vector<ch::Array>& in,
+///                                     const std::vector<ch::Array>& out,
+///                                     const std::vector<ch::Array>& gout) override;
+///   };
+///   MulAdd f;
+///   ch::Variable w = f(x, y, z);
+///
+/// Every application is a separate graph node sharing this object and its parameters, so
+/// keep per-application state with save_for_backward()/saved(), not in members.
+///
+/// Lifetime: create it with std::make_shared and the graph keeps it alive as long as any
+/// node made by it. An object not owned by a shared_ptr (on the stack, a member) must
+/// outlive the graphs it built; a backward through a node whose object is gone fails with
+/// CH_ERR_CALLBACK (it never touches freed memory). Not copyable, not movable.
+///
+/// Exceptions thrown by the overrides are caught before they reach the C library and
+/// rethrown by ch::check() to the caller of apply()/backward() with their original type.
+class FunctionBase : public std::enable_shared_from_this<FunctionBase> {
+ public:
+  /// A function object named `name` (used in error messages and graph inspection).
+  explicit FunctionBase(const std::string& name = "Function")
+      : link_(std::make_shared<detail::FunctionLink>()) {
+    link_->target = this;
+    link_->name = name;
+    auto* user_data = new std::shared_ptr<detail::FunctionLink>(link_);
+    ch_function_def def{};
+    def.version = CH_FUNCTION_DEF_VERSION;
+    def.name = name.c_str();
+    def.forward = &FunctionBase::forward_callback;
+    def.backward = &FunctionBase::backward_callback;
+    def.user_data = user_data;
+    def.destroy = &FunctionBase::destroy_user_data;
+    ch_function* out = nullptr;
+    ch_status st = ch_function_new(&out, &def);
+    if (st != CH_OK) delete user_data;  // on failure the library does not call destroy
+    check(st);
+    function_ = Function::adopt(out);
+  }
+  virtual ~FunctionBase() { link_->target = nullptr; }
+
+  FunctionBase(const FunctionBase&) = delete;
+  FunctionBase& operator=(const FunctionBase&) = delete;
+  FunctionBase(FunctionBase&&) = delete;
+  FunctionBase& operator=(FunctionBase&&) = delete;
+
+  /// Compute the outputs. Default: forward_cpu() if every input is on the CPU, else
+  /// forward_gpu().
+  virtual std::vector<Array> forward(const std::vector<Array>& inputs) {
+    return detail::all_on_cpu(inputs) ? forward_cpu(inputs) : forward_gpu(inputs);
+  }
+  /// Compute the input gradients (one per input; empty Array = none). Default:
+  /// backward_cpu() if every input and gradient is on the CPU, else backward_gpu().
+  virtual std::vector<Array> backward(const std::vector<Array>& inputs,
+                                      const std::vector<Array>& outputs,
+                                      const std::vector<Array>& grad_outputs) {
+    return detail::all_on_cpu(inputs) && detail::all_on_cpu(grad_outputs)
+               ? backward_cpu(inputs, outputs, grad_outputs)
+               : backward_gpu(inputs, outputs, grad_outputs);
+  }
+  /// Forward on CPU arrays. Default: CH_ERR_UNSUPPORTED.
+  virtual std::vector<Array> forward_cpu(const std::vector<Array>&) {
+    detail::fail(CH_ERR_UNSUPPORTED, "function '" + name() + "' implements no CPU forward");
+  }
+  /// Forward on GPU arrays. Default: CH_ERR_UNSUPPORTED.
+  virtual std::vector<Array> forward_gpu(const std::vector<Array>&) {
+    detail::fail(CH_ERR_UNSUPPORTED, "function '" + name() + "' implements no GPU forward");
+  }
+  /// Backward on CPU arrays. Default: no gradient for any input.
+  virtual std::vector<Array> backward_cpu(const std::vector<Array>& inputs,
+                                          const std::vector<Array>&, const std::vector<Array>&) {
+    return std::vector<Array>(inputs.size());
+  }
+  /// Backward on GPU arrays. Default: no gradient for any input.
+  virtual std::vector<Array> backward_gpu(const std::vector<Array>& inputs,
+                                          const std::vector<Array>&, const std::vector<Array>&) {
+    return std::vector<Array>(inputs.size());
+  }
+
+  /// The name given to the constructor.
+  const std::string& name() const noexcept { return link_->name; }
+  /// The C function object (for the C API or ch::check_backward).
+  const Function& function() const noexcept { return function_; }
+
+  /// Apply to `inputs`: a new graph node. Returns every output.
+  std::vector<Variable> apply(const std::vector<Variable>& inputs) const {
+    return function_.apply(inputs);
+  }
+  /// Apply and return the only output.
+  template <class... V, class = std::enable_if_t<detail::all_variables<V...>>>
+  Variable operator()(const V&... inputs) const {
+    return function_(inputs...);
+  }
+
+  /// Register a parameter and its gradient (same shape and dtype, both shared).
+  void add_parameter(const std::string& name, const Array& param, const Array& grad) {
+    function_.add_parameter(name, param, grad);
+  }
+  /// The registered parameters, in order.
+  std::vector<Parameter> parameters() const { return function_.parameters(); }
+
+ protected:
+  /// During forward(): keep `array` for this application's backward.
+  static void save_for_backward(const Array& array) {
+    check(ch_context_save(require_context("save_for_backward"), array.get()));
+  }
+  /// During backward() (or forward()): the arrays this application saved, in order.
+  static std::vector<Array> saved() {
+    ch_context* ctx = require_context("saved");
+    std::vector<Array> v;
+    for (size_t i = 0, n = ch_context_saved_count(ctx); i < n; ++i) {
+      ch_array* out = nullptr;
+      check(ch_context_saved(&out, ctx, i));
+      v.push_back(Array::adopt(out));
+    }
+    return v;
+  }
+
+ private:
+  static ch_context* require_context(const char* who) {
+    ch_context* ctx = detail::current_context();
+    if (!ctx)
+      detail::fail(CH_ERR_CALLBACK, std::string("FunctionBase::") + who +
+                                        " is callable only inside forward or backward");
+    return ctx;
+  }
+
+  static FunctionBase& target_of(void* user_data) {
+    const detail::FunctionLink& link =
+        **static_cast<std::shared_ptr<detail::FunctionLink>*>(user_data);
+    if (!link.target)
+      detail::fail(CH_ERR_CALLBACK, "the C++ object of function '" + link.name +
+                                        "' was destroyed while graph nodes made by it were "
+                                        "alive (own it with std::make_shared)");
+    return *link.target;
+  }
+
+  static void destroy_user_data(void* user_data) {
+    delete static_cast<std::shared_ptr<detail::FunctionLink>*>(user_data);
+  }
+  static void destroy_application_data(void* data) {
+    delete static_cast<detail::ApplicationData*>(data);
+  }
+
+  static ch_status forward_callback(void* user_data, ch_context* ctx, ch_array* const* inputs,
+                                    size_t n_inputs) {
+    return detail::guard([&] {
+      FunctionBase& self = target_of(user_data);
+      std::vector<Array> xs = detail::borrow_all(inputs, n_inputs);
+      std::vector<Array> ys;
+      {
+        detail::ContextScope scope(ctx);
+        ys = self.forward(xs);
+      }
+      for (size_t i = 0; i < ys.size(); ++i) {
+        if (!ys[i])
+          detail::fail(CH_ERR_CALLBACK, "function '" + self.name() +
+                                            "': forward returned an "
+                                            "empty array as output " +
+                                            std::to_string(i));
+        check(ch_context_add_output(ctx, ys[i].get()));
+      }
+      // Keep a shared_ptr-owned object alive as long as this graph node.
+      auto data = std::make_unique<detail::ApplicationData>();
+      data->link = *static_cast<std::shared_ptr<detail::FunctionLink>*>(user_data);
+      data->keep_alive = self.weak_from_this().lock();
+      if (data->keep_alive) {
+        check(ch_context_set_user_data(ctx, data.get(), &FunctionBase::destroy_application_data));
+        data.release();
+      }
+    });
+  }
+
+  static ch_status backward_callback(void* user_data, ch_context* ctx, ch_array* const* inputs,
+                                     size_t n_inputs, ch_array* const* outputs, size_t n_outputs,
+                                     ch_array* const* grad_outputs, size_t n_grad_outputs) {
+    return detail::guard([&] {
+      FunctionBase& self = target_of(user_data);
+      std::vector<Array> xs = detail::borrow_all(inputs, n_inputs);
+      std::vector<Array> ys = detail::borrow_all(outputs, n_outputs);
+      std::vector<Array> gys = detail::borrow_all(grad_outputs, n_grad_outputs);
+      std::vector<Array> gxs;
+      {
+        detail::ContextScope scope(ctx);
+        gxs = self.backward(xs, ys, gys);
+      }
+      if (gxs.size() != n_inputs)
+        detail::fail(CH_ERR_CALLBACK, "function '" + self.name() + "': backward returned " +
+                                          std::to_string(gxs.size()) + " gradients for " +
+                                          std::to_string(n_inputs) + " inputs");
+      for (size_t i = 0; i < gxs.size(); ++i)
+        if (gxs[i]) check(ch_context_set_grad_input(ctx, i, gxs[i].get()));
+    });
+  }
+
+  std::shared_ptr<detail::FunctionLink> link_;
+  Function function_;
+};
+
+// ===========================================================================================
+// Gradient checking
+// ===========================================================================================
+
+namespace detail {
+inline std::vector<ch_array*> handles_of(const std::vector<Array>& arrays) {
+  std::vector<ch_array*> v;
+  v.reserve(arrays.size());
+  for (const Array& a : arrays) v.push_back(a.get());
+  return v;
+}
+}  // namespace detail
+
+/// Numerical gradients by central differences (the seed's gradient_check.numerical_grad):
+/// each element of each input is moved by +eps and -eps in place (and restored), `f` is
+/// evaluated, and grad = sum(grad_outputs * (f+ - f-)) / 2eps. `f` must compute from the
+/// same `inputs` arrays (capture them). One gradient per input, in the input's dtype.
+inline std::vector<Array> numerical_grad(const std::function<std::vector<Array>()>& f,
+                                         const std::vector<Array>& inputs,
+                                         const std::vector<Array>& grad_outputs,
+                                         double eps = 1e-3) {
+  struct Eval {
+    static ch_status call(void* user_data, ch_context* ctx) {
+      return detail::guard([&] {
+        const auto& fn = *static_cast<const std::function<std::vector<Array>()>*>(user_data);
+        for (const Array& y : fn()) check(ch_context_add_output(ctx, y.get()));
+      });
+    }
+  };
+  std::vector<ch_array*> xs = detail::handles_of(inputs);
+  std::vector<ch_array*> gys = detail::handles_of(grad_outputs);
+  std::vector<ch_array*> out(inputs.size(), nullptr);
+  check(ch_numerical_grad(out.data(), &Eval::call,
+                          const_cast<std::function<std::vector<Array>()>*>(&f), xs.data(),
+                          xs.size(), gys.data(), gys.size(), eps));
+  std::vector<Array> grads;
+  grads.reserve(out.size());
+  for (ch_array* g : out) grads.push_back(Array::adopt(g));
+  return grads;
+}
+
+/// Whether |a - b| <= atol + rtol * |b| everywhere (numpy.allclose). Shapes must be equal
+/// (ch::Error otherwise).
+inline bool allclose(const Array& a, const Array& b, double atol = 1e-5, double rtol = 1e-4) {
+  ch_status st = ch_allclose(a.get(), b.get(), atol, rtol, nullptr);
+  if (st == CH_ERR_NOT_CLOSE) return false;
+  check(st);
+  return true;
+}
+
+/// As allclose, but throws ch::Error (CH_ERR_NOT_CLOSE) naming the worst element.
+inline void assert_allclose(const Array& a, const Array& b, double atol = 1e-5,
+                            double rtol = 1e-4) {
+  check(ch_allclose(a.get(), b.get(), atol, rtol, nullptr));
+}
+
+/// Check a function's backward against numerical gradients (the seed's check_backward):
+/// apply `function` to copies of `inputs`, back-propagate `grad_outputs` (one per output;
+/// an empty list or empty Arrays mean ones) and compare every float input's gradient with
+/// numerical_grad under (atol, rtol). Throws ch::Error (CH_ERR_NOT_CLOSE) on a mismatch.
+inline void check_backward(const Function& function, const std::vector<Array>& inputs,
+                           const std::vector<Array>& grad_outputs = {}, double eps = 1e-3,
+                           double atol = 1e-5, double rtol = 1e-4) {
+  std::vector<ch_array*> xs = detail::handles_of(inputs);
+  std::vector<ch_array*> gys = detail::handles_of(grad_outputs);
+  check(ch_check_backward(function.get(), xs.data(), xs.size(),
+                          grad_outputs.empty() ? nullptr : gys.data(), gys.size(), eps, atol,
+                          rtol));
+}
+
+/// check_backward for a C++ function object.
+inline void check_backward(const FunctionBase& function, const std::vector<Array>& inputs,
+                           const std::vector<Array>& grad_outputs = {}, double eps = 1e-3,
+                           double atol = 1e-5, double rtol = 1e-4) {
+  check_backward(function.function(), inputs, grad_outputs, eps, atol, rtol);
+}
+
+/// A graph to check: outputs built from input variables with any functions.
+using GraphBuilder = std::function<std::vector<Variable>(const std::vector<Variable>&)>;
+
+/// check_backward for a whole graph built by `build` (called several times, on root and on
+/// volatile variables). An empty grad_outputs means ones for every output.
+inline void check_backward(const GraphBuilder& build, const std::vector<Array>& inputs,
+                           std::vector<Array> grad_outputs = {}, double eps = 1e-3,
+                           double atol = 1e-5, double rtol = 1e-4) {
+  struct Build {
+    static ch_status call(void* user_data, ch_variable* const* in, size_t n_in, ch_variable** out,
+                          size_t n_out) {
+      return detail::guard([&] {
+        const GraphBuilder& fn = *static_cast<const GraphBuilder*>(user_data);
+        std::vector<Variable> xs;
+        xs.reserve(n_in);
+        for (size_t i = 0; i < n_in; ++i) xs.push_back(Variable::borrow(in[i]));
+        std::vector<Variable> ys = fn(xs);
+        if (ys.size() != n_out)
+          detail::fail(CH_ERR_CALLBACK, "check_backward: the graph returned " +
+                                            std::to_string(ys.size()) + " outputs but " +
+                                            std::to_string(n_out) + " grad_outputs were given");
+        for (size_t j = 0; j < n_out; ++j)
+          if (!ys[j])
+            detail::fail(CH_ERR_CALLBACK,
+                         "check_backward: the graph returned an "
+                         "empty variable as output " +
+                             std::to_string(j));
+        for (size_t j = 0; j < n_out; ++j) out[j] = ys[j].release();  // new references
+      });
+    }
+  };
+  if (grad_outputs.empty()) {  // learn the number of outputs from a volatile evaluation
+    std::vector<Variable> probe;
+    for (const Array& x : inputs) probe.emplace_back(x.copy(), true);
+    grad_outputs.resize(build(probe).size());
+  }
+  std::vector<ch_array*> xs = detail::handles_of(inputs);
+  std::vector<ch_array*> gys = detail::handles_of(grad_outputs);
+  check(ch_check_backward_graph(&Build::call, const_cast<GraphBuilder*>(&build), xs.data(),
+                                xs.size(), gys.data(), gys.size(), eps, atol, rtol));
+}
+
+// ===========================================================================================
+// Debugging
+// ===========================================================================================
+
+namespace debug {
+/// Live handles of every kind, and per kind (for leak checks).
+inline int64_t live_handles() noexcept { return ch_debug_live_handles(); }
+inline int64_t live_arrays() noexcept { return ch_debug_live_arrays(); }
+inline int64_t live_variables() noexcept { return ch_debug_live_variables(); }
+inline int64_t live_functions() noexcept { return ch_debug_live_functions(); }
+/// Print every live handle to stderr.
+inline void report_live_handles() noexcept { ch_debug_report_live_handles(); }
+}  // namespace debug
+
+}  // namespace ch
+
+#endif  // CH_CH_HPP

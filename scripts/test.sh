@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds chainerc, and runs every test twice:
+#   1. build/           the default (release) configuration;
+#   2. build-sanitize/  debugoptimized with AddressSanitizer (leak checks on) and
+#                       UndefinedBehaviorSanitizer (halting on the first report).
+# The last line printed is "N passed, N failed" (", N skipped" when some were),
+# counting each GoogleTest case of every test program in both passes, and each
+# other test as one. Exits non-zero when anything failed or did not build.
+#
+# Environment:
+#   CH_SKIP_SANITIZE=1     skip the sanitizer pass (quick local runs)
+#   CH_BUILD_DIR           build folder of the first pass (default: build)
+#   CH_SANITIZE_BUILD_DIR  build folder of the second pass (default: build-sanitize)
+#   CH_MESON_ARGS          extra `meson setup` options for both passes
+#   CH_TEST_ARGS           extra `meson test` arguments for both passes
+set -euo pipefail
+
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$CH_ROOT"
+
+summary_printed=0
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+on_exit() {
+  local rc=$?
+  # Whatever went wrong before the summary, still close with the count line.
+  if [ "$summary_printed" -eq 0 ] && [ "$rc" -ne 0 ]; then
+    echo "test.sh: stopped before running the tests (exit status $rc)" >&2
+    echo "0 passed, 1 failed"
+  fi
+}
+trap on_exit EXIT
+
+t0=$SECONDS
+ch_ensure_deps
+
+build_dir="${CH_BUILD_DIR:-build}"
+sanitize_dir="${CH_SANITIZE_BUILD_DIR:-build-sanitize}"
+summary_args=()
+
+# run_pass NAME BUILD_DIR TIMEOUT_MULTIPLIER [meson setup options...]
+run_pass() {
+  local name="$1" dir="$2" mult="$3"
+  shift 3
+  local t=$SECONDS
+  ch_log "pass '$name' in $dir"
+  if ! ch_configure "$dir" "$@"; then
+    summary_args+=(--stage-failed "$name: meson setup $dir")
+    return 0
+  fi
+  if ! ch_build "$dir"; then
+    summary_args+=(--stage-failed "$name: build ($dir)")
+    return 0
+  fi
+  # A stale log must never be read as this run's result.
+  rm -f "$dir/meson-logs/testlog.json" "$dir/meson-logs/testlog.junit.xml"
+  local test_args=()
+  if [ -n "${CH_TEST_ARGS:-}" ]; then
+    # shellcheck disable=SC2206
+    test_args=(${CH_TEST_ARGS})
+  fi
+  ch_log "meson test -C $dir"
+  # meson test's own status is not used: summarize.py reads its logs.
+  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$(ch_jobs)" \
+    --timeout-multiplier "$mult" "${test_args[@]+"${test_args[@]}"}" || true
+  summary_args+=(--pass "$name=$dir")
+  ch_log "pass '$name' took $((SECONDS - t)) s"
+}
+
+run_pass default "$build_dir" 1
+
+if [ "${CH_SKIP_SANITIZE:-0}" = "1" ]; then
+  ch_log "CH_SKIP_SANITIZE=1: skipping the sanitizer pass"
+else
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+  # LeakSanitizer cannot run under ptrace or in some sandboxes; it then fails
+  # every program. Check once with a tiny program and say so, rather than
+  # report a failure per test.
+  probe_dir="$(mktemp -d)"
+  printf 'int main(void) { return 0; }\n' >"$probe_dir/probe.c"
+  if cc -fsanitize=address "$probe_dir/probe.c" -o "$probe_dir/probe" 2>/dev/null &&
+     ! "$probe_dir/probe" >/dev/null 2>"$probe_dir/err"; then
+    if grep -q "LeakSanitizer" "$probe_dir/err"; then
+      ch_log "WARNING: LeakSanitizer does not work here ($(head -n1 "$probe_dir/err")); leak checks off"
+      ASAN_OPTIONS="${ASAN_OPTIONS//detect_leaks=1/detect_leaks=0}"
+    fi
+  fi
+  rm -rf "$probe_dir"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+  run_pass sanitize "$sanitize_dir" 3 \
+    --buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbenchmarks=disabled
+fi
+
+ch_log "total time $((SECONDS - t0)) s"
+set +e
+python3 "$CH_ROOT/tests/summarize.py" "${summary_args[@]}"
+rc=$?
+summary_printed=1
+if [ "$rc" -gt 1 ]; then
+  echo "test.sh: tests/summarize.py failed (exit status $rc)" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+exit "$rc"

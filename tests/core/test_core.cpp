@@ -1,0 +1,417 @@
+// Internals of src/core/ tested directly (static library + private headers):
+// shapes, dtypes, arrays, the caching allocator, the handle table, the graph
+// and the backward engine, error state. The public behaviour is covered by
+// tests/capi/; this suite pins down the building blocks underneath.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "core/allocator.h"
+#include "core/array.h"
+#include "core/error.h"
+#include "core/error_state.h"
+#include "core/handles.h"
+#include "core/shape.h"
+#include "core/variable.h"
+
+using namespace chainerc;
+
+namespace {
+
+template <typename F>
+ch_status status_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.status();
+  }
+  return CH_OK;
+}
+
+template <typename F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---- Shape -----------------------------------------------------------------------
+
+TEST(CoreShape, ToStringAndSize) {
+  EXPECT_EQ(Shape{}.to_string(), "()");
+  EXPECT_EQ(Shape({4}).to_string(), "(4,)");  // NumPy's 1-tuple spelling
+  EXPECT_EQ(Shape({2, 3}).to_string(), "(2, 3)");
+  EXPECT_EQ(Shape{}.size(), 1);
+  EXPECT_EQ(Shape({2, 0, 3}).size(), 0);
+  EXPECT_EQ(Shape({2, 3, 4}).size(), 24);
+  EXPECT_TRUE(Shape({2, 3}) == Shape({2, 3}));
+  EXPECT_TRUE(Shape({2, 3}) != Shape({3, 2}));
+  EXPECT_TRUE(Shape({1}) != Shape{});
+}
+
+TEST(CoreShape, FromCValidates) {
+  int64_t dims[9] = {1, 2, 3, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(Shape::from_c(dims, 3, "t").to_string(), "(1, 2, 3)");
+  EXPECT_EQ(status_of([&] { Shape::from_c(dims, 9, "t"); }), CH_ERR_SHAPE);
+  EXPECT_EQ(status_of([&] { Shape::from_c(dims, -1, "t"); }), CH_ERR_SHAPE);
+  EXPECT_EQ(status_of([&] { Shape::from_c(nullptr, 2, "t"); }), CH_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(Shape::from_c(nullptr, 0, "t").ndim(), 0);
+  int64_t neg[2] = {2, -1};
+  std::string msg = message_of([&] { Shape::from_c(neg, 2, "who"); });
+  EXPECT_NE(msg.find("who"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("-1"), std::string::npos) << msg;
+  Shape s;
+  for (int i = 0; i < CH_MAX_NDIM; ++i) s.push_back(1);
+  EXPECT_EQ(status_of([&] { s.push_back(1); }), CH_ERR_SHAPE);
+}
+
+TEST(CoreShape, Broadcasting) {
+  // NumPy's rules (numpy.broadcast_shapes).
+  EXPECT_EQ(broadcast_shapes(Shape({2, 3}), Shape({3}), "t"), Shape({2, 3}));
+  EXPECT_EQ(broadcast_shapes(Shape({2, 1}), Shape({1, 3}), "t"), Shape({2, 3}));
+  EXPECT_EQ(broadcast_shapes(Shape{}, Shape({4, 5}), "t"), Shape({4, 5}));
+  EXPECT_EQ(broadcast_shapes(Shape({5, 1, 4}), Shape({3, 1}), "t"), Shape({5, 3, 4}));
+  EXPECT_EQ(broadcast_shapes(Shape({0}), Shape({1}), "t"), Shape({0}));
+  std::string msg = message_of([] { broadcast_shapes(Shape({2, 3}), Shape({4}), "add"); });
+  EXPECT_NE(msg.find("(2, 3)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(4,)"), std::string::npos) << msg;
+  EXPECT_EQ(status_of([] { broadcast_shapes(Shape({2}), Shape({3}), "t"); }), CH_ERR_SHAPE);
+}
+
+TEST(CoreShape, NormalizeAxis) {
+  EXPECT_EQ(normalize_axis(-1, 3, "t"), 2);
+  EXPECT_EQ(normalize_axis(0, 3, "t"), 0);
+  EXPECT_EQ(normalize_axis(-3, 3, "t"), 0);
+  EXPECT_EQ(status_of([] { normalize_axis(3, 3, "t"); }), CH_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(status_of([] { normalize_axis(-4, 3, "t"); }), CH_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(status_of([] { normalize_axis(0, 0, "t"); }), CH_ERR_INVALID_ARGUMENT);
+}
+
+// ---- dtype / Device --------------------------------------------------------------------
+
+TEST(CoreDtype, NamesSizesDispatch) {
+  EXPECT_STREQ(dtype_name(DType::Float32), "float32");
+  EXPECT_EQ(dtype_size(DType::Float64), 8u);
+  EXPECT_TRUE(is_floating(DType::Float64));
+  EXPECT_FALSE(is_floating(DType::Int32));
+  EXPECT_FALSE(is_valid_dtype(3));
+  EXPECT_EQ(dispatch_floating(DType::Float32, "t", [](auto v) { return sizeof(v); }), 4u);
+  EXPECT_EQ(dispatch_floating(DType::Float64, "t", [](auto v) { return sizeof(v); }), 8u);
+  EXPECT_EQ(
+      status_of([] { dispatch_floating(DType::Int32, "t", [](auto v) { return sizeof(v); }); }),
+      CH_ERR_DTYPE);
+  EXPECT_EQ(Device{}.to_string(), "cpu");
+  EXPECT_EQ((Device{CH_DEVICE_CUDA, 1}).to_string(), "cuda:1");
+  EXPECT_TRUE(Device{} == Device::from_c(ch_device{CH_DEVICE_CPU, 0}));
+}
+
+// ---- Array -------------------------------------------------------------------------------
+
+TEST(CoreArray, FullCopyReshapeGet) {
+  Array a = Array::full(DType::Float32, Shape({2, 3}), 1.5);
+  EXPECT_TRUE(a.defined());
+  EXPECT_EQ(a.nbytes(), 24u);
+  EXPECT_EQ(a.get(5), 1.5);
+  EXPECT_EQ(status_of([&] { a.get(6); }), CH_ERR_INVALID_ARGUMENT);
+  Array b = a.copy();
+  EXPECT_FALSE(b.shares_memory_with(a));
+  b.fill(2);
+  EXPECT_EQ(a.get(0), 1.5);
+  Array r = a.reshaped(Shape({3, 2}));
+  EXPECT_TRUE(r.shares_memory_with(a));
+  EXPECT_EQ(status_of([&] { a.reshaped(Shape({4})); }), CH_ERR_SHAPE);
+  EXPECT_EQ(a.describe(), "float32 array of shape (2, 3) on cpu");
+  Array none;
+  EXPECT_FALSE(none.defined());
+  EXPECT_EQ(none.raw(), nullptr);
+  Array i = Array::full(DType::Int32, Shape({2}), 7.9);
+  EXPECT_EQ(i.get(1), 7.0);  // converted like C's double -> int32
+}
+
+TEST(CoreArray, WrappedBufferReleasedOnceWithLastCopy) {
+  int calls = 0;
+  float data[3] = {1, 2, 3};
+  {
+    Array a(
+        Buffer::wrap(
+            data, sizeof data, Device{}, [](void*, void* ud) { ++*static_cast<int*>(ud); }, &calls),
+        DType::Float32, Shape({3}));
+    Array b = a;  // copies share the buffer
+    Array c = a.reshaped(Shape({1, 3}));
+    EXPECT_EQ(c.raw(), static_cast<void*>(data));
+    a = Array();
+    b = Array();
+    EXPECT_EQ(calls, 0);
+  }
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(CoreArray, NonCpuAllocationIsRefused) {
+  EXPECT_EQ(status_of([] {
+              Array::empty(DType::Float32, Shape({2}), Device{CH_DEVICE_CUDA, 0});
+            }),
+            CH_ERR_UNSUPPORTED);
+}
+
+// ---- allocator ----------------------------------------------------------------------------
+
+TEST(CoreAllocator, SizeClassesReuseAndAlign) {
+  host_empty_cache();
+  ch_memory_stats s0 = host_memory_stats();
+  void* p = host_allocate(1000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  host_deallocate(p, 1000);
+  ch_memory_stats s1 = host_memory_stats();
+  EXPECT_EQ(s1.cache_misses, s0.cache_misses + 1);
+  EXPECT_GE(s1.bytes_cached, 1000);
+  // 1000 and 1020 bytes fall in the same size class (four per power of two:
+  // 768, 896, 1024 ... -> 1024), so the block is reused.
+  void* q = host_allocate(1020);
+  EXPECT_EQ(q, p);
+  ch_memory_stats s2 = host_memory_stats();
+  EXPECT_EQ(s2.cache_misses, s1.cache_misses);
+  EXPECT_EQ(s2.allocations, s1.allocations + 1);
+  host_deallocate(q, 1020);
+  // A different class misses.
+  void* r = host_allocate(5000);
+  EXPECT_EQ(host_memory_stats().cache_misses, s2.cache_misses + 1);
+  host_deallocate(r, 5000);
+  host_empty_cache();
+  EXPECT_EQ(host_memory_stats().bytes_cached, 0);
+  EXPECT_GE(host_memory_stats().peak_bytes_in_use, 5000);
+}
+
+// ---- handles ------------------------------------------------------------------------------
+
+TEST(CoreHandles, KindsGenerationsAndCounts) {
+  const int64_t live0 = handle_live_count(0);
+  void* h = handle_new(HandleKind::Array,
+                       std::make_shared<Array>(Array::zeros(DType::Float32, Shape({1}))));
+  EXPECT_EQ(handle_live_count(0), live0 + 1);
+  EXPECT_NE(handle_find(h, HandleKind::Array), nullptr);
+  EXPECT_EQ(handle_find(h, HandleKind::Variable), nullptr);
+  EXPECT_EQ(status_of([&] { handle_get(h, HandleKind::Function, "who", "arg"); }),
+            CH_ERR_RELEASED_HANDLE);
+  EXPECT_EQ(status_of([&] { handle_get(nullptr, HandleKind::Array, "who", "arg"); }),
+            CH_ERR_NULL_HANDLE);
+  EXPECT_TRUE(handle_retain(h, HandleKind::Array));
+  handle_release(h, HandleKind::Array, "t");
+  EXPECT_NE(handle_find(h, HandleKind::Array), nullptr) << "one reference left";
+  handle_release(h, HandleKind::Array, "t");
+  EXPECT_EQ(handle_find(h, HandleKind::Array), nullptr);
+  EXPECT_EQ(handle_live_count(0), live0);
+  EXPECT_EQ(status_of([&] { handle_release(h, HandleKind::Array, "t"); }), CH_ERR_RELEASED_HANDLE);
+  EXPECT_FALSE(handle_retain(h, HandleKind::Array));
+  handle_release(nullptr, HandleKind::Array, "t");  // no-op
+}
+
+TEST(CoreHandles, StaleHandleStaysDeadWhileSlotsAreRecycled) {
+  // A released handle keeps failing even after many more handles come and go
+  // (slots are reused only after a delay, with a new generation).
+  void* stale = handle_new(HandleKind::Variable, std::make_shared<int>(1));
+  handle_release(stale, HandleKind::Variable, "t");
+  for (int i = 0; i < 20000; ++i) {
+    void* h = handle_new(HandleKind::Variable, std::make_shared<int>(i));
+    EXPECT_NE(h, stale);
+    handle_release(h, HandleKind::Variable, "t");
+    if (h == stale) break;
+  }
+  EXPECT_EQ(handle_find(stale, HandleKind::Variable), nullptr);
+}
+
+TEST(CoreHandles, ObjectDestroyedOutsideTheTableLock) {
+  // The last release destroys the object after the table lock is dropped, so
+  // a destructor may create and release handles itself.
+  struct Reentrant {
+    ~Reentrant() {
+      void* h = handle_new(HandleKind::Array, std::make_shared<int>(0));
+      handle_release(h, HandleKind::Array, "dtor");
+      ran = true;
+    }
+    bool& ran;
+  };
+  bool ran = false;
+  void* h = handle_new(HandleKind::Function, std::shared_ptr<void>(new Reentrant{ran}, [](void* p) {
+                         delete static_cast<Reentrant*>(p);
+                       }));
+  handle_release(h, HandleKind::Function, "t");
+  EXPECT_TRUE(ran);
+}
+
+// ---- graph and backward -------------------------------------------------------------------
+
+// y = k * x for a scalar k, as a minimal Function, counting backward calls.
+class Scale final : public Function {
+ public:
+  explicit Scale(double k, std::atomic<int>* calls = nullptr) : k_(k), calls_(calls) {}
+  const char* name() const override { return "Scale"; }
+  Arrays forward(const Arrays& in) override {
+    Array y = Array::empty_like(in[0]);
+    for (int64_t i = 0; i < y.size(); ++i) y.data<double>()[i] = k_ * in[0].data<double>()[i];
+    return {y};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override {
+    if (calls_) ++*calls_;
+    Array gx = Array::empty_like(gy[0]);
+    for (int64_t i = 0; i < gx.size(); ++i) gx.data<double>()[i] = k_ * gy[0].data<double>()[i];
+    return {gx};
+  }
+
+ private:
+  double k_;
+  std::atomic<int>* calls_;
+};
+
+// z = a + b (same shapes).
+class Plus final : public Function {
+ public:
+  const char* name() const override { return "Plus"; }
+  Arrays forward(const Arrays& in) override {
+    Array y = Array::empty_like(in[0]);
+    for (int64_t i = 0; i < y.size(); ++i)
+      y.data<double>()[i] = in[0].data<double>()[i] + in[1].data<double>()[i];
+    return {y};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0], gy[0]}; }
+};
+
+VarPtr scalar(double v, bool vol = false) {
+  return std::make_shared<VariableImpl>(Array::full(DType::Float64, Shape({1}), v), vol);
+}
+
+TEST(CoreGraph, RanksAndLinks) {
+  VarPtr x = scalar(2);
+  VarPtr a = apply1(std::make_shared<Scale>(3), {x});
+  VarPtr b = apply1(std::make_shared<Scale>(5), {a});
+  VarPtr c = apply1(std::make_shared<Plus>(), {a, b});
+  EXPECT_EQ(x->rank, 0);
+  EXPECT_EQ(a->rank, 1);
+  EXPECT_EQ(b->rank, 2);
+  EXPECT_EQ(c->rank, 3);
+  EXPECT_EQ(c->creator->rank, 2);
+  EXPECT_EQ(c->creator->inputs.size(), 2u);
+  EXPECT_EQ(c->creator->outputs[0].lock(), c);
+  EXPECT_TRUE(c->creator->applied);
+  // A node cannot be applied twice.
+  EXPECT_EQ(status_of([&] { apply_function(c->creator, {x}); }), CH_ERR_GRAPH);
+  // c = 3x + 15x -> dc/dx = 18 (hand-derived)
+  backward(c, false);
+  EXPECT_EQ(x->grad.get(0), 18.0);
+  EXPECT_FALSE(a->grad.defined()) << "intermediate grads are freed without retain_grad";
+  EXPECT_EQ(c->grad.get(0), 1.0);
+}
+
+TEST(CoreGraph, EachNodeRunsOncePerPass) {
+  // A diamond where the shared node must wait for both consumers: its
+  // backward runs exactly once per pass.
+  std::atomic<int> calls{0};
+  VarPtr x = scalar(1);
+  VarPtr a = apply1(std::make_shared<Scale>(2, &calls), {x});
+  VarPtr b = apply1(std::make_shared<Scale>(3), {a});
+  VarPtr c = apply1(std::make_shared<Scale>(4), {a});
+  VarPtr d = apply1(std::make_shared<Plus>(), {b, c});
+  backward(d, true);
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(a->grad.get(0), 7.0);
+  EXPECT_EQ(x->grad.get(0), 14.0);
+  backward(d, true);
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(x->grad.get(0), 14.0) << "a root's grad is this pass's, not a sum over passes";
+}
+
+TEST(CoreGraph, GradientOfSharedBufferIsNotWrittenInPlace) {
+  // Plus passes gy through to both inputs (aliasing); summing into x must
+  // allocate instead of writing into the aliased buffer.
+  VarPtr x = scalar(1);
+  VarPtr y = apply1(std::make_shared<Plus>(), {x, x});
+  VarPtr z = apply1(std::make_shared<Plus>(), {y, x});
+  Array g = Array::full(DType::Float64, Shape({1}), 1.0);
+  z->grad = g;
+  backward(z, false);
+  EXPECT_EQ(x->grad.get(0), 3.0);
+  EXPECT_EQ(g.get(0), 1.0) << "the initial error was modified";
+}
+
+TEST(CoreGraph, VolatileRecordsNothing) {
+  VarPtr x = scalar(1, true);
+  VarPtr y = apply1(std::make_shared<Scale>(2), {x});
+  EXPECT_TRUE(y->is_volatile);
+  EXPECT_EQ(y->creator, nullptr);
+  VarPtr n = scalar(1, false);
+  std::string msg = message_of([&] { apply_function(std::make_shared<Plus>(), {x, n}); });
+  EXPECT_NE(msg.find("volatile"), std::string::npos) << msg;
+}
+
+TEST(CoreGraph, UnchainBackward) {
+  VarPtr x = scalar(1);
+  VarPtr a = apply1(std::make_shared<Scale>(2), {x});
+  VarPtr b = apply1(std::make_shared<Scale>(3), {a});
+  FuncPtr na = a->creator, nb = b->creator;
+  unchain_backward(b);
+  EXPECT_EQ(b->creator, nullptr);
+  EXPECT_EQ(a->creator, nullptr);
+  EXPECT_TRUE(na->inputs.empty());
+  EXPECT_TRUE(nb->inputs.empty());
+  backward(b, false);
+  EXPECT_FALSE(x->grad.defined());
+  EXPECT_FALSE(a->grad.defined());
+}
+
+TEST(CoreGraph, DeferDestroyIsIterative) {
+  // 300,000 nodes freed by dropping the last variable: no recursion per node.
+  VarPtr cur = scalar(1);
+  for (int i = 0; i < 300000; ++i) cur = apply1(std::make_shared<Scale>(1), {cur});
+  cur.reset();
+  SUCCEED();
+}
+
+TEST(CoreGraph, BackwardErrorsKeepTheGraphUsable) {
+  VarPtr x = std::make_shared<VariableImpl>(Array::full(DType::Float64, Shape({2}), 1.0));
+  VarPtr y = apply1(std::make_shared<Scale>(2), {x});
+  EXPECT_EQ(status_of([&] { backward(y, false); }), CH_ERR_GRAPH);  // no initial error, 2 elements
+  y->grad = Array::full(DType::Float32, Shape({2}), 1.0);           // wrong dtype
+  EXPECT_EQ(status_of([&] { backward(y, false); }), CH_ERR_SHAPE);
+  y->grad = Array::full(DType::Float64, Shape({2}), 1.0);
+  backward(y, false);
+  EXPECT_EQ(x->grad.get(1), 2.0);
+}
+
+// ---- error state -----------------------------------------------------------------------------
+
+TEST(CoreErrorState, CallbackFailureWrapsMessage) {
+  clear_error_for_callback();
+  error_state().message = "user text";
+  std::string msg = message_of([] { raise_callback_failure("MyFn", "backward", CH_ERR_IO); });
+  EXPECT_EQ(msg, "function 'MyFn' failed in backward: user text");
+  clear_error_for_callback();
+  msg = message_of([] { raise_callback_failure("MyFn", "forward", -11); });
+  EXPECT_NE(msg.find("-11"), std::string::npos) << msg;
+  EXPECT_EQ(status_of([] { raise_callback_failure("f", "forward", CH_ERR_IO); }), CH_ERR_CALLBACK);
+}
+
+TEST(CoreErrorState, PayloadDroppedOnce) {
+  static int destroyed = 0;
+  destroyed = 0;
+  ErrorState& s = error_state();
+  s.drop_payload();
+  s.payload = &destroyed;
+  s.destroy = [](void*) { ++destroyed; };
+  s.drop_payload();
+  s.drop_payload();
+  EXPECT_EQ(destroyed, 1);
+  EXPECT_EQ(s.payload, nullptr);
+}
+
+TEST(CoreError, FailFormatsParts) {
+  std::string msg = message_of([] {
+    fail(CH_ERR_SHAPE, "who", ": ", 3, " and ", Shape({2, 3}).to_string());
+  });
+  EXPECT_EQ(msg, "who: 3 and (2, 3)");
+}
+
+}  // namespace
