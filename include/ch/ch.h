@@ -7,6 +7,11 @@
  *   function.h        ch_function: user-defined functions through callbacks
  *   functions.h       built-in differentiable functions
  *   gradient_check.h  numerical_grad, allclose, check_backward
+ *   config.h          train/test default, CPU threads, random seed, BLAS
+ *   function_set.h    ch_function_set: named, nested parameterized functions
+ *   optimizer.h       ch_optimizer: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop
+ *   serializers.h     .npz checkpoints of function sets and optimizers
+ *   datasets.h        IDX (MNIST-format) files
  */
 #ifndef CH_CH_H
 #define CH_CH_H
@@ -17,5 +22,10 @@
 #include "function.h"
 #include "functions.h"
 #include "gradient_check.h"
+#include "config.h"
+#include "function_set.h"
+#include "optimizer.h"
+#include "serializers.h"
+#include "datasets.h"
 
 #endif /* CH_CH_H */

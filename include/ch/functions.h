@@ -10,6 +10,7 @@
 #define CH_FUNCTIONS_H
 
 #include "common.h"
+#include "config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,60 @@ CH_API ch_status ch_functions_identity(ch_variable** out, ch_variable* x);
 /* Broadcast to `shape` by NumPy's rules; backward sums over broadcast axes. */
 CH_API ch_status ch_functions_broadcast_to(ch_variable** out, ch_variable* x,
                                            const int64_t* shape, int32_t ndim);
+
+/* ======================================================================
+ * activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm
+ * ====================================================================== */
+
+/* (end of activation) */
+
+/* ======================================================================
+ * connection: Linear, Convolution2D, EmbedID, Parameter, Inception
+ * ====================================================================== */
+
+/* (end of connection) */
+
+/* ======================================================================
+ * array: transpose, concat, copy
+ * ====================================================================== */
+
+/* (end of array) */
+
+/* ======================================================================
+ * math: matmul
+ * ====================================================================== */
+
+/* (end of math) */
+
+/* ======================================================================
+ * loss: softmax_cross_entropy, mean_squared_error, BinaryHierarchicalSoftmax
+ * ====================================================================== */
+
+/* (end of loss) */
+
+/* ======================================================================
+ * evaluation: accuracy
+ * ====================================================================== */
+
+/* (end of evaluation) */
+
+/* ======================================================================
+ * noise: dropout
+ * ====================================================================== */
+
+/* (end of noise) */
+
+/* ======================================================================
+ * normalization: BatchNormalization, local_response_normalization
+ * ====================================================================== */
+
+/* (end of normalization) */
+
+/* ======================================================================
+ * pooling: max_pooling_2d, average_pooling_2d
+ * ====================================================================== */
+
+/* (end of pooling) */
 
 #ifdef __cplusplus
 }

@@ -30,4 +30,40 @@ VarPtr reshape(const VarPtr& x, const Shape& shape);  // one extent may be -1
 VarPtr identity(const VarPtr& x);
 VarPtr broadcast_to(const VarPtr& x, const Shape& shape);
 
+// ---- activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm
+
+// (end of activation)
+
+// ---- connection: Linear, Convolution2D, EmbedID, Parameter, Inception
+
+// (end of connection)
+
+// ---- array: transpose, concat, copy
+
+// (end of array)
+
+// ---- math: matmul
+
+// (end of math)
+
+// ---- loss: softmax_cross_entropy, mean_squared_error, BinaryHierarchicalSoftmax
+
+// (end of loss)
+
+// ---- evaluation: accuracy
+
+// (end of evaluation)
+
+// ---- noise: dropout
+
+// (end of noise)
+
+// ---- normalization: BatchNormalization, local_response_normalization
+
+// (end of normalization)
+
+// ---- pooling: max_pooling_2d, average_pooling_2d
+
+// (end of pooling)
+
 }  // namespace chainerc::ops

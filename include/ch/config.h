@@ -1,0 +1,48 @@
+/*
+ * chainerc — process-wide settings: train/test mode default, CPU threads,
+ * random seed, and which BLAS the build uses.
+ *
+ * Threading: these are process-wide and may be called from any thread; a
+ * change applies to calls that start after it returns.
+ */
+#ifndef CH_CONFIG_H
+#define CH_CONFIG_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Values for the `train` argument of functions that behave differently in
+ * training and in testing (dropout, batch normalization). */
+enum {
+  CH_MODE_TEST = 0,    /* test / evaluation behaviour */
+  CH_MODE_TRAIN = 1,   /* training behaviour */
+  CH_MODE_DEFAULT = -1 /* whatever ch_config_set_train last set (train at start) */
+};
+
+/* Default train flag used where a function is called with CH_MODE_DEFAULT.
+ * Starts as 1 (train). */
+CH_API void ch_config_set_train(int32_t train);
+CH_API int32_t ch_config_train(void);
+
+/* Threads the CPU kernels and the BLAS library use, the calling thread
+ * included. Default: the environment variable CH_NUM_THREADS, else the
+ * number of cores. CH_ERR_INVALID_ARGUMENT if n < 1. */
+CH_API ch_status ch_config_set_num_threads(int32_t n);
+CH_API int32_t ch_config_num_threads(void);
+
+/* Reseed the CPU random generator (parameter initialisation, dropout).
+ * At start it is seeded from the environment variable CH_SEED (a decimal
+ * integer) when set, else from the operating system's entropy. */
+CH_API void ch_config_seed(uint64_t seed);
+
+/* Description of the BLAS library in use, e.g. "OpenBLAS 0.3.21 ...".
+ * Borrowed; valid until the next call on the same thread. */
+CH_API const char* ch_config_blas(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CH_CONFIG_H */

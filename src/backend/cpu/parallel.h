@@ -1,0 +1,41 @@
+// CPU threading for the kernels: one process-wide pool of worker threads that
+// sleep on a condition variable (never spin, so they do not fight a threaded
+// BLAS for the cores), and parallel_for that splits a range among them when it
+// is large enough to pay for the hand-off.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace chainerc::cpu {
+
+// Threads a kernel may use, the calling thread included (>= 1). The default
+// is CH_NUM_THREADS from the environment, else the number of cores.
+int num_threads();
+// Sets the kernels' thread count and the BLAS library's to n (>= 1).
+void set_num_threads(int n);
+
+namespace detail {
+void parallel_run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& body);
+}
+
+// body(begin, end) over [0, n) in contiguous chunks of at least `grain`
+// elements, on up to num_threads() threads. Small ranges, and calls from
+// inside another parallel_for, run inline. The body must not throw.
+template <typename F>
+void parallel_for(int64_t n, int64_t grain, F&& body) {
+  if (n <= 0) return;
+  int64_t threads = num_threads();
+  int64_t chunks = grain > 0 ? n / grain : n;
+  if (chunks > threads) chunks = threads;
+  if (chunks <= 1) {
+    body(int64_t{0}, n);
+    return;
+  }
+  detail::parallel_run(n, chunks, std::function<void(int64_t, int64_t)>(body));
+}
+
+// Elements below which an elementwise kernel stays on one thread.
+constexpr int64_t kElementwiseGrain = 32768;
+
+}  // namespace chainerc::cpu

@@ -1,0 +1,40 @@
+// C API: process-wide settings.
+#include "api.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/parallel.h"
+#include "core/config.h"
+#include "core/random.h"
+
+using namespace chainerc;
+
+extern "C" {
+
+void ch_config_set_train(int32_t train) { config::set_train_default(train != 0); }
+int32_t ch_config_train(void) { return config::train_default() ? 1 : 0; }
+
+ch_status ch_config_set_num_threads(int32_t n) {
+  CH_API_BEGIN
+  if (n < 1) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": n = ", n, "; at least 1 thread is needed");
+  cpu::set_num_threads(n);
+  CH_API_END
+}
+
+int32_t ch_config_num_threads(void) {
+  try {
+    return cpu::num_threads();
+  } catch (...) {
+    return 1;
+  }
+}
+
+void ch_config_seed(uint64_t seed) { random::seed(seed); }
+
+const char* ch_config_blas(void) {
+  try {
+    return cpu::blas_name();
+  } catch (...) {
+    return "";
+  }
+}
+
+}  // extern "C"

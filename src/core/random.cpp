@@ -1,0 +1,67 @@
+#include "random.h"
+
+#include "dtype.h"
+#include "error.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <random>
+
+namespace chainerc::random {
+namespace {
+
+struct Generator {
+  std::mutex mutex;
+  std::mt19937_64 engine{initial_seed()};
+
+  static uint64_t initial_seed() {
+    if (const char* env = std::getenv("CH_SEED")) {
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(env, &end, 10);
+      if (end && *end == '\0' && end != env) return v;
+    }
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }
+};
+
+Generator& generator() {
+  static Generator* g = new Generator;  // never destroyed: usable from static destructors
+  return *g;
+}
+
+template <typename Dist>
+void fill(Array& a, Dist dist, const char* who) {
+  if (!is_floating(a.dtype())) fail(CH_ERR_DTYPE, who, ": ", a.describe(), " is not a float array");
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  dispatch_floating(a.dtype(), who, [&](auto t) {
+    using T = decltype(t);
+    T* p = a.data<T>();
+    for (int64_t i = 0, n = a.size(); i < n; ++i) p[i] = static_cast<T>(dist(g.engine));
+  });
+}
+
+}  // namespace
+
+void seed(uint64_t s) {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.engine.seed(s);
+}
+
+void fill_normal(Array& a, double mean, double stddev) {
+  fill(a, std::normal_distribution<double>(mean, stddev), "random normal");
+}
+
+void fill_uniform(Array& a, double low, double high) {
+  fill(a, std::uniform_real_distribution<double>(low, high), "random uniform");
+}
+
+uint64_t next_u64() {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  return g.engine();
+}
+
+}  // namespace chainerc::random

@@ -1,0 +1,20 @@
+// The engine's random numbers (parameter initialisation, dropout masks,
+// shuffling in the examples): one process-wide generator, seeded from the
+// environment variable CH_SEED when set, else from std::random_device, and
+// reseedable through the API for reproducible runs.
+#pragma once
+
+#include "array.h"
+
+#include <cstdint>
+
+namespace chainerc::random {
+
+void seed(uint64_t s);
+// Fill a float array with N(mean, stddev^2) or U[low, high) samples.
+void fill_normal(Array& a, double mean, double stddev);
+void fill_uniform(Array& a, double low, double high);
+// A uniformly drawn 64-bit value (for permutations and host-side sampling).
+uint64_t next_u64();
+
+}  // namespace chainerc::random
