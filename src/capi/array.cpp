@@ -71,7 +71,7 @@ ch_status ch_array_wrap(ch_array** out, ch_dtype dtype, const int64_t* shape, in
   DType dt = dtype_arg(dtype, __func__);
   Shape s = Shape::from_c(shape, ndim, __func__);
   Device dev = device_arg(device, __func__);
-  size_t nbytes = static_cast<size_t>(s.size()) * dtype_size(dt);
+  size_t nbytes = s.checked_nbytes(dtype_size(dt), __func__);
   if (!data && nbytes) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": data is NULL for a ", nbytes, "-byte array");
   *out = new_array_handle(Array(Buffer::wrap(data, nbytes, dev, release, user_data), dt, s));
   CH_API_END

@@ -1,8 +1,9 @@
 // C API: process-wide settings.
+#include "core/config.h"
+
 #include "api.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/parallel.h"
-#include "core/config.h"
 #include "core/random.h"
 
 using namespace chainerc;

@@ -113,7 +113,7 @@ ch_status ch_function_input(ch_variable** out, const ch_function* function, size
   if (index >= f->inputs.size())
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ", f->inputs.size(),
          " inputs");
-  *out = new_variable_handle(f->inputs[index]);
+  if (f->inputs[index]) *out = new_variable_handle(f->inputs[index]);  // NULL once unchained
   CH_API_END
 }
 

@@ -1,15 +1,17 @@
 // C API: gradient checking.
+#include "core/gradient_check.h"
+
 #include "api.h"
 #include "core/callback_function.h"
 #include "core/error_state.h"
-#include "core/gradient_check.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;
 
 namespace {
 
-Arrays arrays_of(ch_array* const* hs, size_t n, const char* who, const char* name, bool allow_null) {
+Arrays arrays_of(ch_array* const* hs, size_t n, const char* who, const char* name,
+                 bool allow_null) {
   if (n && !hs) fail(CH_ERR_INVALID_ARGUMENT, who, ": ", name, " is NULL with count ", n);
   Arrays out;
   out.reserve(n);
@@ -28,8 +30,9 @@ Arrays arrays_of(ch_array* const* hs, size_t n, const char* who, const char* nam
 
 extern "C" {
 
-ch_status ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data, ch_array* const* inputs,
-                            size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, double eps) {
+ch_status ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data,
+                            ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs,
+                            size_t n_grad_outputs, double eps) {
   CH_API_BEGIN
   if (n_inputs && !out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": out is NULL");
   for (size_t i = 0; i < n_inputs; ++i) out[i] = nullptr;
@@ -41,9 +44,8 @@ ch_status ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data,
     CallbackContext state{CallbackContext::Phase::Eval, "numerical_grad callback", nullptr};
     state.outputs = &outs;
     ScopedContext ctx(state);
-    clear_error_for_callback();
-    ch_status st = f(user_data, ctx.handle());
-    if (st != CH_OK) raise_callback_failure("numerical_grad callback", "evaluation", st);
+    invoke_callback("numerical_grad callback", "evaluation",
+                    [&] { return f(user_data, ctx.handle()); });
     return outs;
   };
   Arrays grads = numerical_grad(eval, xs, gys, eps);
@@ -51,7 +53,8 @@ ch_status ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data,
   CH_API_END
 }
 
-ch_status ch_allclose(const ch_array* a, const ch_array* b, double atol, double rtol, ch_allclose_report* report) {
+ch_status ch_allclose(const ch_array* a, const ch_array* b, double atol, double rtol,
+                      ch_allclose_report* report) {
   CH_API_BEGIN
   std::string msg;
   if (!allclose(array_of(a, __func__, "a"), array_of(b, __func__, "b"), atol, rtol, report, &msg))
@@ -60,12 +63,13 @@ ch_status ch_allclose(const ch_array* a, const ch_array* b, double atol, double 
 }
 
 ch_status ch_check_backward(ch_function* function, ch_array* const* inputs, size_t n_inputs,
-                            ch_array* const* grad_outputs, size_t n_grad_outputs, double eps, double atol,
-                            double rtol) {
+                            ch_array* const* grad_outputs, size_t n_grad_outputs, double eps,
+                            double atol, double rtol) {
   CH_API_BEGIN
   FuncPtr f = function_of(function, __func__, "function");
   if (!f->clone())
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": '", f->name(), "' is a built-in node; use ch_check_backward_graph");
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": '", f->name(),
+         "' is a built-in node; use ch_check_backward_graph");
   Arrays xs = arrays_of(inputs, n_inputs, __func__, "inputs", false);
   Arrays gys;
   auto build = [&](const std::vector<VarPtr>& vs) { return apply_function(f->clone(), vs); };
@@ -81,9 +85,10 @@ ch_status ch_check_backward(ch_function* function, ch_array* const* inputs, size
   CH_API_END
 }
 
-ch_status ch_check_backward_graph(ch_graph_callback build_cb, void* user_data, ch_array* const* inputs,
-                                  size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs,
-                                  double eps, double atol, double rtol) {
+ch_status ch_check_backward_graph(ch_graph_callback build_cb, void* user_data,
+                                  ch_array* const* inputs, size_t n_inputs,
+                                  ch_array* const* grad_outputs, size_t n_grad_outputs, double eps,
+                                  double atol, double rtol) {
   CH_API_BEGIN
   if (!build_cb) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the callback build is NULL");
   if (!grad_outputs && n_grad_outputs)
@@ -101,9 +106,10 @@ ch_status ch_check_backward_graph(ch_graph_callback build_cb, void* user_data, c
       }
     } cleanup{&in_handles, &out_handles};
     for (const VarPtr& v : vs) in_handles.push_back(new_variable_handle(v));
-    clear_error_for_callback();
-    ch_status st = build_cb(user_data, in_handles.data(), in_handles.size(), out_handles.data(), out_handles.size());
-    if (st != CH_OK) raise_callback_failure("check_backward graph", "the graph callback", st);
+    invoke_callback("check_backward graph", "the graph callback", [&] {
+      return build_cb(user_data, in_handles.data(), in_handles.size(), out_handles.data(),
+                      out_handles.size());
+    });
     std::vector<VarPtr> ys;
     for (size_t j = 0; j < out_handles.size(); ++j) {
       std::string arg = "outputs[" + std::to_string(j) + "]";

@@ -38,7 +38,7 @@ Buffer::~Buffer() {
 }
 
 Array Array::empty(DType dtype, const Shape& shape, Device device) {
-  size_t n = static_cast<size_t>(shape.size()) * dtype_size(dtype);
+  size_t n = shape.checked_nbytes(dtype_size(dtype), "array");
   return Array(Buffer::allocate(n, device), dtype, shape);
 }
 

@@ -3,12 +3,12 @@
 // variable has received the gradients of all its consumers before its own
 // creator runs. Gradients arriving at one variable from several consumers are
 // summed (the seed's splitter).
+#include <algorithm>
+#include <atomic>
+
 #include "backend/cpu/elementwise.h"
 #include "error.h"
 #include "variable.h"
-
-#include <algorithm>
-#include <atomic>
 
 namespace chainerc {
 namespace {
@@ -86,7 +86,15 @@ void backward(const VarPtr& root, bool retain_grad) {
 
     in.clear();
     gouts.clear();
-    for (const VarPtr& x : f->inputs) in.push_back(x->data);
+    bool unchained = false;  // unchained after it was queued (e.g. by a callback)
+    for (const VarPtr& x : f->inputs) {
+      if (!x) {
+        unchained = true;
+        break;
+      }
+      in.push_back(x->data);
+    }
+    if (unchained) continue;
     for (size_t i = 0; i < f->outputs.size(); ++i) gouts.push_back(output_grad(*f, i, epoch));
 
     Arrays gxs = f->backward(in, gouts);

@@ -22,7 +22,8 @@ BorrowedArrays::BorrowedArrays(const Arrays& arrays) {
   handles_.reserve(arrays.size());
   try {
     for (const Array& a : arrays)
-      handles_.push_back(static_cast<ch_array*>(handle_new(HandleKind::Array, std::make_shared<Array>(a))));
+      handles_.push_back(
+          static_cast<ch_array*>(handle_new(HandleKind::Array, std::make_shared<Array>(a))));
   } catch (...) {
     this->~BorrowedArrays();
     throw;
@@ -76,9 +77,8 @@ Arrays CallbackFunction::forward(const Arrays& inputs) {
   {
     BorrowedArrays args(inputs);
     ScopedContext ctx(state);
-    clear_error_for_callback();
-    ch_status st = cb(d.user_data, ctx.handle(), args.handles(), args.size());
-    if (st != CH_OK) raise_callback_failure(name(), "forward", st);
+    invoke_callback(name(), "forward",
+                    [&] { return cb(d.user_data, ctx.handle(), args.handles(), args.size()); });
   }
   if (outs.empty())
     fail(CH_ERR_CALLBACK, "function '", name(),
@@ -102,10 +102,10 @@ Arrays CallbackFunction::backward(const Arrays& inputs, const Arrays& grad_outpu
   state.user_destroy = &user_destroy_;
   BorrowedArrays in(inputs), out(outputs_), gout(grad_outputs);
   ScopedContext ctx(state);
-  clear_error_for_callback();
-  ch_status st = cb(d.user_data, ctx.handle(), in.handles(), in.size(), out.handles(), out.size(),
-                    gout.handles(), gout.size());
-  if (st != CH_OK) raise_callback_failure(name(), "backward", st);
+  invoke_callback(name(), "backward", [&] {
+    return cb(d.user_data, ctx.handle(), in.handles(), in.size(), out.handles(), out.size(),
+              gout.handles(), gout.size());
+  });
   return grads;
 }
 

@@ -1,11 +1,11 @@
 #include "random.h"
 
-#include "dtype.h"
-#include "error.h"
-
 #include <cstdlib>
 #include <mutex>
 #include <random>
+
+#include "dtype.h"
+#include "error.h"
 
 namespace chainerc::random {
 namespace {

@@ -4,9 +4,9 @@
 // reseedable through the API for reproducible runs.
 #pragma once
 
-#include "array.h"
-
 #include <cstdint>
+
+#include "array.h"
 
 namespace chainerc::random {
 

@@ -1,8 +1,8 @@
 #include "shape.h"
 
-#include "error.h"
-
 #include <algorithm>
+
+#include "error.h"
 
 namespace chainerc {
 
@@ -13,13 +13,31 @@ Shape::Shape(std::initializer_list<int64_t> dims) {
 Shape Shape::from_c(const int64_t* dims, int32_t ndim, const char* who) {
   if (ndim < 0 || ndim > CH_MAX_NDIM)
     fail(CH_ERR_SHAPE, who, ": ndim ", ndim, " is out of range [0, ", CH_MAX_NDIM, "]");
-  if (ndim > 0 && dims == nullptr) fail(CH_ERR_INVALID_ARGUMENT, who, ": shape is NULL with ndim ", ndim);
+  if (ndim > 0 && dims == nullptr)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": shape is NULL with ndim ", ndim);
   Shape s;
   for (int32_t i = 0; i < ndim; ++i) {
     if (dims[i] < 0) fail(CH_ERR_SHAPE, who, ": extent ", dims[i], " of axis ", i, " is negative");
     s.push_back(dims[i]);
   }
+  s.checked_nbytes(1, who);  // the element count itself must not overflow
   return s;
+}
+
+size_t Shape::checked_nbytes(size_t itemsize, const char* who) const {
+  constexpr uint64_t kLimit = uint64_t{1} << 62;
+  uint64_t n = itemsize;
+  bool zero = false, over = false;
+  for (int32_t i = 0; i < ndim_; ++i) {
+    if (dims_[i] == 0) zero = true;
+    if (over || __builtin_mul_overflow(n, static_cast<uint64_t>(dims_[i]), &n) || n > kLimit)
+      over = true;
+  }
+  if (zero) return 0;
+  if (over)
+    fail(CH_ERR_SHAPE, who, ": shape ", to_string(), " has too many elements (", itemsize,
+         "-byte elements would need more than 2**62 bytes)");
+  return static_cast<size_t>(n);
 }
 
 int64_t Shape::size() const {

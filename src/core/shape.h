@@ -21,6 +21,10 @@ class Shape {
   int64_t& operator[](int32_t i) { return dims_[i]; }
   const int64_t* data() const { return dims_; }
   int64_t size() const;  // product of extents (1 for 0-d)
+  // Bytes of an array of this shape with elements of `itemsize` bytes;
+  // Error(CH_ERR_SHAPE) naming the shape when that does not fit 62 bits
+  // (no allocation could hold it, and the arithmetic must never wrap).
+  size_t checked_nbytes(size_t itemsize, const char* who) const;
   void push_back(int64_t d);
   bool operator==(const Shape& o) const;
   bool operator!=(const Shape& o) const { return !(*this == o); }

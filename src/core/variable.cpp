@@ -1,9 +1,9 @@
 #include "variable.h"
 
-#include "error.h"
-
 #include <algorithm>
 #include <unordered_set>
+
+#include "error.h"
 
 namespace chainerc {
 
@@ -11,28 +11,40 @@ namespace chainerc {
 // (variable -> creator -> inputs -> their creators ...). Instead, creators
 // released by a variable go to a per-thread list drained by a loop, so the
 // stack depth stays constant however long the chain.
+namespace {
+// Set when this thread's list is destroyed at thread exit. A plain bool has no
+// destructor, so it stays readable while other thread-locals (an error
+// payload holding a graph, say) are destroyed after the list.
+thread_local bool t_defer_list_gone = false;
+
+struct DeferList {
+  std::vector<FuncPtr> pending;
+  bool draining = false;
+  ~DeferList() { t_defer_list_gone = true; }
+};
+}  // namespace
+
 void defer_destroy(FuncPtr&& f) noexcept {
-  thread_local std::vector<FuncPtr> pending;
-  thread_local bool draining = false;
   if (!f) return;
-  if (f.use_count() > 1) {  // not the last reference: dropping it frees nothing
+  if (f.use_count() > 1 || t_defer_list_gone) {  // frees nothing, or the thread is exiting
     f.reset();
     return;
   }
+  thread_local DeferList list;
   try {
-    pending.push_back(std::move(f));
+    list.pending.push_back(std::move(f));
   } catch (...) {
     f.reset();  // no memory to defer: destroy now (recursion is bounded by what memory allowed)
     return;
   }
-  if (draining) return;
-  draining = true;
-  while (!pending.empty()) {
-    FuncPtr next = std::move(pending.back());
-    pending.pop_back();
-    next.reset();  // may push more onto `pending`
+  if (list.draining) return;
+  list.draining = true;
+  while (!list.pending.empty()) {
+    FuncPtr next = std::move(list.pending.back());
+    list.pending.pop_back();
+    next.reset();  // may push more onto the list
   }
-  draining = false;
+  list.draining = false;
 }
 
 VariableImpl::~VariableImpl() { defer_destroy(std::move(creator)); }
@@ -43,7 +55,8 @@ void Function::unchain() {
   for (auto& w : outputs)
     if (VarPtr y = w.lock())
       if (y->creator.get() == this) y->creator.reset();
-  inputs.clear();
+  // Keep the count (graph inspection still reports the arity); drop the links.
+  for (VarPtr& x : inputs) x.reset();
 }
 
 std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& inputs) {
@@ -96,7 +109,7 @@ void unchain_backward(const VarPtr& v) {
     FuncPtr f = std::move(stack.back());
     stack.pop_back();
     for (const VarPtr& x : f->inputs)
-      if (x->creator && seen.insert(x->creator.get()).second) stack.push_back(x->creator);
+      if (x && x->creator && seen.insert(x->creator.get()).second) stack.push_back(x->creator);
     f->unchain();
   }
 }

@@ -87,7 +87,8 @@ class Function {
   // Parameters shared by all applications of one function object (null if none).
   std::shared_ptr<Parameters> parameters;
 
-  // Drop inputs and outputs' creator links (the seed's Function.unchain).
+  // Drop the links to the inputs (each becomes null, the count stays) and the
+  // outputs' creator links (the seed's Function.unchain).
   void unchain();
 };
 

@@ -41,7 +41,8 @@ Array sum_to(const Array& g, const Shape& s) {
   if (g.shape() == s) return g;
   require_cpu(g, "sum_to");
   if (s.ndim() > g.ndim() || broadcast_shapes(s, g.shape(), "sum_to") != g.shape())
-    fail(CH_ERR_SHAPE, "sum_to: shape ", g.shape().to_string(), " cannot be summed to ", s.to_string());
+    fail(CH_ERR_SHAPE, "sum_to: shape ", g.shape().to_string(), " cannot be summed to ",
+         s.to_string());
   Array out = Array::empty(g.dtype(), s, g.device());
   dispatch_floating(g.dtype(), "sum_to", [&](auto t) {
     using T = decltype(t);

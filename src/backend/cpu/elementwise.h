@@ -4,17 +4,18 @@
 // what it uses and the compiler can vectorize the inner loops.
 #pragma once
 
+#include <cstdint>
+
 #include "core/array.h"
 #include "core/error.h"
-
-#include <cstdint>
 
 namespace chainerc::cpu {
 
 // Refuse non-CPU arrays until the CUDA backend dispatches them.
 inline void require_cpu(const Array& a, const char* who) {
   if (!a.device().is_cpu())
-    fail(CH_ERR_UNSUPPORTED, who, ": ", a.describe(), " is not supported: no CUDA backend in this build");
+    fail(CH_ERR_UNSUPPORTED, who, ": ", a.describe(),
+         " is not supported: no CUDA backend in this build");
 }
 
 // out[i] = f(x[i])

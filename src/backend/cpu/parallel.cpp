@@ -1,13 +1,13 @@
 #include "parallel.h"
 
-#include "gemm.h"
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+
+#include "gemm.h"
 
 namespace chainerc::cpu {
 namespace {
@@ -21,7 +21,7 @@ int default_threads() {
   return hw ? static_cast<int>(hw) : 1;
 }
 
-std::atomic<int> g_threads{0};  // 0 = not yet initialised
+std::atomic<int> g_threads{0};                 // 0 = not yet initialised
 thread_local bool in_parallel_region = false;  // nested parallel_for runs inline
 
 // Workers wait for a job generation to change, run their chunk, and report.
