@@ -1,9 +1,9 @@
 #include "array.h"
 
+#include <cstring>
+
 #include "allocator.h"
 #include "error.h"
-
-#include <cstring>
 
 namespace chainerc {
 
@@ -11,7 +11,7 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes, Device device) {
   if (!device.is_cpu())
     fail(CH_ERR_UNSUPPORTED, "cannot allocate on ", device.to_string(),
          ": this build of chainerc has no CUDA backend");
-  std::shared_ptr<Buffer> b(new Buffer());
+  auto b = std::make_shared<Buffer>(Key{});
   b->data_ = host_allocate(nbytes);
   b->nbytes_ = nbytes;
   b->device_ = device;
@@ -21,7 +21,7 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes, Device device) {
 
 std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t nbytes, Device device,
                                      ch_release_callback release, void* user_data) {
-  std::shared_ptr<Buffer> b(new Buffer());
+  auto b = std::make_shared<Buffer>(Key{});
   b->data_ = data;
   b->nbytes_ = nbytes;
   b->device_ = device;
@@ -58,7 +58,8 @@ Array Array::full(DType dtype, const Shape& shape, double value, Device device) 
 }
 
 void Array::fill(double value) {
-  if (!device().is_cpu()) fail(CH_ERR_UNSUPPORTED, "fill: ", device().to_string(), " is not supported");
+  if (!device().is_cpu())
+    fail(CH_ERR_UNSUPPORTED, "fill: ", device().to_string(), " is not supported");
   switch (dtype_) {
     case DType::Float32:
       fill_typed<float>(raw(), size(), value);
@@ -86,8 +87,10 @@ Array Array::copy() const {
 }
 
 double Array::get(int64_t i) const {
-  if (i < 0 || i >= size()) fail(CH_ERR_INVALID_ARGUMENT, "index ", i, " is out of range for ", describe());
-  if (!device().is_cpu()) fail(CH_ERR_UNSUPPORTED, "get: ", device().to_string(), " is not supported");
+  if (i < 0 || i >= size())
+    fail(CH_ERR_INVALID_ARGUMENT, "index ", i, " is out of range for ", describe());
+  if (!device().is_cpu())
+    fail(CH_ERR_UNSUPPORTED, "get: ", device().to_string(), " is not supported");
   switch (dtype_) {
     case DType::Float32:
       return data<float>()[i];

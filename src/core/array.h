@@ -2,12 +2,12 @@
 // Array is a cheap value type; copies share the buffer.
 #pragma once
 
-#include "dtype.h"
-#include "shape.h"
-
 #include <ch/array.h>
 
 #include <memory>
+
+#include "dtype.h"
+#include "shape.h"
 
 namespace chainerc {
 
@@ -27,8 +27,16 @@ class Buffer {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Only allocate() and wrap() can name the key: the constructor is public so
+  // that std::make_shared (one allocation with the count) can call it.
+  struct Key {
+   private:
+    Key() = default;
+    friend class Buffer;
+  };
+  explicit Buffer(Key) {}
+
  private:
-  Buffer() = default;
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;

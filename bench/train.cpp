@@ -1,0 +1,419 @@
+// chainerc vs libtorch: training speed and peak memory on CPU.
+//
+// Models (float32, SGD lr 0.01, batch 100, the same synthetic data on both
+// sides: pixels uniform in [0, 1), labels uniform in 0..9):
+//   mlp        784-100-100-10, ReLU, softmax cross entropy: one epoch (60,000 samples)
+//   mlp-large  784-1000-1000-10: one epoch
+//   convnet    conv(20, 5x5)-maxpool(2)-conv(50, 5x5)-maxpool(2)-linear(500)-ReLU-linear(10)
+//              on 1,000 samples of 1x28x28
+// Each (model, threads, side) runs in its own child process, so that peak
+// memory (VmHWM minus the resident size before the model is built) and
+// thread pools are that side's alone. One warm-up step precedes the timed
+// epoch. The table gives seconds, the ratio libtorch / chainerc (above 1:
+// chainerc faster) and peak memory.
+//
+// Usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N]
+//              [--repeats N] [--only chainerc|libtorch]
+
+#include <ch/ch.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef CH_BENCH_HAVE_TORCH
+#define CH_BENCH_HAVE_TORCH 0
+#endif
+#if CH_BENCH_HAVE_TORCH
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+#endif
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Resident memory figures of this process from /proc/self/status, in MiB.
+double proc_status_mib(const char* key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const size_t n = std::strlen(key);
+  while (std::getline(f, line))
+    if (line.compare(0, n, key) == 0) return std::atof(line.c_str() + n + 1) / 1024.0;
+  return 0;
+}
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "train: %s\n", what.c_str());
+  std::exit(2);
+}
+
+#define CH_CHECK(expr)                                                                  \
+  do {                                                                                  \
+    const ch_status st_ = (expr);                                                       \
+    if (st_ != CH_OK)                                                                   \
+      die(std::string(#expr) + ": " + ch_status_name(st_) + ": " + ch_error_message()); \
+  } while (0)
+
+struct Model {
+  std::string name;
+  bool conv;
+  int64_t hidden;   // MLP hidden units
+  int64_t samples;  // per epoch
+};
+
+struct Data {
+  int64_t n;
+  std::vector<float> x;    // n x 784
+  std::vector<int32_t> t;  // n
+};
+
+Data make_data(int64_t n) {
+  Data d{n, std::vector<float>(static_cast<size_t>(n) * 784), std::vector<int32_t>(n)};
+  std::mt19937 gen(1234);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (float& v : d.x) v = u(gen);
+  for (int32_t& v : d.t) v = static_cast<int32_t>(gen() % 10);
+  return d;
+}
+
+constexpr int64_t kBatch = 100;
+constexpr double kLr = 0.01;
+
+struct Result {
+  double seconds = 0, peak_mib = 0, loss = 0;
+};
+
+// ---- chainerc -----------------------------------------------------------------------------
+
+struct ChainercNet {
+  std::vector<ch_function*> layers;  // parameterized functions, in order
+  ch_function_set* set = nullptr;
+  ch_optimizer* opt = nullptr;
+  bool conv;
+
+  explicit ChainercNet(const Model& m) : conv(m.conv) {
+    CH_CHECK(ch_function_set_new(&set));
+    auto add = [&](const char* name, ch_function* f) {
+      layers.push_back(f);
+      CH_CHECK(ch_function_set_add_function(set, name, f));
+    };
+    ch_function* f = nullptr;
+    if (conv) {
+      CH_CHECK(ch_functions_convolution_2d_new(&f, 1, 20, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0, 0.0, 0,
+                                               nullptr, nullptr));
+      add("conv1", f);
+      CH_CHECK(ch_functions_convolution_2d_new(&f, 20, 50, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0, 0.0,
+                                               0, nullptr, nullptr));
+      add("conv2", f);
+      CH_CHECK(ch_functions_linear_new(&f, 800, 500, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+      add("l3", f);
+      CH_CHECK(ch_functions_linear_new(&f, 500, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+      add("l4", f);
+    } else {
+      CH_CHECK(
+          ch_functions_linear_new(&f, 784, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+      add("l1", f);
+      CH_CHECK(ch_functions_linear_new(&f, m.hidden, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr,
+                                       nullptr));
+      add("l2", f);
+      CH_CHECK(
+          ch_functions_linear_new(&f, m.hidden, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+      add("l3", f);
+    }
+    CH_CHECK(ch_optimizer_sgd_new(&opt, kLr));
+    CH_CHECK(ch_optimizer_setup(opt, set));
+  }
+  ~ChainercNet() {
+    ch_optimizer_release(opt);
+    ch_function_set_release(set);
+    for (ch_function* f : layers) ch_function_release(f);
+  }
+
+  static ch_variable* apply(ch_function* f, ch_variable* x) {
+    ch_variable* y = nullptr;
+    CH_CHECK(ch_function_apply(f, &x, 1, &y, 1, nullptr));
+    return y;
+  }
+
+  // One SGD step on samples [begin, begin + kBatch); returns the loss.
+  double step(const Data& d, int64_t begin) {
+    std::vector<ch_variable*> owned;
+    auto keep = [&](ch_variable* v) {
+      owned.push_back(v);
+      return v;
+    };
+    ch_array *xa, *ta;
+    const int64_t xshape[4] = {kBatch, 1, 28, 28};
+    const int64_t tshape[1] = {kBatch};
+    CH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, xshape, conv ? 4 : 2,
+                           const_cast<float*>(d.x.data() + begin * 784), ch_device_cpu(), nullptr,
+                           nullptr));
+    if (!conv) {
+      ch_array* flat;
+      const int64_t fshape[2] = {kBatch, 784};
+      CH_CHECK(ch_array_reshape(&flat, xa, fshape, 2));
+      ch_array_release(xa);
+      xa = flat;
+    }
+    CH_CHECK(ch_array_wrap(&ta, CH_INT32, tshape, 1, const_cast<int32_t*>(d.t.data() + begin),
+                           ch_device_cpu(), nullptr, nullptr));
+    ch_variable *x, *t;
+    CH_CHECK(ch_variable_new(&x, xa, 0));
+    CH_CHECK(ch_variable_new(&t, ta, 0));
+    ch_array_release(xa);
+    ch_array_release(ta);
+    keep(x);
+    keep(t);
+    ch_variable* h = x;
+    ch_variable* tmp = nullptr;
+    if (conv) {
+      h = keep(apply(layers[0], h));
+      CH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
+      h = keep(tmp);
+      h = keep(apply(layers[1], h));
+      CH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
+      h = keep(tmp);
+      h = keep(apply(layers[2], h));
+      CH_CHECK(ch_functions_relu(&tmp, h));
+      h = keep(tmp);
+      h = keep(apply(layers[3], h));
+    } else {
+      for (size_t i = 0; i < layers.size(); ++i) {
+        h = keep(apply(layers[i], h));
+        if (i + 1 < layers.size()) {
+          CH_CHECK(ch_functions_relu(&tmp, h));
+          h = keep(tmp);
+        }
+      }
+    }
+    ch_variable* loss;
+    CH_CHECK(ch_functions_softmax_cross_entropy(&loss, h, t));
+    keep(loss);
+    CH_CHECK(ch_optimizer_zero_grads(opt));
+    CH_CHECK(ch_variable_backward(loss, 0));
+    CH_CHECK(ch_optimizer_update(opt));
+    ch_array* la;
+    CH_CHECK(ch_variable_data(&la, loss));
+    double value = 0;
+    CH_CHECK(ch_array_get(&value, la, 0));
+    ch_array_release(la);
+    for (ch_variable* v : owned) ch_variable_release(v);
+    return value;
+  }
+};
+
+Result run_chainerc(const Model& m, const Data& d, int threads) {
+  CH_CHECK(ch_config_set_num_threads(threads));
+  ch_config_seed(1);
+  Result r;
+  const double rss0 = proc_status_mib("VmRSS:");
+  {
+    ChainercNet net(m);
+    net.step(d, 0);  // warm-up
+    const double t0 = now_s();
+    for (int64_t b = 0; b + kBatch <= m.samples; b += kBatch) r.loss = net.step(d, b);
+    r.seconds = now_s() - t0;
+  }
+  r.peak_mib = proc_status_mib("VmHWM:") - rss0;
+  return r;
+}
+
+// ---- libtorch -----------------------------------------------------------------------------
+
+#if CH_BENCH_HAVE_TORCH
+struct TorchNetImpl : torch::nn::Module {
+  bool conv;
+  torch::nn::Conv2d c1{nullptr}, c2{nullptr};
+  torch::nn::Linear l1{nullptr}, l2{nullptr}, l3{nullptr};
+  explicit TorchNetImpl(const Model& m) : conv(m.conv) {
+    if (conv) {
+      c1 = register_module("c1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 20, 5)));
+      c2 = register_module("c2", torch::nn::Conv2d(torch::nn::Conv2dOptions(20, 50, 5)));
+      l1 = register_module("l1", torch::nn::Linear(800, 500));
+      l2 = register_module("l2", torch::nn::Linear(500, 10));
+    } else {
+      l1 = register_module("l1", torch::nn::Linear(784, m.hidden));
+      l2 = register_module("l2", torch::nn::Linear(m.hidden, m.hidden));
+      l3 = register_module("l3", torch::nn::Linear(m.hidden, 10));
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    if (conv) {
+      x = torch::max_pool2d(c1(x), 2);
+      x = torch::max_pool2d(c2(x), 2);
+      x = torch::relu(l1(x.flatten(1)));
+      return l2(x);
+    }
+    x = torch::relu(l1(x));
+    x = torch::relu(l2(x));
+    return l3(x);
+  }
+};
+TORCH_MODULE(TorchNet);
+
+Result run_torch(const Model& m, const Data& d, int threads) {
+  torch::set_num_threads(threads);
+  torch::manual_seed(1);
+  Result r;
+  const double rss0 = proc_status_mib("VmRSS:");
+  {
+    TorchNet net(m);
+    torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(kLr));
+    auto step = [&](int64_t begin) {
+      auto x = torch::from_blob(
+          const_cast<float*>(d.x.data() + begin * 784),
+          m.conv ? std::vector<int64_t>{kBatch, 1, 28, 28} : std::vector<int64_t>{kBatch, 784},
+          torch::kFloat32);
+      auto t = torch::from_blob(const_cast<int32_t*>(d.t.data() + begin), {kBatch}, torch::kInt32)
+                   .to(torch::kInt64);
+      opt.zero_grad();
+      auto loss = torch::nn::functional::cross_entropy(net->forward(x), t);
+      loss.backward();
+      opt.step();
+      return loss.item<double>();
+    };
+    step(0);
+    const double t0 = now_s();
+    for (int64_t b = 0; b + kBatch <= m.samples; b += kBatch) r.loss = step(b);
+    r.seconds = now_s() - t0;
+  }
+  r.peak_mib = proc_status_mib("VmHWM:") - rss0;
+  return r;
+}
+#endif
+
+// ---- driver -------------------------------------------------------------------------------
+
+// Run `body` in a child process; its Result comes back through a pipe.
+template <typename Body>
+bool in_child(Body body, Result& out) {
+  int fd[2];
+  if (pipe(fd) != 0) die("pipe failed");
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) die("fork failed");
+  if (pid == 0) {
+    close(fd[0]);
+    Result r = body();
+    ssize_t w = write(fd[1], &r, sizeof r);
+    _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 3);
+  }
+  close(fd[1]);
+  ssize_t got = read(fd[0], &out, sizeof out);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got == static_cast<ssize_t>(sizeof out) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> parts;
+  std::stringstream ss(s);
+  std::string p;
+  while (std::getline(ss, p, ',')) parts.push_back(p);
+  return parts;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> models = {"mlp", "mlp-large", "convnet"};
+  std::vector<int> threads = {1, 2};
+  int64_t samples = 0;  // 0: each model's default
+  int repeats = 1;
+  bool run_ch = true, run_torch_side = CH_BENCH_HAVE_TORCH;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) die("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--models") {
+      models = split(next());
+    } else if (a == "--threads") {
+      threads.clear();
+      for (const std::string& t : split(next())) threads.push_back(std::atoi(t.c_str()));
+    } else if (a == "--samples") {
+      samples = std::atoll(next().c_str());
+    } else if (a == "--repeats") {
+      repeats = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--only") {
+      std::string s = next();
+      run_ch = s == "chainerc";
+      run_torch_side = s == "libtorch" && CH_BENCH_HAVE_TORCH;
+    } else {
+      std::printf(
+          "usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N] "
+          "[--repeats N] [--only chainerc|libtorch]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+
+  std::printf("## chainerc vs libtorch: training on CPU (float32, SGD, batch %lld)\n\n",
+              static_cast<long long>(kBatch));
+  std::printf("chainerc BLAS: %s\n\n", ch_config_blas());
+  std::printf(
+      "| model | threads | samples | chainerc s | libtorch s | libtorch / chainerc | chainerc "
+      "peak MiB | libtorch peak MiB | final loss (chainerc / libtorch) |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+  for (const std::string& name : models) {
+    Model m;
+    if (name == "mlp")
+      m = {name, false, 100, 60000};
+    else if (name == "mlp-large")
+      m = {name, false, 1000, 60000};
+    else if (name == "convnet")
+      m = {name, true, 0, 1000};
+    else
+      die("unknown model " + name);
+    if (samples > 0) m.samples = samples;
+    const Data d = make_data(m.samples);
+    for (int th : threads) {
+      // Best of `repeats` for time; peak memory from the same runs (max).
+      Result ch{1e30, 0, 0}, tr{1e30, 0, 0};
+      bool ch_ok = run_ch, tr_ok = run_torch_side;
+      for (int r = 0; r < repeats; ++r) {
+        Result res;
+        if (run_ch) {
+          ch_ok = ch_ok && in_child([&] { return run_chainerc(m, d, th); }, res);
+          if (ch_ok)
+            ch = {std::min(ch.seconds, res.seconds), std::max(ch.peak_mib, res.peak_mib), res.loss};
+        }
+#if CH_BENCH_HAVE_TORCH
+        if (run_torch_side) {
+          tr_ok = tr_ok && in_child([&] { return run_torch(m, d, th); }, res);
+          if (tr_ok)
+            tr = {std::min(tr.seconds, res.seconds), std::max(tr.peak_mib, res.peak_mib), res.loss};
+        }
+#endif
+      }
+      auto fmt = [](bool ok, double v, const char* f) {
+        char buf[64];
+        if (!ok) return std::string("n/a");
+        std::snprintf(buf, sizeof buf, f, v);
+        return std::string(buf);
+      };
+      std::printf("| %s | %d | %lld | %s | %s | %s | %s | %s | %s / %s |\n", name.c_str(), th,
+                  static_cast<long long>(m.samples), fmt(ch_ok, ch.seconds, "%.3f").c_str(),
+                  fmt(tr_ok, tr.seconds, "%.3f").c_str(),
+                  fmt(ch_ok && tr_ok, tr.seconds / ch.seconds, "%.2fx").c_str(),
+                  fmt(ch_ok, ch.peak_mib, "%.1f").c_str(), fmt(tr_ok, tr.peak_mib, "%.1f").c_str(),
+                  fmt(ch_ok, ch.loss, "%.4f").c_str(), fmt(tr_ok, tr.loss, "%.4f").c_str());
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,372 @@
+/*
+ * The seed's MNIST example (Chainer 1.0 tutorial, section 1.1.5) in C: a
+ * multi-layer perceptron 784-H-H-10 with ReLU and softmax cross entropy,
+ * trained by SGD on mini-batches shuffled every epoch. Data: Fashion-MNIST
+ * (IDX files, Debian's dataset-fashion-mnist) or MNIST in the same format.
+ *
+ *   train_mnist [--epochs 20] [--hidden 100] [--batch 100] [--optimizer sgd]
+ *               [--lr 0.01] [--threads N] [--seed 1] [--save model.npz]
+ *               [--data /usr/share/datasets/fashion-mnist] [--limit N]
+ *
+ * After each epoch it prints train loss/accuracy, test loss/accuracy and
+ * samples per second; a progress bar runs on stderr during the epoch.
+ */
+#include <ch/ch.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(call)                                                                   \
+  do {                                                                                \
+    ch_status status_ = (call);                                                       \
+    if (status_ != CH_OK) {                                                           \
+      fprintf(stderr, "train_mnist: %s failed: %s (%s)\n", #call, ch_error_message(), \
+              ch_status_name(status_));                                               \
+      exit(1);                                                                        \
+    }                                                                                 \
+  } while (0)
+
+typedef struct Options {
+  int epochs, hidden, batch, threads;
+  double lr;
+  uint64_t seed;
+  const char* optimizer;
+  const char* save;
+  const char* data;
+  int64_t limit; /* use only the first N training samples (0: all) */
+} Options;
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "usage: train_mnist [--epochs N] [--hidden N] [--batch N]\n"
+          "                   [--optimizer sgd|momentum|adagrad|adadelta|adam|rmsprop]\n"
+          "                   [--lr X] [--threads N] [--seed N] [--save FILE.npz]\n"
+          "                   [--data DIR] [--limit N]\n");
+}
+
+static Options parse(int argc, char** argv) {
+  Options o = {20, 100, 100, 0, 0.01, 1, "sgd", NULL, "/usr/share/datasets/fashion-mnist", 0};
+  int i;
+  for (i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      exit(0);
+    }
+    if (!v) {
+      usage(stderr);
+      exit(2);
+    }
+    if (!strcmp(a, "--epochs"))
+      o.epochs = atoi(v);
+    else if (!strcmp(a, "--hidden"))
+      o.hidden = atoi(v);
+    else if (!strcmp(a, "--batch"))
+      o.batch = atoi(v);
+    else if (!strcmp(a, "--threads"))
+      o.threads = atoi(v);
+    else if (!strcmp(a, "--lr"))
+      o.lr = atof(v);
+    else if (!strcmp(a, "--seed"))
+      o.seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--optimizer"))
+      o.optimizer = v;
+    else if (!strcmp(a, "--save"))
+      o.save = v;
+    else if (!strcmp(a, "--data"))
+      o.data = v;
+    else if (!strcmp(a, "--limit"))
+      o.limit = atoll(v);
+    else {
+      fprintf(stderr, "train_mnist: unknown option %s\n", a);
+      usage(stderr);
+      exit(2);
+    }
+    ++i;
+  }
+  if (o.epochs < 0 || o.hidden < 1 || o.batch < 1) {
+    fprintf(stderr, "train_mnist: --epochs must be >= 0, --hidden and --batch >= 1\n");
+    exit(2);
+  }
+  return o;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* xorshift64*: the example's own generator for shuffling, so that the order
+ * depends only on --seed. */
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rng_next(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 2685821657736338717ull;
+}
+
+static void shuffle(int64_t* perm, int64_t n) {
+  int64_t i;
+  for (i = n - 1; i > 0; --i) {
+    int64_t j = (int64_t)(rng_next() % (uint64_t)(i + 1));
+    int64_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+}
+
+/* A data set: images (N, 784) float32 in [0, 1] and labels (N,) int32. */
+typedef struct Dataset {
+  ch_array* x;
+  ch_array* t;
+  int64_t n;
+} Dataset;
+
+static Dataset load(const char* dir, const char* prefix, int64_t limit) {
+  char path[4096];
+  Dataset d;
+  ch_array* images;
+  int64_t flat[2];
+  snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
+  CHECK(ch_datasets_read_idx(&images, path, CH_FLOAT32, 1.0 / 255.0));
+  snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
+  CHECK(ch_datasets_read_idx(&d.t, path, CH_INT32, 1.0));
+  d.n = ch_array_shape(images)[0];
+  if (ch_array_size(d.t) != d.n) {
+    fprintf(stderr, "train_mnist: %s has %lld images but %lld labels\n", prefix, (long long)d.n,
+            (long long)ch_array_size(d.t));
+    exit(1);
+  }
+  flat[0] = d.n;
+  flat[1] = ch_array_size(images) / d.n;
+  CHECK(ch_array_reshape(&d.x, images, flat, 2));
+  ch_array_release(images);
+  if (limit > 0 && limit < d.n) d.n = limit;
+  return d;
+}
+
+typedef struct Model {
+  ch_function_set* set;
+  ch_function* l[3];
+} Model;
+
+static Model make_model(int64_t hidden) {
+  Model m;
+  static const char* names[3] = {"l1", "l2", "l3"};
+  const int64_t in[3] = {784, hidden, hidden}, out[3] = {hidden, hidden, 10};
+  int i;
+  CHECK(ch_function_set_new(&m.set));
+  for (i = 0; i < 3; ++i) {
+    CHECK(ch_functions_linear_new(&m.l[i], in[i], out[i], CH_FLOAT32, 1.0, 0.0, 0, NULL, NULL));
+    CHECK(ch_function_set_add_function(m.set, names[i], m.l[i]));
+  }
+  return m;
+}
+
+static void free_model(Model* m) {
+  int i;
+  for (i = 0; i < 3; ++i) ch_function_release(m->l[i]);
+  ch_function_set_release(m->set);
+}
+
+static ch_variable* apply(ch_function* f, ch_variable* x) {
+  ch_variable* y = NULL;
+  CHECK(ch_function_apply(f, &x, 1, &y, 1, NULL));
+  return y;
+}
+
+/* The seed's forward(): h1 = relu(l1(x)), h2 = relu(l2(h1)), y = l3(h2);
+ * returns the loss and the accuracy as variables. */
+static void forward(const Model* m, ch_variable* x, ch_variable* t, ch_variable** loss,
+                    ch_variable** acc) {
+  ch_variable *a, *h, *y;
+  int i;
+  ch_variable_retain(x);
+  h = x;
+  for (i = 0; i < 2; ++i) {
+    a = apply(m->l[i], h);
+    ch_variable_release(h);
+    CHECK(ch_functions_relu(&h, a));
+    ch_variable_release(a);
+  }
+  y = apply(m->l[2], h);
+  ch_variable_release(h);
+  CHECK(ch_functions_softmax_cross_entropy(loss, y, t));
+  CHECK(ch_functions_accuracy(acc, y, t));
+  ch_variable_release(y);
+}
+
+static double scalar_of(ch_variable* v) {
+  ch_array* a;
+  double value = 0;
+  CHECK(ch_variable_data(&a, v));
+  CHECK(ch_array_get(&value, a, 0));
+  ch_array_release(a);
+  return value;
+}
+
+/* Copy the rows idx[0..n) of the data set into a batch's buffers. */
+static void gather(const Dataset* d, const int64_t* idx, int64_t n, float* xb, int32_t* tb) {
+  const float* x = (const float*)ch_array_data(d->x);
+  const int32_t* t = (const int32_t*)ch_array_data(d->t);
+  int64_t i;
+  for (i = 0; i < n; ++i) {
+    memcpy(xb + i * 784, x + idx[i] * 784, 784 * sizeof(float));
+    tb[i] = t[idx[i]];
+  }
+}
+
+/* Variables over caller-owned batch buffers (zero-copy). */
+static void batch_vars(float* xb, int32_t* tb, int64_t n, int is_volatile, ch_variable** x,
+                       ch_variable** t) {
+  ch_array *xa, *ta;
+  const int64_t xs[2] = {n, 784}, ts[1] = {n};
+  CHECK(ch_array_wrap(&xa, CH_FLOAT32, xs, 2, xb, ch_device_cpu(), NULL, NULL));
+  CHECK(ch_array_wrap(&ta, CH_INT32, ts, 1, tb, ch_device_cpu(), NULL, NULL));
+  CHECK(ch_variable_new(x, xa, is_volatile));
+  CHECK(ch_variable_new(t, ta, is_volatile));
+  ch_array_release(xa);
+  ch_array_release(ta);
+}
+
+static void progress(int64_t done, int64_t total, double t0) {
+  const int width = 30;
+  int fill = (int)(width * done / (total ? total : 1)), i;
+  char bar[64];
+  double dt = now_s() - t0;
+  for (i = 0; i < width; ++i) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+  bar[width] = '\0';
+  fprintf(stderr, "\r  [%s] %lld/%lld  %.0f samples/s ", bar, (long long)done, (long long)total,
+          dt > 0 ? (double)done / dt : 0.0);
+  if (done == total) fprintf(stderr, "\r%*s\r", width + 40, "");
+  fflush(stderr);
+}
+
+static ch_optimizer* make_optimizer(const Options* o) {
+  ch_optimizer* opt = NULL;
+  const char* name = o->optimizer;
+  if (!strcmp(name, "sgd"))
+    CHECK(ch_optimizer_sgd_new(&opt, o->lr));
+  else if (!strcmp(name, "momentum"))
+    CHECK(ch_optimizer_momentum_sgd_new(&opt, o->lr, 0.9));
+  else if (!strcmp(name, "adagrad"))
+    CHECK(ch_optimizer_adagrad_new(&opt, o->lr, 1e-8));
+  else if (!strcmp(name, "adadelta"))
+    CHECK(ch_optimizer_adadelta_new(&opt, 0.95, 1e-6));
+  else if (!strcmp(name, "adam"))
+    CHECK(ch_optimizer_adam_new(&opt, o->lr, 0.9, 0.999, 1e-8));
+  else if (!strcmp(name, "rmsprop"))
+    CHECK(ch_optimizer_rmsprop_new(&opt, o->lr, 0.99, 1e-8));
+  else {
+    fprintf(stderr, "train_mnist: unknown optimizer '%s'\n", name);
+    exit(2);
+  }
+  return opt;
+}
+
+int main(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  Dataset train, test;
+  Model model;
+  ch_optimizer* opt;
+  float* xb;
+  int32_t* tb;
+  int64_t *perm, *order, i;
+  int epoch;
+  const int show_bar = isatty(2);
+
+  if (o.threads > 0) CHECK(ch_config_set_num_threads(o.threads));
+  ch_config_seed(o.seed);
+  rng_state ^= o.seed * 0x9E3779B97F4A7C15ull;
+  train = load(o.data, "train", o.limit);
+  test = load(o.data, "t10k", 0);
+  printf("train %lld, test %lld samples; MLP 784-%d-%d-10; %s lr %g; batch %d; %d threads; %s\n",
+         (long long)train.n, (long long)test.n, o.hidden, o.hidden, o.optimizer, o.lr, o.batch,
+         ch_config_num_threads(), ch_config_blas());
+
+  model = make_model(o.hidden);
+  opt = make_optimizer(&o);
+  CHECK(ch_optimizer_setup(opt, model.set));
+
+  xb = (float*)malloc(sizeof(float) * 784 * (size_t)o.batch);
+  tb = (int32_t*)malloc(sizeof(int32_t) * (size_t)o.batch);
+  perm = (int64_t*)malloc(sizeof(int64_t) * (size_t)train.n);
+  order = (int64_t*)malloc(sizeof(int64_t) * (size_t)test.n);
+  if (!xb || !tb || !perm || !order) {
+    fprintf(stderr, "train_mnist: out of memory\n");
+    return 1;
+  }
+  for (i = 0; i < train.n; ++i) perm[i] = i;
+  for (i = 0; i < test.n; ++i) order[i] = i;
+
+  for (epoch = 1; epoch <= o.epochs; ++epoch) {
+    double sum_loss = 0, sum_acc = 0, t0 = now_s(), dt;
+    int64_t seen = 0;
+    shuffle(perm, train.n);
+    ch_config_set_train(1);
+    for (i = 0; i < train.n; i += o.batch) {
+      int64_t n = train.n - i < o.batch ? train.n - i : o.batch;
+      ch_variable *x, *t, *loss, *acc;
+      gather(&train, perm + i, n, xb, tb);
+      batch_vars(xb, tb, n, 0, &x, &t);
+      CHECK(ch_optimizer_zero_grads(opt));
+      forward(&model, x, t, &loss, &acc);
+      CHECK(ch_variable_backward(loss, 0));
+      CHECK(ch_optimizer_update(opt));
+      sum_loss += scalar_of(loss) * (double)n;
+      sum_acc += scalar_of(acc) * (double)n;
+      seen += n;
+      ch_variable_release(loss);
+      ch_variable_release(acc);
+      ch_variable_release(x);
+      ch_variable_release(t);
+      if (show_bar && ((i / o.batch) % 10 == 0 || seen == train.n)) progress(seen, train.n, t0);
+    }
+    dt = now_s() - t0;
+
+    {
+      double test_loss = 0, test_acc = 0;
+      ch_config_set_train(0);
+      for (i = 0; i < test.n; i += o.batch) {
+        int64_t n = test.n - i < o.batch ? test.n - i : o.batch;
+        ch_variable *x, *t, *loss, *acc;
+        gather(&test, order + i, n, xb, tb);
+        batch_vars(xb, tb, n, 1, &x, &t); /* volatile: no graph is recorded */
+        forward(&model, x, t, &loss, &acc);
+        test_loss += scalar_of(loss) * (double)n;
+        test_acc += scalar_of(acc) * (double)n;
+        ch_variable_release(loss);
+        ch_variable_release(acc);
+        ch_variable_release(x);
+        ch_variable_release(t);
+      }
+      printf("epoch %2d  train loss %.4f acc %.4f  test loss %.4f acc %.4f  %.0f samples/s\n",
+             epoch, sum_loss / (double)seen, sum_acc / (double)seen, test_loss / (double)test.n,
+             test_acc / (double)test.n, (double)seen / dt);
+      fflush(stdout);
+    }
+  }
+
+  if (o.save) {
+    CHECK(ch_function_set_save_npz(model.set, o.save, 0));
+    printf("saved the model to %s (numpy.load reads it; keys l1/W, l1/b, ...)\n", o.save);
+  }
+
+  free(xb);
+  free(tb);
+  free(perm);
+  free(order);
+  ch_optimizer_release(opt);
+  free_model(&model);
+  ch_array_release(train.x);
+  ch_array_release(train.t);
+  ch_array_release(test.x);
+  ch_array_release(test.t);
+  return 0;
+}
