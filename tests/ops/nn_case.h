@@ -4,9 +4,9 @@
 // tests/ops/nn_refgen.py into tests/ops/<group>/<group>_references.h.
 #pragma once
 
-#include "op_test_util.h"
-
 #include <vector>
+
+#include "op_test_util.h"
 
 namespace nnref {
 
@@ -14,8 +14,8 @@ using ref::Tensor;  // data == nullptr: absent
 
 // One case of one op. Unused fields are zero / absent.
 struct Case {
-  const char* name;   // unique within the op; a gtest parameter name
-  ch_dtype dtype;     // dtype of the float inputs, output and gradients
+  const char* name;  // unique within the op; a gtest parameter name
+  ch_dtype dtype;    // dtype of the float inputs, output and gradients
   int32_t n_inputs;
   int32_t int_inputs;  // bit i set: input i is int32 (labels), without gradient
   Tensor x[3];         // inputs
@@ -35,7 +35,9 @@ inline constexpr int32_t kSkipNumerical = 1;
 
 inline bool present(const Tensor& t) { return t.data != nullptr; }
 inline bool is_int_input(const Case& c, int32_t i) { return (c.int_inputs >> i) & 1; }
-inline ch_dtype input_dtype(const Case& c, int32_t i) { return is_int_input(c, i) ? CH_INT32 : c.dtype; }
+inline ch_dtype input_dtype(const Case& c, int32_t i) {
+  return is_int_input(c, i) ? CH_INT32 : c.dtype;
+}
 
 }  // namespace nnref
 
@@ -47,7 +49,9 @@ inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 namespace optest {
 
 struct NnCaseName {
-  std::string operator()(const ::testing::TestParamInfo<nnref::Case>& info) const { return info.param.name; }
+  std::string operator()(const ::testing::TestParamInfo<nnref::Case>& info) const {
+    return info.param.name;
+  }
 };
 
 // Applies the op under test to the case's input variables.
@@ -58,7 +62,8 @@ class NnRefTest : public LeakChecked<::testing::TestWithParam<nnref::Case>> {
   std::vector<Array> inputs() const {
     const nnref::Case& c = GetParam();
     std::vector<Array> xs;
-    for (int32_t i = 0; i < c.n_inputs; ++i) xs.push_back(make_array(nnref::input_dtype(c, i), c.x[i]));
+    for (int32_t i = 0; i < c.n_inputs; ++i)
+      xs.push_back(make_array(nnref::input_dtype(c, i), c.x[i]));
     return xs;
   }
 
@@ -77,7 +82,8 @@ class NnRefTest : public LeakChecked<::testing::TestWithParam<nnref::Case>> {
     ASSERT_TRUE(y);
     EXPECT_TRUE(all_close(data_of(y).get(), c.dtype, c.y, forward_tol(c.dtype)));
     for (int32_t i = 0; i < c.n_inputs; ++i)
-      EXPECT_TRUE(all_close(xs[static_cast<size_t>(i)].get(), nnref::input_dtype(c, i), c.x[i], Tol{0, 0}))
+      EXPECT_TRUE(
+          all_close(xs[static_cast<size_t>(i)].get(), nnref::input_dtype(c, i), c.x[i], Tol{0, 0}))
           << "input " << i << " changed";
   }
 
@@ -117,7 +123,9 @@ class NnRefTest : public LeakChecked<::testing::TestWithParam<nnref::Case>> {
     std::vector<const Array*> ptrs;
     for (const Array& x : xs) ptrs.push_back(&x);
     Array gy = make_array(c.dtype, c.gy);
-    Build build = [&c, apply](ch_variable* const* in, size_t, ch_variable** out) { return apply(out, in, c); };
+    Build build = [&c, apply](ch_variable* const* in, size_t, ch_variable** out) {
+      return apply(out, in, c);
+    };
     const ch_status st = optest::check_backward(build, ptrs, &gy, check_tol(c.dtype));
     EXPECT_EQ(st, CH_OK) << ch_error_message();
   }
@@ -148,7 +156,8 @@ inline ParamPair parameter_of(const Func& f, size_t i) {
 }
 
 // Applies a function object to inputs, returning its single output.
-inline ch_status apply_function(const Func& f, ch_variable* const* in, size_t n, ch_variable** out) {
+inline ch_status apply_function(const Func& f, ch_variable* const* in, size_t n,
+                                ch_variable** out) {
   size_t n_out = 0;
   const ch_status st = ch_function_apply(f.get(), in, n, out, 1, &n_out);
   if (st == CH_OK && n_out != 1) {
@@ -180,7 +189,8 @@ inline ch_status param_eval(void* user_data, ch_context* ctx) {
 // Numerical gradients of sum(gy * f(inputs)) with respect to every parameter
 // of f (moved in place through the shared parameter arrays) against the
 // gradients that one backward pass accumulates from zero.
-inline void check_parameter_gradients(const Func& f, const std::vector<Array>& xs, const Array& gy, CheckTol t) {
+inline void check_parameter_gradients(const Func& f, const std::vector<Array>& xs, const Array& gy,
+                                      CheckTol t) {
   const size_t np = ch_function_parameter_count(f.get());
   std::vector<ParamPair> ps;
   for (size_t i = 0; i < np; ++i) {

@@ -63,7 +63,8 @@ using PReLUTest = OpTest;
 // Defaults as the seed: one slope 0.25, named "W", gradient zero.
 TEST_F(PReLUTest, DefaultParameter) {
   Func f;
-  ASSERT_EQ(ch_functions_prelu_new(f.out(), nullptr, 0, CH_FLOAT32, 0.25), CH_OK) << ch_error_message();
+  ASSERT_EQ(ch_functions_prelu_new(f.out(), nullptr, 0, CH_FLOAT32, 0.25), CH_OK)
+      << ch_error_message();
   ASSERT_EQ(ch_function_parameter_count(f.get()), 1u);
   const char* name = nullptr;
   Array w, g;
@@ -81,16 +82,20 @@ TEST_F(PReLUTest, DefaultParameter) {
 TEST_F(PReLUTest, BadArguments) {
   Func f;
   const int64_t s3[] = {3};
-  EXPECT_TRUE(fails_with(ch_functions_prelu_new(f.out(), s3, 1, CH_INT32, 0.25), CH_ERR_DTYPE, {"dtype"}));
-  EXPECT_TRUE(fails_with(ch_functions_prelu_new(nullptr, s3, 1, CH_FLOAT32, 0.25), CH_ERR_INVALID_ARGUMENT, {"out"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_prelu_new(f.out(), s3, 1, CH_INT32, 0.25), CH_ERR_DTYPE, {"dtype"}));
+  EXPECT_TRUE(fails_with(ch_functions_prelu_new(nullptr, s3, 1, CH_FLOAT32, 0.25),
+                         CH_ERR_INVALID_ARGUMENT, {"out"}));
   ASSERT_EQ(ch_functions_prelu_new(f.out(), s3, 1, CH_FLOAT32, 0.25), CH_OK) << ch_error_message();
   Var wrong = make_var(iota(CH_FLOAT32, {2, 4}));
   Var f64 = make_var(iota(CH_FLOAT64, {2, 3}));
   Var y;
   ch_variable* in[1] = {wrong.get()};
-  EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_SHAPE, {"PReLU", "(2, 4)", "(3,)"}));
+  EXPECT_TRUE(
+      fails_with(apply_function(f, in, 1, y.out()), CH_ERR_SHAPE, {"PReLU", "(2, 4)", "(3,)"}));
   in[0] = f64.get();
-  EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_DTYPE, {"PReLU", "float64", "float32"}));
+  EXPECT_TRUE(
+      fails_with(apply_function(f, in, 1, y.out()), CH_ERR_DTYPE, {"PReLU", "float64", "float32"}));
   EXPECT_FALSE(y);
 }
 

@@ -31,7 +31,8 @@ TEST_F(ReluTest, BadInputs) {
   Var i = make_var(iota(CH_INT32, {3}));
   Var y;
   EXPECT_TRUE(fails_with(ch_functions_relu(y.out(), i.get()), CH_ERR_DTYPE, {"relu", "int32"}));
-  EXPECT_TRUE(fails_with(ch_functions_leaky_relu(y.out(), i.get(), 0.2), CH_ERR_DTYPE, {"leaky_relu", "int32"}));
+  EXPECT_TRUE(fails_with(ch_functions_leaky_relu(y.out(), i.get(), 0.2), CH_ERR_DTYPE,
+                         {"leaky_relu", "int32"}));
   EXPECT_FALSE(y);
 }
 

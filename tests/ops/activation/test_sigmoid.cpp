@@ -29,7 +29,8 @@ TEST_F(SigmoidTest, Saturation) {
 TEST_F(SigmoidTest, BadInputs) {
   Var i = make_var(iota(CH_INT32, {3}));
   Var y;
-  EXPECT_TRUE(fails_with(ch_functions_sigmoid(y.out(), i.get()), CH_ERR_DTYPE, {"sigmoid", "int32"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_sigmoid(y.out(), i.get()), CH_ERR_DTYPE, {"sigmoid", "int32"}));
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // softmax (axis 1) against NumPy (activation_references.h), including inputs
 // near +-1000 (stability), bad inputs and a large batch split over threads.
-#include "activation_references.h"
-
 #include <cmath>
+
+#include "activation_references.h"
 
 namespace {
 
@@ -20,8 +20,10 @@ TEST_F(SoftmaxTest, BadInputs) {
   Var v = make_var(iota(CH_FLOAT32, {4}));
   Var i = make_var(iota(CH_INT32, {2, 2}));
   Var y;
-  EXPECT_TRUE(fails_with(ch_functions_softmax(y.out(), v.get()), CH_ERR_SHAPE, {"softmax", "(4,)"}));
-  EXPECT_TRUE(fails_with(ch_functions_softmax(y.out(), i.get()), CH_ERR_DTYPE, {"softmax", "int32"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_softmax(y.out(), v.get()), CH_ERR_SHAPE, {"softmax", "(4,)"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_softmax(y.out(), i.get()), CH_ERR_DTYPE, {"softmax", "int32"}));
   EXPECT_FALSE(y);
 }
 

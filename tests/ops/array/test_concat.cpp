@@ -37,13 +37,19 @@ TEST_F(ConcatTest, BadInputs) {
   ch_variable* ss[2] = {s.get(), s.get()};
   ch_variable* an[2] = {a.get(), nullptr};
   ch_variable* av[2] = {a.get(), v.get()};
-  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), ab, 2, 1), CH_ERR_SHAPE, {"concat", "(3, 3)", "(2, 3)", "axis 1"}));
-  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), ac, 2, 1), CH_ERR_DTYPE, {"concat", "float64", "float32"}));
-  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), ad, 2, 0), CH_ERR_SHAPE, {"concat", "(2, 3, 1)"}));
+  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), ab, 2, 1), CH_ERR_SHAPE,
+                         {"concat", "(3, 3)", "(2, 3)", "axis 1"}));
+  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), ac, 2, 1), CH_ERR_DTYPE,
+                         {"concat", "float64", "float32"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_concat(y.out(), ad, 2, 0), CH_ERR_SHAPE, {"concat", "(2, 3, 1)"}));
   EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), ss, 2, 0), CH_ERR_SHAPE, {"concat", "0-d"}));
-  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), ab, 2, 2), CH_ERR_INVALID_ARGUMENT, {"axis 2"}));
-  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), ab, 0, 1), CH_ERR_INVALID_ARGUMENT, {"no inputs"}));
-  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), nullptr, 2, 1), CH_ERR_INVALID_ARGUMENT, {"xs is NULL"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_concat(y.out(), ab, 2, 2), CH_ERR_INVALID_ARGUMENT, {"axis 2"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_concat(y.out(), ab, 0, 1), CH_ERR_INVALID_ARGUMENT, {"no inputs"}));
+  EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), nullptr, 2, 1), CH_ERR_INVALID_ARGUMENT,
+                         {"xs is NULL"}));
   EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), an, 2, 1), CH_ERR_NULL_HANDLE, {"xs[1]"}));
   EXPECT_TRUE(fails_with(ch_functions_concat(y.out(), av, 2, 1), CH_ERR_GRAPH, {"volatile"}));
   EXPECT_FALSE(y);

@@ -16,7 +16,8 @@ TEST_F(CopyTest, CpuCopy) {
     ASSERT_EQ(ch_functions_copy(y.out(), x.get(), ch_device_cpu()), CH_OK) << ch_error_message();
     EXPECT_EQ(creator_name(y), "Copy");
     EXPECT_TRUE(all_equal(data_of(y), dt, {2, 2}, {1, -2, 3.5, 4}));
-    EXPECT_NE(ch_array_data(data_of(y).get()), ch_array_data(data_of(x).get())) << "copy shares memory";
+    EXPECT_NE(ch_array_data(data_of(y).get()), ch_array_data(data_of(x).get()))
+        << "copy shares memory";
     backward(y, make_array(dt, {2, 2}, {0.5, 1, 2, -1}));
     EXPECT_TRUE(all_equal(grad_of(x), dt, {2, 2}, {0.5, 1, 2, -1}));
   }
@@ -29,11 +30,12 @@ TEST_F(CopyTest, CpuCopy) {
 TEST_F(CopyTest, OtherDevices) {
   Var x = make_var(iota(CH_FLOAT32, {2}));
   Var y;
-  EXPECT_TRUE(fails_with(ch_functions_copy(y.out(), x.get(), ch_device{CH_DEVICE_CUDA, 0}), CH_ERR_UNSUPPORTED,
-                         {"copy", "cuda:0", "CUDA"}));
-  EXPECT_TRUE(fails_with(ch_functions_copy(y.out(), x.get(), ch_device{7, 0}), CH_ERR_DEVICE, {"copy", "type 7"}));
-  EXPECT_TRUE(fails_with(ch_functions_copy(y.out(), x.get(), ch_device{CH_DEVICE_CPU, 1}), CH_ERR_DEVICE,
-                         {"copy", "index 1"}));
+  EXPECT_TRUE(fails_with(ch_functions_copy(y.out(), x.get(), ch_device{CH_DEVICE_CUDA, 0}),
+                         CH_ERR_UNSUPPORTED, {"copy", "cuda:0", "CUDA"}));
+  EXPECT_TRUE(fails_with(ch_functions_copy(y.out(), x.get(), ch_device{7, 0}), CH_ERR_DEVICE,
+                         {"copy", "type 7"}));
+  EXPECT_TRUE(fails_with(ch_functions_copy(y.out(), x.get(), ch_device{CH_DEVICE_CPU, 1}),
+                         CH_ERR_DEVICE, {"copy", "index 1"}));
   EXPECT_FALSE(y);
 }
 

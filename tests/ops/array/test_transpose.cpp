@@ -28,13 +28,14 @@ TEST_F(TransposeTest, BadAxes) {
   const int32_t two[] = {1, 0};
   const int32_t repeated[] = {0, 1, 1};
   const int32_t out_of_range[] = {0, 1, 3};
-  EXPECT_TRUE(fails_with(ch_functions_transpose(y.out(), x.get(), two, 2), CH_ERR_SHAPE, {"2 axes", "(2, 3, 4)"}));
-  EXPECT_TRUE(fails_with(ch_functions_transpose(y.out(), x.get(), repeated, 3), CH_ERR_INVALID_ARGUMENT,
-                         {"axis 1", "repeated"}));
-  EXPECT_TRUE(fails_with(ch_functions_transpose(y.out(), x.get(), out_of_range, 3), CH_ERR_INVALID_ARGUMENT,
-                         {"axis 3"}));
-  EXPECT_TRUE(fails_with(ch_functions_transpose(y.out(), x.get(), nullptr, 3), CH_ERR_INVALID_ARGUMENT,
-                         {"axes is NULL"}));
+  EXPECT_TRUE(fails_with(ch_functions_transpose(y.out(), x.get(), two, 2), CH_ERR_SHAPE,
+                         {"2 axes", "(2, 3, 4)"}));
+  EXPECT_TRUE(fails_with(ch_functions_transpose(y.out(), x.get(), repeated, 3),
+                         CH_ERR_INVALID_ARGUMENT, {"axis 1", "repeated"}));
+  EXPECT_TRUE(fails_with(ch_functions_transpose(y.out(), x.get(), out_of_range, 3),
+                         CH_ERR_INVALID_ARGUMENT, {"axis 3"}));
+  EXPECT_TRUE(fails_with(ch_functions_transpose(y.out(), x.get(), nullptr, 3),
+                         CH_ERR_INVALID_ARGUMENT, {"axes is NULL"}));
   EXPECT_FALSE(y);
 }
 

@@ -2,9 +2,9 @@
 // (connection_references.h): output, input gradient, accumulated gW and gb,
 // numerical gradients of x, W and b; the seed's tutorial example (1.1.3);
 // Chainer's initialisation; bad arguments.
-#include "connection_references.h"
-
 #include <cmath>
+
+#include "connection_references.h"
 
 namespace {
 
@@ -16,7 +16,8 @@ Func make_linear(const nnref::Case& c) {
   Array b;
   if (!c.i0) b = make_array(c.dtype, c.p[1]);
   Func f;
-  OPTEST_OK(ch_functions_linear_new(f.out(), w.shape[1], w.shape[0], c.dtype, 1.0, 0.0, c.i0, W.get(), b.get()));
+  OPTEST_OK(ch_functions_linear_new(f.out(), w.shape[1], w.shape[0], c.dtype, 1.0, 0.0, c.i0,
+                                    W.get(), b.get()));
   return f;
 }
 
@@ -46,7 +47,8 @@ TEST_P(LinearParams, GradientsAccumulate) {
     for (size_t i = 0; i < np; ++i) {
       std::vector<double> expected(c.gp[i].data, c.gp[i].data + c.gp[i].size);
       for (double& v : expected) v *= pass;
-      EXPECT_TRUE(all_close(parameter_of(f, i).grad, c.dtype, shape_of(c.gp[i]), expected, grad_tol(c.dtype)))
+      EXPECT_TRUE(all_close(parameter_of(f, i).grad, c.dtype, shape_of(c.gp[i]), expected,
+                            grad_tol(c.dtype)))
           << "parameter " << i << " after " << pass << " backward passes";
     }
   }
@@ -72,15 +74,16 @@ TEST_F(LinearTest, SeedTutorialExample) {
   Array W = make_array(CH_FLOAT32, {2, 3},
                        {1.33545339, -0.01839679, 0.7662735, -1.21562171, -0.44784674, -0.07128379});
   Func f;
-  ASSERT_EQ(ch_functions_linear_new(f.out(), 3, 2, CH_FLOAT32, 1.0, 0.0, 0, W.get(), nullptr), CH_OK)
+  ASSERT_EQ(ch_functions_linear_new(f.out(), 3, 2, CH_FLOAT32, 1.0, 0.0, 0, W.get(), nullptr),
+            CH_OK)
       << ch_error_message();
   EXPECT_TRUE(all_equal(parameter_of(f, 1).param, CH_FLOAT32, {2}, {0, 0}));
   Var x = make_var(CH_FLOAT32, {2, 3}, {1, 2, 3, 4, 5, 6});
   ch_variable* in[1] = {x.get()};
   Var y;
   ASSERT_EQ(apply_function(f, in, 1, y.out()), CH_OK) << ch_error_message();
-  EXPECT_TRUE(all_close(data_of(y), CH_FLOAT32, {2, 2}, {3.5974803, -2.3251667, 9.84747124, -7.52942371},
-                        Tol{1e-6, 1e-6}));
+  EXPECT_TRUE(all_close(data_of(y), CH_FLOAT32, {2, 2},
+                        {3.5974803, -2.3251667, 9.84747124, -7.52942371}, Tol{1e-6, 1e-6}));
   backward(y, ones_like(y));
   EXPECT_TRUE(all_equal(parameter_of(f, 0).grad, CH_FLOAT32, {2, 3}, {5, 7, 9, 5, 7, 9}));
   EXPECT_TRUE(all_equal(parameter_of(f, 1).grad, CH_FLOAT32, {2}, {2, 2}));
@@ -94,7 +97,8 @@ TEST_F(LinearTest, DefaultInitialisation) {
   const double wscale = 2.0;
   ch_config_seed(1234);
   Func f;
-  ASSERT_EQ(ch_functions_linear_new(f.out(), in, out, CH_FLOAT64, wscale, 0.5, 0, nullptr, nullptr), CH_OK)
+  ASSERT_EQ(ch_functions_linear_new(f.out(), in, out, CH_FLOAT64, wscale, 0.5, 0, nullptr, nullptr),
+            CH_OK)
       << ch_error_message();
   ASSERT_EQ(ch_function_parameter_count(f.get()), 2u);
   const char *n0 = nullptr, *n1 = nullptr;
@@ -121,10 +125,12 @@ TEST_F(LinearTest, DefaultInitialisation) {
   // Same seed, same W.
   ch_config_seed(1234);
   Func g;
-  ASSERT_EQ(ch_functions_linear_new(g.out(), in, out, CH_FLOAT64, wscale, 0.5, 0, nullptr, nullptr), CH_OK);
+  ASSERT_EQ(ch_functions_linear_new(g.out(), in, out, CH_FLOAT64, wscale, 0.5, 0, nullptr, nullptr),
+            CH_OK);
   EXPECT_TRUE(all_equal(parameter_of(g, 0).param, CH_FLOAT64, {out, in}, w));
   Func nb;
-  ASSERT_EQ(ch_functions_linear_new(nb.out(), 3, 2, CH_FLOAT32, 1.0, 0.0, 1, nullptr, nullptr), CH_OK);
+  ASSERT_EQ(ch_functions_linear_new(nb.out(), 3, 2, CH_FLOAT32, 1.0, 0.0, 1, nullptr, nullptr),
+            CH_OK);
   EXPECT_EQ(ch_function_parameter_count(nb.get()), 1u);
 }
 
@@ -134,7 +140,8 @@ TEST_F(LinearTest, InitialArraysAreCopiedAndConverted) {
   Array W = make_array(CH_FLOAT64, {1, 2}, {1.5, -2});
   Array b = make_array(CH_FLOAT64, {1}, {0.25});
   Func f;
-  ASSERT_EQ(ch_functions_linear_new(f.out(), 2, 1, CH_FLOAT32, 1.0, 0.0, 0, W.get(), b.get()), CH_OK)
+  ASSERT_EQ(ch_functions_linear_new(f.out(), 2, 1, CH_FLOAT32, 1.0, 0.0, 0, W.get(), b.get()),
+            CH_OK)
       << ch_error_message();
   OPTEST_OK(ch_array_fill(W.get(), 7.0));
   EXPECT_TRUE(all_equal(parameter_of(f, 0).param, CH_FLOAT32, {1, 2}, {1.5, -2}));
@@ -146,7 +153,8 @@ TEST_F(LinearTest, InitialArraysAreCopiedAndConverted) {
 TEST_F(LinearTest, SharedParametersAcrossApplications) {
   Array W = make_array(CH_FLOAT64, {1, 2}, {1, 1});
   Func f;
-  ASSERT_EQ(ch_functions_linear_new(f.out(), 2, 1, CH_FLOAT64, 1.0, 0.0, 0, W.get(), nullptr), CH_OK);
+  ASSERT_EQ(ch_functions_linear_new(f.out(), 2, 1, CH_FLOAT64, 1.0, 0.0, 0, W.get(), nullptr),
+            CH_OK);
   Var a = make_var(CH_FLOAT64, {1, 2}, {1, 2});
   Var b = make_var(CH_FLOAT64, {1, 2}, {10, 20});
   ch_variable* ia[1] = {a.get()};
@@ -164,18 +172,24 @@ TEST_F(LinearTest, BadArguments) {
   Func f;
   Array w23 = iota(CH_FLOAT32, {2, 3});
   Array b3 = iota(CH_FLOAT32, {3});
-  EXPECT_TRUE(fails_with(ch_functions_linear_new(f.out(), 0, 2, CH_FLOAT32, 1, 0, 0, nullptr, nullptr),
-                         CH_ERR_INVALID_ARGUMENT, {"in_size 0"}));
-  EXPECT_TRUE(fails_with(ch_functions_linear_new(f.out(), 3, 2, CH_INT32, 1, 0, 0, nullptr, nullptr), CH_ERR_DTYPE,
-                         {"dtype"}));
-  EXPECT_TRUE(fails_with(ch_functions_linear_new(f.out(), 2, 3, CH_FLOAT32, 1, 0, 0, w23.get(), nullptr),
-                         CH_ERR_SHAPE, {"initial W", "(2, 3)", "(3, 2)"}));
-  EXPECT_TRUE(fails_with(ch_functions_linear_new(f.out(), 3, 2, CH_FLOAT32, 1, 0, 0, w23.get(), b3.get()),
-                         CH_ERR_SHAPE, {"initial b", "(3,)", "(2,)"}));
-  EXPECT_TRUE(fails_with(ch_functions_linear_new(f.out(), 3, 2, CH_FLOAT32, 1, 0, 1, nullptr, b3.get()),
-                         CH_ERR_INVALID_ARGUMENT, {"nobias"}));
-  EXPECT_TRUE(fails_with(ch_functions_linear_new(nullptr, 3, 2, CH_FLOAT32, 1, 0, 0, nullptr, nullptr),
-                         CH_ERR_INVALID_ARGUMENT, {"out"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_linear_new(f.out(), 0, 2, CH_FLOAT32, 1, 0, 0, nullptr, nullptr),
+                 CH_ERR_INVALID_ARGUMENT, {"in_size 0"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_linear_new(f.out(), 3, 2, CH_INT32, 1, 0, 0, nullptr, nullptr),
+                 CH_ERR_DTYPE, {"dtype"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_linear_new(f.out(), 2, 3, CH_FLOAT32, 1, 0, 0, w23.get(), nullptr),
+                 CH_ERR_SHAPE, {"initial W", "(2, 3)", "(3, 2)"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_linear_new(f.out(), 3, 2, CH_FLOAT32, 1, 0, 0, w23.get(), b3.get()),
+                 CH_ERR_SHAPE, {"initial b", "(3,)", "(2,)"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_linear_new(f.out(), 3, 2, CH_FLOAT32, 1, 0, 1, nullptr, b3.get()),
+                 CH_ERR_INVALID_ARGUMENT, {"nobias"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_linear_new(nullptr, 3, 2, CH_FLOAT32, 1, 0, 0, nullptr, nullptr),
+                 CH_ERR_INVALID_ARGUMENT, {"out"}));
   EXPECT_FALSE(f);
   ASSERT_EQ(ch_functions_linear_new(f.out(), 3, 2, CH_FLOAT32, 1, 0, 0, w23.get(), nullptr), CH_OK);
   Var wrong = make_var(iota(CH_FLOAT32, {4, 5}));
@@ -184,9 +198,11 @@ TEST_F(LinearTest, BadArguments) {
   Var labels = make_var(iota(CH_INT32, {4, 3}));
   Var y;
   ch_variable* in[1] = {wrong.get()};
-  EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_SHAPE, {"Linear", "(4, 5)", "in_size is 3"}));
+  EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_SHAPE,
+                         {"Linear", "(4, 5)", "in_size is 3"}));
   in[0] = f64.get();
-  EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_DTYPE, {"Linear", "float64", "float32"}));
+  EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_DTYPE,
+                         {"Linear", "float64", "float32"}));
   in[0] = zero_d.get();
   EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_SHAPE, {"Linear", "0-d"}));
   in[0] = labels.get();

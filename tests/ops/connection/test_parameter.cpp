@@ -1,7 +1,6 @@
 // Parameter: a function object with no inputs whose output is its parameter.
-#include "op_test_util.h"
-
 #include "nn_case.h"
+#include "op_test_util.h"
 
 namespace {
 
@@ -44,14 +43,17 @@ TEST_F(ParameterTest, OutputsParameterAndAccumulatesGradient) {
 TEST_F(ParameterTest, BadArguments) {
   Func f;
   Array labels = iota(CH_INT32, {3});
-  EXPECT_TRUE(fails_with(ch_functions_parameter_new(f.out(), labels.get()), CH_ERR_DTYPE, {"Parameter", "int32"}));
-  EXPECT_TRUE(fails_with(ch_functions_parameter_new(f.out(), nullptr), CH_ERR_NULL_HANDLE, {"initial"}));
+  EXPECT_TRUE(fails_with(ch_functions_parameter_new(f.out(), labels.get()), CH_ERR_DTYPE,
+                         {"Parameter", "int32"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_parameter_new(f.out(), nullptr), CH_ERR_NULL_HANDLE, {"initial"}));
   Array a = iota(CH_FLOAT32, {3});
   ASSERT_EQ(ch_functions_parameter_new(f.out(), a.get()), CH_OK);
   Var x = make_var(a);
   ch_variable* in[1] = {x.get()};
   Var y;
-  EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_INVALID_ARGUMENT, {"Parameter", "no inputs"}));
+  EXPECT_TRUE(fails_with(apply_function(f, in, 1, y.out()), CH_ERR_INVALID_ARGUMENT,
+                         {"Parameter", "no inputs"}));
 }
 
 }  // namespace

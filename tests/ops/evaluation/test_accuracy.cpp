@@ -34,10 +34,12 @@ TEST_F(AccuracyTest, BadInputs) {
   Var v = make_var(iota(CH_FLOAT64, {3}));
   Var t = make_var(CH_INT32, {3}, {0, 1, 2});
   Var a;
-  EXPECT_TRUE(fails_with(ch_functions_accuracy(a.out(), y.get(), t_high.get()), CH_ERR_INVALID_ARGUMENT,
-                         {"accuracy", "t[2] = 4"}));
-  EXPECT_TRUE(fails_with(ch_functions_accuracy(a.out(), y.get(), t_float.get()), CH_ERR_DTYPE, {"int32"}));
-  EXPECT_TRUE(fails_with(ch_functions_accuracy(a.out(), y.get(), t_len.get()), CH_ERR_SHAPE, {"(4,)", "(3, 4)"}));
+  EXPECT_TRUE(fails_with(ch_functions_accuracy(a.out(), y.get(), t_high.get()),
+                         CH_ERR_INVALID_ARGUMENT, {"accuracy", "t[2] = 4"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_accuracy(a.out(), y.get(), t_float.get()), CH_ERR_DTYPE, {"int32"}));
+  EXPECT_TRUE(fails_with(ch_functions_accuracy(a.out(), y.get(), t_len.get()), CH_ERR_SHAPE,
+                         {"(4,)", "(3, 4)"}));
   EXPECT_TRUE(fails_with(ch_functions_accuracy(a.out(), v.get(), t.get()), CH_ERR_SHAPE, {"(3,)"}));
   EXPECT_FALSE(a);
 }

@@ -1,8 +1,8 @@
 // softmax_cross_entropy against NumPy (loss_references.h), including scores
 // near +-1000 (log-sum-exp stability); label and shape errors.
-#include "loss_references.h"
-
 #include <cmath>
+
+#include "loss_references.h"
 
 namespace {
 
@@ -26,19 +26,21 @@ TEST_F(SoftmaxCrossEntropyTest, BadInputs) {
   Var x3 = make_var(iota(CH_FLOAT32, {3, 4, 1}));
   Var xi = make_var(iota(CH_INT32, {3, 4}));
   Var y;
-  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x.get(), t_high.get()), CH_ERR_INVALID_ARGUMENT,
-                         {"softmax_cross_entropy", "t[1] = 4", "[0, 4)"}));
-  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x.get(), t_neg.get()), CH_ERR_INVALID_ARGUMENT,
-                         {"t[2] = -1"}));
-  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x.get(), t_float.get()), CH_ERR_DTYPE,
-                         {"t is a float32", "int32"}));
-  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x.get(), t_len.get()), CH_ERR_SHAPE,
-                         {"(2,)", "(3, 4)"}));
-  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x3.get(), t.get()), CH_ERR_SHAPE,
-                         {"(3, 4, 1)", "(N, C)"}));
-  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), xi.get(), t.get()), CH_ERR_DTYPE, {"int32"}));
+  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x.get(), t_high.get()),
+                         CH_ERR_INVALID_ARGUMENT, {"softmax_cross_entropy", "t[1] = 4", "[0, 4)"}));
+  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x.get(), t_neg.get()),
+                         CH_ERR_INVALID_ARGUMENT, {"t[2] = -1"}));
+  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x.get(), t_float.get()),
+                         CH_ERR_DTYPE, {"t is a float32", "int32"}));
+  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x.get(), t_len.get()),
+                         CH_ERR_SHAPE, {"(2,)", "(3, 4)"}));
+  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), x3.get(), t.get()),
+                         CH_ERR_SHAPE, {"(3, 4, 1)", "(N, C)"}));
+  EXPECT_TRUE(fails_with(ch_functions_softmax_cross_entropy(y.out(), xi.get(), t.get()),
+                         CH_ERR_DTYPE, {"int32"}));
   EXPECT_FALSE(y);
-  ASSERT_EQ(ch_functions_softmax_cross_entropy(y.out(), x.get(), t.get()), CH_OK) << ch_error_message();
+  ASSERT_EQ(ch_functions_softmax_cross_entropy(y.out(), x.get(), t.get()), CH_OK)
+      << ch_error_message();
   EXPECT_EQ(creator_name(y), "SoftmaxCrossEntropy");
   EXPECT_EQ(shape_of(y), Shape{});
 }
@@ -52,7 +54,8 @@ TEST_F(SoftmaxCrossEntropyTest, UniformScoresLargeBatch) {
   Var x = make_var(CH_FLOAT64, {n, c}, std::vector<double>(static_cast<size_t>(n * c), 3.0));
   Var t = make_var(CH_INT32, {n}, labels);
   Var y;
-  ASSERT_EQ(ch_functions_softmax_cross_entropy(y.out(), x.get(), t.get()), CH_OK) << ch_error_message();
+  ASSERT_EQ(ch_functions_softmax_cross_entropy(y.out(), x.get(), t.get()), CH_OK)
+      << ch_error_message();
   EXPECT_NEAR(values_of(y)[0], std::log(10.0), 1e-13);
   backward(y, Array());
   const std::vector<double> g = values_of(grad_of(x).get());

@@ -28,9 +28,12 @@ TEST_F(MatMulTest, BadInputs) {
   Var y;
   EXPECT_TRUE(fails_with(ch_functions_matmul(y.out(), a.get(), b.get(), 0, 0), CH_ERR_SHAPE,
                          {"matmul", "(2, 3)", "3 vs 2"}));
-  EXPECT_TRUE(fails_with(ch_functions_matmul(y.out(), a.get(), c.get(), 0, 0), CH_ERR_DTYPE, {"float32", "float64"}));
-  EXPECT_TRUE(fails_with(ch_functions_matmul(y.out(), d.get(), a.get(), 0, 0), CH_ERR_SHAPE, {"matmul", "(2, 3, 4)"}));
-  EXPECT_TRUE(fails_with(ch_functions_matmul(y.out(), i.get(), i.get(), 0, 1), CH_ERR_DTYPE, {"int32"}));
+  EXPECT_TRUE(fails_with(ch_functions_matmul(y.out(), a.get(), c.get(), 0, 0), CH_ERR_DTYPE,
+                         {"float32", "float64"}));
+  EXPECT_TRUE(fails_with(ch_functions_matmul(y.out(), d.get(), a.get(), 0, 0), CH_ERR_SHAPE,
+                         {"matmul", "(2, 3, 4)"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_matmul(y.out(), i.get(), i.get(), 0, 1), CH_ERR_DTYPE, {"int32"}));
   EXPECT_TRUE(fails_with(ch_functions_batch_matmul(y.out(), d.get(), e.get(), 0, 0), CH_ERR_SHAPE,
                          {"batch_matmul", "batch sizes"}));
   EXPECT_TRUE(fails_with(ch_functions_batch_matmul(y.out(), d.get(), d.get(), 0, 0), CH_ERR_SHAPE,
@@ -46,8 +49,10 @@ TEST_F(MatMulTest, BadInputs) {
 TEST_F(MatMulTest, LargeExact) {
   const int64_t m = 200, k = 300, n = 100;
   std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
-  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(static_cast<int64_t>(i * 7) % 9) - 4;
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(static_cast<int64_t>(i * 5) % 7) - 3;
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<double>(static_cast<int64_t>(i * 7) % 9) - 4;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<double>(static_cast<int64_t>(i * 5) % 7) - 3;
   std::vector<double> expected(static_cast<size_t>(m * n), 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)

@@ -1,9 +1,9 @@
 // dropout: mask statistics, scaling, backward = mask * gy, test mode is the
 // identity (x itself), the process default through CH_MODE_DEFAULT, and
 // reproducibility under ch_config_seed.
-#include "op_test_util.h"
-
 #include <cmath>
+
+#include "op_test_util.h"
 
 namespace {
 
@@ -21,10 +21,12 @@ TEST_F(DropoutTest, MaskStatisticsAndBackward) {
       SCOPED_TRACE(std::string(ch_dtype_name(dt)) + " ratio " + std::to_string(ratio));
       Var x = make_var(dt, {n}, std::vector<double>(static_cast<size_t>(n), 1.0));
       Var y;
-      ASSERT_EQ(ch_functions_dropout(y.out(), x.get(), ratio, CH_MODE_TRAIN), CH_OK) << ch_error_message();
+      ASSERT_EQ(ch_functions_dropout(y.out(), x.get(), ratio, CH_MODE_TRAIN), CH_OK)
+          << ch_error_message();
       EXPECT_EQ(creator_name(y), "Dropout");
-      const double scale = dt == CH_FLOAT32 ? static_cast<double>(static_cast<float>(1.0 / (1.0 - ratio)))
-                                            : 1.0 / (1.0 - ratio);
+      const double scale = dt == CH_FLOAT32
+                               ? static_cast<double>(static_cast<float>(1.0 / (1.0 - ratio)))
+                               : 1.0 / (1.0 - ratio);
       const std::vector<double> v = values_of(y);
       int64_t kept = 0;
       bool only_two_values = true;
@@ -45,7 +47,8 @@ TEST_F(DropoutTest, MaskStatisticsAndBackward) {
       for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
         const double expected = v[k] == 0.0 ? 0.0 : static_cast<double>(gy[k] * scale);
-        const double rounded = dt == CH_FLOAT32 ? static_cast<double>(static_cast<float>(expected)) : expected;
+        const double rounded =
+            dt == CH_FLOAT32 ? static_cast<double>(static_cast<float>(expected)) : expected;
         mismatches += g[k] != rounded;
       }
       EXPECT_EQ(mismatches, 0) << "gx != mask * gy";
@@ -62,11 +65,13 @@ TEST_F(DropoutTest, TestModeIsIdentity) {
   EXPECT_EQ(creator_name(y), "");
   ch_config_set_train(0);
   Var z;
-  ASSERT_EQ(ch_functions_dropout(z.out(), x.get(), 0.5, CH_MODE_DEFAULT), CH_OK) << ch_error_message();
+  ASSERT_EQ(ch_functions_dropout(z.out(), x.get(), 0.5, CH_MODE_DEFAULT), CH_OK)
+      << ch_error_message();
   EXPECT_EQ(creator_name(z), "");
   ch_config_set_train(1);
   Var w;
-  ASSERT_EQ(ch_functions_dropout(w.out(), x.get(), 0.5, CH_MODE_DEFAULT), CH_OK) << ch_error_message();
+  ASSERT_EQ(ch_functions_dropout(w.out(), x.get(), 0.5, CH_MODE_DEFAULT), CH_OK)
+      << ch_error_message();
   EXPECT_EQ(creator_name(w), "Dropout");
 }
 
@@ -84,13 +89,14 @@ TEST_F(DropoutTest, BadInputs) {
   Var x = make_var(iota(CH_FLOAT32, {4}));
   Var i = make_var(iota(CH_INT32, {4}));
   Var y;
-  EXPECT_TRUE(fails_with(ch_functions_dropout(y.out(), x.get(), 1.0, CH_MODE_TRAIN), CH_ERR_INVALID_ARGUMENT,
-                         {"dropout", "ratio 1", "[0, 1)"}));
-  EXPECT_TRUE(fails_with(ch_functions_dropout(y.out(), x.get(), -0.1, CH_MODE_TRAIN), CH_ERR_INVALID_ARGUMENT,
-                         {"ratio -0.1"}));
-  EXPECT_TRUE(fails_with(ch_functions_dropout(y.out(), x.get(), NAN, CH_MODE_TRAIN), CH_ERR_INVALID_ARGUMENT,
-                         {"ratio"}));
-  EXPECT_TRUE(fails_with(ch_functions_dropout(y.out(), i.get(), 0.5, CH_MODE_TRAIN), CH_ERR_DTYPE, {"int32"}));
+  EXPECT_TRUE(fails_with(ch_functions_dropout(y.out(), x.get(), 1.0, CH_MODE_TRAIN),
+                         CH_ERR_INVALID_ARGUMENT, {"dropout", "ratio 1", "[0, 1)"}));
+  EXPECT_TRUE(fails_with(ch_functions_dropout(y.out(), x.get(), -0.1, CH_MODE_TRAIN),
+                         CH_ERR_INVALID_ARGUMENT, {"ratio -0.1"}));
+  EXPECT_TRUE(fails_with(ch_functions_dropout(y.out(), x.get(), NAN, CH_MODE_TRAIN),
+                         CH_ERR_INVALID_ARGUMENT, {"ratio"}));
+  EXPECT_TRUE(fails_with(ch_functions_dropout(y.out(), i.get(), 0.5, CH_MODE_TRAIN), CH_ERR_DTYPE,
+                         {"int32"}));
   EXPECT_FALSE(y);
 }
 
