@@ -32,30 +32,49 @@ VarPtr broadcast_to(const VarPtr& x, const Shape& shape);
 
 // ---- activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm
 
+VarPtr relu(const VarPtr& x);
+VarPtr leaky_relu(const VarPtr& x, double slope);
+VarPtr sigmoid(const VarPtr& x);
+VarPtr tanh(const VarPtr& x);
+VarPtr softmax(const VarPtr& x);  // over axis 1
+FuncPtr prelu_new(const Shape& shape, DType dtype, double init);
 // (end of activation)
 
 // ---- connection: Linear, Convolution2D, EmbedID, Parameter, Inception
 
+// initial_W / initial_b: copied (converted to dtype); null = Chainer's initialisation.
+FuncPtr linear_new(int64_t in_size, int64_t out_size, DType dtype, double wscale, double bias,
+                   bool nobias, const Array* initial_W, const Array* initial_b);
+FuncPtr parameter_new(const Array& initial);  // copied
 // (end of connection)
 
 // ---- array: transpose, concat, copy
 
+VarPtr transpose(const VarPtr& x, const int32_t* axes, int32_t naxes);  // axes null: reverse
+VarPtr concat(const std::vector<VarPtr>& xs, int32_t axis);
+VarPtr copy(const VarPtr& x, Device dst);
 // (end of array)
 
 // ---- math: matmul
 
+VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
+VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
 // (end of math)
 
 // ---- loss: softmax_cross_entropy, mean_squared_error, BinaryHierarchicalSoftmax
 
+VarPtr softmax_cross_entropy(const VarPtr& x, const VarPtr& t);
+VarPtr mean_squared_error(const VarPtr& x0, const VarPtr& x1);
 // (end of loss)
 
 // ---- evaluation: accuracy
 
+VarPtr accuracy(const VarPtr& y, const VarPtr& t);
 // (end of evaluation)
 
 // ---- noise: dropout
 
+VarPtr dropout(const VarPtr& x, double ratio, bool train);  // test mode: returns x
 // (end of noise)
 
 // ---- normalization: BatchNormalization, local_response_normalization
