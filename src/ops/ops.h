@@ -4,6 +4,8 @@
 
 #include "core/variable.h"
 
+#include <utility>
+
 namespace chainerc::ops {
 
 // math/
@@ -32,10 +34,14 @@ VarPtr broadcast_to(const VarPtr& x, const Shape& shape);
 
 // ---- activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm
 
+// Chainer 1.0.1's lstm: returns (c, h); gates interleaved in x (see lstm.cpp).
+std::pair<VarPtr, VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
 // (end of activation)
 
 // ---- connection: Linear, Convolution2D, EmbedID, Parameter, Inception
 
+// EmbedID function object (initial_W: copied; null = N(0, 1) samples).
+FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array* initial_W);
 // (end of connection)
 
 // ---- array: transpose, concat, copy
@@ -48,6 +54,13 @@ VarPtr broadcast_to(const VarPtr& x, const Shape& shape);
 
 // ---- loss: softmax_cross_entropy, mean_squared_error, BinaryHierarchicalSoftmax
 
+// BinaryHierarchicalSoftmax function object; `tree` holds 2 * n_internal
+// child codes as documented at ch_functions_binary_hierarchical_softmax_new.
+FuncPtr binary_hierarchical_softmax_new(int64_t in_size, const int32_t* tree, int64_t n_internal,
+                                        DType dtype, const Array* initial_W);
+// Chainer's create_huffman_tree for words 0..n-1 with `counts`, in the flat
+// encoding above (2 * (n - 1) entries, internal nodes numbered in pre-order).
+std::vector<int32_t> hsm_create_huffman_tree(const double* counts, int64_t n_words);
 // (end of loss)
 
 // ---- evaluation: accuracy
