@@ -9,11 +9,11 @@
 // weights trained with Chainer give the same results.
 // Backward recomputes the gates from the inputs (nothing is kept); a missing
 // gradient of c or h arrives as zeros.
+#include <cmath>
+
 #include "backend/cpu/parallel.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
-
-#include <cmath>
 
 namespace chainerc::ops {
 namespace {
@@ -34,13 +34,13 @@ class LSTM final : public Function {
     const Array& x = in[1];
     check_float_pair(kWho, c_prev, x);
     if (c_prev.ndim() < 2 || x.ndim() != c_prev.ndim())
-      fail(CH_ERR_SHAPE, kWho, ": c_prev ", c_prev.shape().to_string(), " and x ", x.shape().to_string(),
-           " must have the same number (>= 2) of dimensions");
+      fail(CH_ERR_SHAPE, kWho, ": c_prev ", c_prev.shape().to_string(), " and x ",
+           x.shape().to_string(), " must have the same number (>= 2) of dimensions");
     bool ok = x.shape()[0] == c_prev.shape()[0] && x.shape()[1] == 4 * c_prev.shape()[1];
     for (int32_t d = 2; d < x.ndim(); ++d) ok = ok && x.shape()[d] == c_prev.shape()[d];
     if (!ok)
-      fail(CH_ERR_SHAPE, kWho, ": x ", x.shape().to_string(), " must be c_prev ", c_prev.shape().to_string(),
-           " with four times the units (axis 1)");
+      fail(CH_ERR_SHAPE, kWho, ": x ", x.shape().to_string(), " must be c_prev ",
+           c_prev.shape().to_string(), " with four times the units (axis 1)");
     Array c = Array::empty_like(c_prev), h = Array::empty_like(c_prev);
     dispatch_floating(x.dtype(), kWho, [&](auto t) {
       using T = decltype(t);
@@ -52,8 +52,9 @@ class LSTM final : public Function {
       cpu::parallel_for(c_prev.size(), cpu::kElementwiseGrain / 8, [&](int64_t b, int64_t e) {
         for (int64_t k = b; k < e; ++k) {
           const int64_t nu = k / R, r = k % R;  // (n, u) pair and trailing position
-          const T* g = px + nu * 4 * R + r;   // x[n, 4u + gate, r] = g[gate * R]
-          const T a = std::tanh(g[0]), i = sigmoid(g[R]), f = sigmoid(g[2 * R]), o = sigmoid(g[3 * R]);
+          const T* g = px + nu * 4 * R + r;     // x[n, 4u + gate, r] = g[gate * R]
+          const T a = std::tanh(g[0]), i = sigmoid(g[R]), f = sigmoid(g[2 * R]),
+                  o = sigmoid(g[3 * R]);
           const T cv = a * i + f * pc[k];
           oc[k] = cv;
           oh[k] = o * std::tanh(cv);
@@ -81,7 +82,8 @@ class LSTM final : public Function {
           const int64_t nu = k / R, r = k % R;
           const T* g = px + nu * 4 * R + r;
           T* og = ogx + nu * 4 * R + r;
-          const T a = std::tanh(g[0]), i = sigmoid(g[R]), f = sigmoid(g[2 * R]), o = sigmoid(g[3 * R]);
+          const T a = std::tanh(g[0]), i = sigmoid(g[R]), f = sigmoid(g[2 * R]),
+                  o = sigmoid(g[3 * R]);
           const T co = std::tanh(a * i + f * pc[k]);
           const T gct = gh[k] * o * (T(1) - co * co) + gc[k];  // total gradient of c
           ogc[k] = gct * f;

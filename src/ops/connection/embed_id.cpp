@@ -2,13 +2,13 @@
 // (Chainer 1.0.1): W (in_size, out_size) ~ N(0, 1); ids are int32 of any
 // shape; y has shape x.shape + (out_size,). Backward scatter-adds gy into gW
 // (gW[x[k]] += gy[k]); the ids get no gradient.
+#include <cstring>
+#include <sstream>
+
 #include "backend/cpu/parallel.h"
 #include "core/random.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
-
-#include <cstring>
-#include <sstream>
 
 namespace chainerc::ops {
 namespace {
@@ -36,31 +36,35 @@ class EmbedID final : public Function {
     parameters = std::move(params);
   }
   const char* name() const override { return kWho; }
-  FuncPtr clone() const override { return std::make_shared<EmbedID>(in_size_, out_size_, parameters); }
+  FuncPtr clone() const override {
+    return std::make_shared<EmbedID>(in_size_, out_size_, parameters);
+  }
 
   Arrays forward(const Arrays& in) override {
-    if (in.size() != 1) fail(CH_ERR_INVALID_ARGUMENT, kWho, ": expects 1 input (the ids), got ", in.size());
+    if (in.size() != 1)
+      fail(CH_ERR_INVALID_ARGUMENT, kWho, ": expects 1 input (the ids), got ", in.size());
     const Array& x = in[0];
     const Array& W = (*parameters)[0].param;
     if (x.dtype() != DType::Int32)
       fail(CH_ERR_DTYPE, kWho, ": the ids are a ", x.describe(), "; int32 expected");
     cpu::require_cpu(x, kWho);
     if (x.ndim() + 1 > CH_MAX_NDIM)
-      fail(CH_ERR_SHAPE, kWho, ": the ids have ", x.ndim(), " dimensions; at most ", CH_MAX_NDIM - 1,
-           " allowed");
+      fail(CH_ERR_SHAPE, kWho, ": the ids have ", x.ndim(), " dimensions; at most ",
+           CH_MAX_NDIM - 1, " allowed");
     const int32_t* ids = x.data<int32_t>();
     const int64_t n = x.size();
     for (int64_t k = 0; k < n; ++k)
       if (ids[k] < 0 || ids[k] >= in_size_)
-        fail(CH_ERR_INVALID_ARGUMENT, kWho, ": id ", ids[k], " at position ", position_of(k, x.shape()),
-             " is out of range [0, ", in_size_, ")");
+        fail(CH_ERR_INVALID_ARGUMENT, kWho, ": id ", ids[k], " at position ",
+             position_of(k, x.shape()), " is out of range [0, ", in_size_, ")");
     Shape ys = x.shape();
     ys.push_back(out_size_);
     Array y = Array::empty(W.dtype(), ys, W.device());
     const size_t row = static_cast<size_t>(out_size_) * dtype_size(W.dtype());
     const char* w = static_cast<const char*>(W.raw());
     char* py = static_cast<char*>(y.raw());
-    const int64_t grain = std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, out_size_));
+    const int64_t grain =
+        std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, out_size_));
     cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) {
       for (int64_t k = b; k < e; ++k)
         std::memcpy(py + static_cast<size_t>(k) * row, w + static_cast<size_t>(ids[k]) * row, row);
@@ -95,8 +99,10 @@ class EmbedID final : public Function {
 FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array* initial_W) {
   const char* who = "ch_functions_embed_id_new";
   if (in_size <= 0 || out_size <= 0)
-    fail(CH_ERR_INVALID_ARGUMENT, who, ": in_size ", in_size, " and out_size ", out_size, " must be positive");
-  if (!is_floating(dtype)) fail(CH_ERR_DTYPE, who, ": dtype ", dtype_name(dtype), " given; float32 or float64 expected");
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": in_size ", in_size, " and out_size ", out_size,
+         " must be positive");
+  if (!is_floating(dtype))
+    fail(CH_ERR_DTYPE, who, ": dtype ", dtype_name(dtype), " given; float32 or float64 expected");
   const Shape shape{in_size, out_size};
   Array W;
   if (initial_W) {

@@ -8,15 +8,15 @@
 // The tree is a flat array of child codes: tree[2k] / tree[2k + 1] are the
 // left / right child of internal node k (row k of W); a code c >= 0 is
 // internal node c, c < 0 the leaf of word -c - 1. Node 0 is the root.
-#include "backend/cpu/parallel.h"
-#include "core/random.h"
-#include "ops/op_util.h"
-#include "ops/ops.h"
-
 #include <algorithm>
 #include <cmath>
 #include <queue>
 #include <tuple>
+
+#include "backend/cpu/parallel.h"
+#include "core/random.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
 
 namespace chainerc::ops {
 namespace {
@@ -94,7 +94,8 @@ Paths parse_tree(const int32_t* tree, int64_t n_internal, const char* who) {
   }
   for (int64_t k = 0; k < n_internal; ++k)
     if (!seen[static_cast<size_t>(k)])
-      fail(CH_ERR_INVALID_ARGUMENT, who, ": internal node ", k, " is not reachable from the root (node 0)");
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": internal node ", k,
+           " is not reachable from the root (node 0)");
   return p;
 }
 
@@ -127,11 +128,12 @@ class BinaryHierarchicalSoftmax final : public Function {
       fail(CH_ERR_DTYPE, kWho, ": x is a ", x.describe(), " but W is ", dtype_name(W.dtype()));
     if (x.ndim() != 2 || x.shape()[1] != in_size_)
       fail(CH_ERR_SHAPE, kWho, ": x is ", x.shape().to_string(), "; (N, ", in_size_, ") expected");
-    if (t.dtype() != DType::Int32) fail(CH_ERR_DTYPE, kWho, ": t is a ", t.describe(), "; int32 expected");
+    if (t.dtype() != DType::Int32)
+      fail(CH_ERR_DTYPE, kWho, ": t is a ", t.describe(), "; int32 expected");
     cpu::require_cpu(t, kWho);
     if (t.ndim() != 1 || t.shape()[0] != x.shape()[0])
-      fail(CH_ERR_SHAPE, kWho, ": t is ", t.shape().to_string(), " but x is ", x.shape().to_string(),
-           "; t must be (", x.shape()[0], ",)");
+      fail(CH_ERR_SHAPE, kWho, ": t is ", t.shape().to_string(), " but x is ",
+           x.shape().to_string(), "; t must be (", x.shape()[0], ",)");
     const int32_t* pt = t.data<int32_t>();
     const int64_t n = x.shape()[0];
     for (int64_t s = 0; s < n; ++s)
@@ -146,20 +148,21 @@ class BinaryHierarchicalSoftmax final : public Function {
       const T* px = x.data<T>();
       const T* pw = W.data<T>();
       const int64_t d = in_size_;
-      cpu::parallel_for(n, std::max<int64_t>(1, 4096 / (d * paths_->max_length + 1)), [&](int64_t b, int64_t e) {
-        for (int64_t s = b; s < e; ++s) {
-          const size_t w = static_cast<size_t>(pt[s]);
-          const int64_t off = paths_->start[w], len = paths_->length[w];
-          T loss = 0;
-          for (int64_t k = 0; k < len; ++k) {
-            const T* row = pw + paths_->nodes[static_cast<size_t>(off + k)] * d;
-            T dot = 0;
-            for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
-            loss += softplus(-dot * T(paths_->codes[static_cast<size_t>(off + k)]));
-          }
-          per[static_cast<size_t>(s)] = static_cast<double>(loss);
-        }
-      });
+      cpu::parallel_for(
+          n, std::max<int64_t>(1, 4096 / (d * paths_->max_length + 1)), [&](int64_t b, int64_t e) {
+            for (int64_t s = b; s < e; ++s) {
+              const size_t w = static_cast<size_t>(pt[s]);
+              const int64_t off = paths_->start[w], len = paths_->length[w];
+              T loss = 0;
+              for (int64_t k = 0; k < len; ++k) {
+                const T* row = pw + paths_->nodes[static_cast<size_t>(off + k)] * d;
+                T dot = 0;
+                for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
+                loss += softplus(-dot * T(paths_->codes[static_cast<size_t>(off + k)]));
+              }
+              per[static_cast<size_t>(s)] = static_cast<double>(loss);
+            }
+          });
       double total = 0;
       for (double v : per) total += v;
       y.data<T>()[0] = static_cast<T>(total);
@@ -183,21 +186,22 @@ class BinaryHierarchicalSoftmax final : public Function {
       const int64_t n = x.shape()[0], d = in_size_;
       // g[s, k] = -gloss * b_k * sigmoid(-b_k * W[e_k] . x_s), kept for the gW pass.
       std::vector<T> g(static_cast<size_t>(n * paths_->max_length));
-      cpu::parallel_for(n, std::max<int64_t>(1, 4096 / (d * paths_->max_length + 1)), [&](int64_t b, int64_t e) {
-        for (int64_t s = b; s < e; ++s) {
-          const size_t w = static_cast<size_t>(pt[s]);
-          const int64_t off = paths_->start[w], len = paths_->length[w];
-          for (int64_t k = 0; k < len; ++k) {
-            const T* row = pw + paths_->nodes[static_cast<size_t>(off + k)] * d;
-            const T code = T(paths_->codes[static_cast<size_t>(off + k)]);
-            T dot = 0;
-            for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
-            const T gk = -gloss * code / (T(1) + std::exp(dot * code));
-            g[static_cast<size_t>(s * paths_->max_length + k)] = gk;
-            for (int64_t j = 0; j < d; ++j) pgx[s * d + j] += gk * row[j];
-          }
-        }
-      });
+      cpu::parallel_for(n, std::max<int64_t>(1, 4096 / (d * paths_->max_length + 1)),
+                        [&](int64_t b, int64_t e) {
+                          for (int64_t s = b; s < e; ++s) {
+                            const size_t w = static_cast<size_t>(pt[s]);
+                            const int64_t off = paths_->start[w], len = paths_->length[w];
+                            for (int64_t k = 0; k < len; ++k) {
+                              const T* row = pw + paths_->nodes[static_cast<size_t>(off + k)] * d;
+                              const T code = T(paths_->codes[static_cast<size_t>(off + k)]);
+                              T dot = 0;
+                              for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
+                              const T gk = -gloss * code / (T(1) + std::exp(dot * code));
+                              g[static_cast<size_t>(s * paths_->max_length + k)] = gk;
+                              for (int64_t j = 0; j < d; ++j) pgx[s * d + j] += gk * row[j];
+                            }
+                          }
+                        });
       for (int64_t s = 0; s < n; ++s) {  // scatter into gW: rows are shared by samples
         const size_t w = static_cast<size_t>(pt[s]);
         const int64_t off = paths_->start[w], len = paths_->length[w];
@@ -246,10 +250,12 @@ std::vector<int32_t> hsm_create_huffman_tree(const double* counts, int64_t n_wor
   const char* who = "ch_functions_binary_hierarchical_softmax_create_huffman_tree";
   if (n_words < 2)
     fail(CH_ERR_INVALID_ARGUMENT, who, ": ", n_words, " words given; at least 2 needed for a tree");
-  if (n_words > INT32_MAX) fail(CH_ERR_INVALID_ARGUMENT, who, ": ", n_words, " words exceed int32 ids");
+  if (n_words > INT32_MAX)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": ", n_words, " words exceed int32 ids");
   if (!counts) fail(CH_ERR_INVALID_ARGUMENT, who, ": counts is NULL");
   for (int64_t w = 0; w < n_words; ++w)
-    if (std::isnan(counts[w])) fail(CH_ERR_INVALID_ARGUMENT, who, ": the count of word ", w, " is NaN");
+    if (std::isnan(counts[w]))
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": the count of word ", w, " is NaN");
   // Chainer's algorithm: a min-queue of (count, uid, node); pop two, the first
   // becomes the left child, push (sum, min uid). Nodes here: code >= 0 is a
   // merged pair (index into `pairs`), < 0 a word leaf.
@@ -275,7 +281,8 @@ std::vector<int32_t> hsm_create_huffman_tree(const double* counts, int64_t n_wor
     stack.pop_back();
     number[static_cast<size_t>(pr)] = next++;
     // Right pushed first so the left subtree is numbered first.
-    for (int64_t child : {pairs[static_cast<size_t>(pr)].second, pairs[static_cast<size_t>(pr)].first})
+    for (int64_t child :
+         {pairs[static_cast<size_t>(pr)].second, pairs[static_cast<size_t>(pr)].first})
       if (child >= 0) stack.push_back(child);
   }
   for (size_t pr = 0; pr < pairs.size(); ++pr) {
