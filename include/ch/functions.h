@@ -82,6 +82,18 @@ CH_API ch_status ch_functions_softmax(ch_variable** out, ch_variable* x);
  * *out: new reference; release with ch_function_release. */
 CH_API ch_status ch_functions_prelu_new(ch_function** out, const int64_t* shape, int32_t ndim,
                                         ch_dtype dtype, double init);
+/* Long Short-Term Memory units as an activation function (the seed's
+ * chainer.functions.lstm): c_prev (N, U, ...) is the previous cell state (zeros
+ * or the c of the previous call), x (N, 4U, ...) the incoming signal. The gates
+ * a, i, f, o are taken from x INTERLEAVED along axis 1, as Chainer 1.0.1 does
+ * (x.reshape(N, U, 4, ...)): a = x[:, 0::4], i = x[:, 1::4], f = x[:, 2::4],
+ * o = x[:, 3::4]. Then c = tanh(a) sigmoid(i) + c_prev sigmoid(f) and
+ * h = tanh(c) sigmoid(o), both of c_prev's shape. Differentiable in c_prev and
+ * x through either or both outputs.
+ * *c, *h: new references; release each with ch_variable_release (both NULL
+ * on failure). */
+CH_API ch_status ch_functions_lstm(ch_variable** c, ch_variable** h, ch_variable* c_prev,
+                                   ch_variable* x);
 
 /* (end of activation) */
 
@@ -139,6 +151,19 @@ CH_API ch_status ch_functions_convolution_2d_new(ch_function** out, int64_t in_c
                                                  ch_dtype dtype, double wscale, double bias,
                                                  int32_t nobias, const ch_array* initial_W,
                                                  const ch_array* initial_b);
+/* EmbedID(in_size, out_size) (the seed's chainer.functions.EmbedID): a
+ * function object holding the parameter "W" (in_size, out_size) of `dtype`
+ * (CH_FLOAT32 or CH_FLOAT64), initialised with N(0, 1) samples as Chainer 1.0.1
+ * (initial_W NULL) or copied from initial_W (same dtype and shape); its
+ * gradient starts at zeros. Apply it with ch_function_apply to one int32
+ * variable of ids of any shape S: the output has shape S + (out_size,) and
+ * output[s, :] = W[ids[s], :]. An id outside [0, in_size) is
+ * CH_ERR_INVALID_ARGUMENT naming the id and its position. Backward adds gy
+ * rows into W's gradient (gW[ids[s]] += gy[s]); the ids get no gradient.
+ * Parameters: ch_function_parameter_count / ch_function_parameter.
+ * *out: new reference; release with ch_function_release. */
+CH_API ch_status ch_functions_embed_id_new(ch_function** out, int64_t in_size, int64_t out_size,
+                                           ch_dtype dtype, const ch_array* initial_W);
 
 /* (end of connection) */
 
@@ -196,6 +221,46 @@ CH_API ch_status ch_functions_softmax_cross_entropy(ch_variable** out, ch_variab
  * 1/2 (Chainer's mean_squared_error). Equal shapes and dtypes; output 0-d. */
 CH_API ch_status ch_functions_mean_squared_error(ch_variable** out, ch_variable* x0,
                                                  ch_variable* x1);
+/* BinaryHierarchicalSoftmax(in_size, tree) (the seed's
+ * chainer.functions.BinaryHierarchicalSoftmax): hierarchical softmax over the
+ * words at the leaves of a binary tree.
+ *
+ * The tree is given flat: n_internal internal nodes, `tree` holds 2 *
+ * n_internal child codes (read during the call, not kept): tree[2k] and
+ * tree[2k + 1] are the left and right child of internal node k, where a code
+ * c >= 0 is internal node c and c < 0 is the leaf of word id -c - 1 (word w
+ * is encoded -(w + 1)). Node 0 is the root; every other node must have exactly
+ * one parent; each word may appear once. Row k of the parameter "W"
+ * (n_internal, in_size) belongs to internal node k. Chainer numbers internal
+ * nodes in pre-order (node, left subtree, right subtree): a wrapper that maps
+ * a nested pair like ((0, 1), 2) in that order gets Chainer's numbering, e.g.
+ * ((0, 1), 2) -> {1, -3, -1, -2} (node 0 = (node 1, word 2), node 1 = (word 0,
+ * word 1)).
+ *
+ * W is initialised with U(-1, 1) samples as Chainer 1.0.1 (initial_W NULL) or
+ * copied from initial_W (dtype and shape (n_internal, in_size)); its gradient
+ * starts at zeros. Apply with ch_function_apply to x (N, in_size) of `dtype`
+ * and int32 labels t (N,): the output is the 0-d sum over the batch of
+ * -log P(t_n | x_n), P(w | x) = prod over w's path of sigmoid(b x . W[e]),
+ * b = +1 where the path goes left and -1 where it goes right (Chainer's
+ * TreeParser). A label that is not a word of the tree is
+ * CH_ERR_INVALID_ARGUMENT naming it and its position. Backward gives the
+ * gradient of x and adds into W's gradient; t gets none.
+ * *out: new reference; release with ch_function_release. */
+CH_API ch_status ch_functions_binary_hierarchical_softmax_new(ch_function** out, int64_t in_size,
+                                                              const int32_t* tree,
+                                                              int64_t n_internal, ch_dtype dtype,
+                                                              const ch_array* initial_W);
+
+/* Chainer's BinaryHierarchicalSoftmax.create_huffman_tree for the words
+ * 0 .. n_words-1 with counts[w] (n_words >= 2; no NaN): repeatedly merges the
+ * two entries of least (count, id), the first as the left child, the merged
+ * entry taking the smaller id, as Chainer does with a dict in word-id order.
+ * Writes the tree in the encoding above, with internal nodes numbered in
+ * pre-order (as Chainer), to tree[0 .. 2 * (n_words - 1)); n_internal is
+ * n_words - 1. capacity: entries available at `tree` (caller-owned). */
+CH_API ch_status ch_functions_binary_hierarchical_softmax_create_huffman_tree(
+    int32_t* tree, int64_t capacity, const double* counts, int64_t n_words);
 
 /* (end of loss) */
 

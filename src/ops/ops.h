@@ -4,6 +4,8 @@
 
 #include "core/variable.h"
 
+#include <utility>
+
 namespace chainerc::ops {
 
 // math/
@@ -38,6 +40,8 @@ VarPtr sigmoid(const VarPtr& x);
 VarPtr tanh(const VarPtr& x);
 VarPtr softmax(const VarPtr& x);  // over axis 1
 FuncPtr prelu_new(const Shape& shape, DType dtype, double init);
+// Chainer 1.0.1's lstm: returns (c, h); gates interleaved in x (see lstm.cpp).
+std::pair<VarPtr, VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
 // (end of activation)
 
 // ---- connection: Linear, Convolution2D, EmbedID, Parameter, Inception
@@ -61,6 +65,8 @@ Array initial_parameter(const Array* init, DType dtype, const Shape& shape, cons
 FuncPtr inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5,
                       int64_t out5, int64_t proj_pool, DType dtype);
 
+// EmbedID function object (initial_W: copied; null = N(0, 1) samples).
+FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array* initial_W);
 // (end of connection)
 
 // ---- array: transpose, concat, copy
@@ -80,6 +86,13 @@ VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
 
 VarPtr softmax_cross_entropy(const VarPtr& x, const VarPtr& t);
 VarPtr mean_squared_error(const VarPtr& x0, const VarPtr& x1);
+// BinaryHierarchicalSoftmax function object; `tree` holds 2 * n_internal
+// child codes as documented at ch_functions_binary_hierarchical_softmax_new.
+FuncPtr binary_hierarchical_softmax_new(int64_t in_size, const int32_t* tree, int64_t n_internal,
+                                        DType dtype, const Array* initial_W);
+// Chainer's create_huffman_tree for words 0..n-1 with `counts`, in the flat
+// encoding above (2 * (n - 1) entries, internal nodes numbered in pre-order).
+std::vector<int32_t> hsm_create_huffman_tree(const double* counts, int64_t n_words);
 // (end of loss)
 
 // ---- evaluation: accuracy
