@@ -1,8 +1,5 @@
 #include "handles.h"
 
-#include "error.h"
-#include "variable.h"
-
 #include <sys/mman.h>
 
 #include <atomic>
@@ -13,12 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "error.h"
+#include "variable.h"
+
 namespace chainerc {
 namespace {
 
-constexpr int kGenBits = 14;                         // generations before a slot's handles repeat
+constexpr int kGenBits = 14;  // generations before a slot's handles repeat
 constexpr uint64_t kGenMask = (uint64_t{1} << kGenBits) - 1;
-constexpr int kIndexBits = 22;                       // up to 4M live handles
+constexpr int kIndexBits = 22;  // up to 4M live handles
 constexpr uint64_t kRange = uint64_t{1} << (kGenBits + kIndexBits);
 constexpr uint32_t kChunkBits = 14;
 constexpr uint32_t kChunkSize = 1u << kChunkBits;
@@ -40,7 +40,7 @@ struct Table {
   std::mutex mutex;  // guards allocation, the free list and chunk creation
   std::deque<uint32_t> free_slots;
   uint32_t next_fresh = 0;
-  std::atomic<int64_t> live[5] = {};
+  std::atomic<int64_t> live[kHandleKindCount] = {};
 
   Table() {
     void* p = mmap(nullptr, kRange, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -85,12 +85,17 @@ std::string describe(HandleKind kind, const void* object) {
     case HandleKind::Variable: {
       auto* v = static_cast<const VariableImpl*>(object);
       return std::string(v->creator ? "output of " : "root ") +
-             (v->creator ? std::string(v->creator->name()) + ", " : std::string()) + v->data.describe();
+             (v->creator ? std::string(v->creator->name()) + ", " : std::string()) +
+             v->data.describe();
     }
     case HandleKind::Function:
       return std::string("function '") + static_cast<const Function*>(object)->name() + "'";
     case HandleKind::Context:
       return "callback context";
+    case HandleKind::FunctionSet:
+      return "function set";
+    case HandleKind::Optimizer:
+      return "optimizer";
   }
   return "";
 }
@@ -111,6 +116,10 @@ const char* handle_kind_name(HandleKind kind) {
       return "ch_function";
     case HandleKind::Context:
       return "ch_context";
+    case HandleKind::FunctionSet:
+      return "ch_function_set";
+    case HandleKind::Optimizer:
+      return "ch_optimizer";
   }
   return "handle";
 }
@@ -152,7 +161,8 @@ const std::shared_ptr<void>* handle_find(const void* handle, HandleKind kind) no
 
 const std::shared_ptr<void>& handle_get(const void* handle, HandleKind kind, const char* who,
                                         const char* arg) {
-  if (!handle) fail(CH_ERR_NULL_HANDLE, who, ": argument '", arg, "' is a NULL ", handle_kind_name(kind));
+  if (!handle)
+    fail(CH_ERR_NULL_HANDLE, who, ": argument '", arg, "' is a NULL ", handle_kind_name(kind));
   Slot* s = decode(handle, nullptr);
   if (!s)
     fail(CH_ERR_RELEASED_HANDLE, who, ": argument '", arg, "' (", handle,
@@ -198,9 +208,9 @@ void handle_release(const void* handle, HandleKind kind, const char* who) {
 
 int64_t handle_live_count(int kind) noexcept {
   Table& t = table();
-  if (kind > 0 && kind < 5) return t.live[kind].load();
+  if (kind > 0 && kind < kHandleKindCount) return t.live[kind].load();
   int64_t n = 0;
-  for (int k = 1; k < 5; ++k) n += t.live[k].load();
+  for (int k = 1; k < kHandleKindCount; ++k) n += t.live[k].load();
   return n;
 }
 
