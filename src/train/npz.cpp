@@ -1,6 +1,7 @@
 #include "npz.h"
 
 #include <zip.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -325,6 +326,17 @@ NpyArray Reader::read(const std::string& key) const {
   if ((st.valid & ZIP_STAT_SIZE) && bytes.size() != st.size)
     fail(CH_ERR_IO, where, ": the entry has ", bytes.size(), " bytes but the directory says ",
          st.size);
+  if (st.valid & ZIP_STAT_CRC) {
+    // libzip does not check the CRC of every entry (stored ones): do it here.
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (size_t at = 0; at < bytes.size(); at += (1u << 30)) {
+      uInt n = static_cast<uInt>(std::min<size_t>(bytes.size() - at, 1u << 30));
+      crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + at), n);
+    }
+    if (crc != st.crc)
+      fail(CH_ERR_IO, where, ": the entry is corrupt: its CRC-32 is ", crc,
+           " but the directory says ", st.crc);
+  }
   return decode(bytes, where);
 }
 
