@@ -122,7 +122,7 @@ std::string encode(const Array& a) {
 
 std::string encode_int64_scalar(int64_t v) { return encode_raw("<i8", {}, &v, sizeof v); }
 
-NpyArray decode(const std::string& b, const std::string& where) {
+NpyArray decode(std::string&& b, const std::string& where) {
   if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0)
     bad(where, "the NPY magic bytes are missing");
   const int major = static_cast<unsigned char>(b[6]);
@@ -207,7 +207,8 @@ NpyArray decode(const std::string& b, const std::string& where) {
   if (have > need)
     bad(where, "the entry has " + std::to_string(have - need) + " bytes after the data of shape " +
                    shape_str(out.shape));
-  out.data = b.substr(start + header_len, need);
+  b.erase(0, start + header_len);  // the data, without another copy
+  out.data = std::move(b);
   return out;
 }
 
@@ -337,7 +338,7 @@ NpyArray Reader::read(const std::string& key) const {
       fail(CH_ERR_IO, where, ": the entry is corrupt: its CRC-32 is ", crc,
            " but the directory says ", st.crc);
   }
-  return decode(bytes, where);
+  return decode(std::move(bytes), where);
 }
 
 namespace {
@@ -369,8 +370,12 @@ Array to_array_any(const NpyArray& a, const std::string& path, const std::string
          "', which chainerc cannot read");
   Shape shape;
   for (int64_t d : a.shape) shape.push_back(d);
-  std::string data = a.data;
-  if (swap) swap_bytes(data.data(), a.count(), size);
+  std::string swapped;
+  if (swap) {
+    swapped = a.data;
+    swap_bytes(swapped.data(), a.count(), size);
+  }
+  const std::string& data = swap ? swapped : a.data;
   DType dt;
   if (kind == 'f' && size == 4) {
     dt = DType::Float32;
