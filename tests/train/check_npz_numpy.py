@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Checks, with NumPy alone, an .npz that tests/train/test_serializers.cpp wrote.
 
-    check_npz_numpy.py PATH              # a function set (ReadableByNumPy)
-    check_npz_numpy.py --optimizer PATH  # a MomentumSGD state of the same model
+    check_npz_numpy.py MODEL.npz... [--optimizer OPT.npz...]
+
+MODEL files hold a function set's parameters, OPT files a MomentumSGD state
+of the same model after one update (test ReadableByNumPy).
 
 The model is make_mlp(float32) with a nested make_mlp(float64) as "enc"; the
 values are recomputed here exactly as tests/train/train_test_util.h's
@@ -34,31 +36,46 @@ def fail(msg):
     sys.exit(1)
 
 
-def main(argv):
-    optimizer = argv[:1] == ["--optimizer"]
-    path = argv[-1]
+def check_optimizer(path, want):
     with np.load(path) as f:
         files = {k: f[k] for k in f.files}
-    want = expected_model()
-    if optimizer:
-        keys = {"t", "epoch"} | {k + "/t" for k in want} | {k + "/v" for k in want}
-        if set(files) != keys:
-            fail(f"keys {sorted(files)} != {sorted(keys)}")
-        if files["t"].dtype != np.int64 or files["t"].shape != () or int(files["t"]) != 1:
-            fail(f"t is {files['t']!r}")
-        for k, w in want.items():
-            v = files[k + "/v"]
-            if v.dtype != w.dtype or v.shape != w.shape:
-                fail(f"{k}/v is {v.dtype} {v.shape}, expected {w.dtype} {w.shape}")
-        return 0
+    keys = {"t", "epoch"} | {k + "/t" for k in want} | {k + "/v" for k in want}
+    if set(files) != keys:
+        fail(f"{path}: keys {sorted(files)} != {sorted(keys)}")
+    if files["t"].dtype != np.int64 or files["t"].shape != () or int(files["t"]) != 1:
+        fail(f"{path}: t is {files['t']!r}")
+    for k, w in want.items():
+        v = files[k + "/v"]
+        if v.dtype != w.dtype or v.shape != w.shape:
+            fail(f"{path}: {k}/v is {v.dtype} {v.shape}, expected {w.dtype} {w.shape}")
+
+
+def check_model(path, want):
+    with np.load(path) as f:
+        files = {k: f[k] for k in f.files}
     if set(files) != set(want):
-        fail(f"keys {sorted(files)} != {sorted(want)}")
+        fail(f"{path}: keys {sorted(files)} != {sorted(want)}")
     for k, w in want.items():
         a = files[k]
         if a.dtype != w.dtype or a.shape != w.shape or not np.array_equal(a, w):
-            fail(f"{k}: got {a.dtype} {a.shape} {a.ravel()[:4]}, expected {w.dtype} {w.shape} {w.ravel()[:4]}")
+            fail(f"{path}: {k}: got {a.dtype} {a.shape} {a.ravel()[:4]}, "
+                 f"expected {w.dtype} {w.shape} {w.ravel()[:4]}")
         if not a.flags.c_contiguous:
-            fail(f"{k} is not C-ordered")
+            fail(f"{path}: {k} is not C-ordered")
+
+
+def main(argv):
+    want = expected_model()
+    optimizer = False
+    checked = 0
+    for arg in argv:
+        if arg == "--optimizer":
+            optimizer = True
+            continue
+        (check_optimizer if optimizer else check_model)(arg, want)
+        checked += 1
+    if not checked:
+        fail("no file given")
     return 0
 
 

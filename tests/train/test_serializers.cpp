@@ -194,22 +194,18 @@ TEST_F(SerializersTest, ReadableByNumPy) {
   FnSet enc = make_mlp(CH_FLOAT64);
   FnSet model = make_mlp(CH_FLOAT32);
   ASSERT_CH_OK(ch_function_set_add_set(model, "enc", enc));
-  std::string path = temp_path("for_numpy.npz");
-  for (int32_t flags : {CH_NPZ_STORED, CH_NPZ_COMPRESSED}) {
-    ASSERT_CH_OK(ch_function_set_save_npz(model, path.c_str(), flags));
-    // check_npz_numpy.py recomputes make_linear's values and compares.
-    std::string cmd =
-        "python3 '" + std::string(TRAIN_TEST_DATA_DIR) + "/../check_npz_numpy.py' '" + path + "'";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
+  std::string stored = temp_path("for_numpy.npz"), compressed = temp_path("for_numpy_z.npz");
+  ASSERT_CH_OK(ch_function_set_save_npz(model, stored.c_str(), CH_NPZ_STORED));
+  ASSERT_CH_OK(ch_function_set_save_npz(model, compressed.c_str(), CH_NPZ_COMPRESSED));
   Opt o;
   ASSERT_CH_OK(ch_optimizer_momentum_sgd_new(o.out(), 0.01, 0.9));
   ASSERT_CH_OK(ch_optimizer_setup(o, model));
   ASSERT_CH_OK(ch_optimizer_update(o));
   std::string opath = temp_path("opt_for_numpy.npz");
   ASSERT_CH_OK(ch_optimizer_save_npz(o, opath.c_str(), CH_NPZ_STORED));
-  std::string cmd = "python3 '" + std::string(TRAIN_TEST_DATA_DIR) +
-                    "/../check_npz_numpy.py' --optimizer '" + opath + "'";
+  // check_npz_numpy.py recomputes make_linear's values and compares.
+  std::string cmd = "python3 '" + std::string(TRAIN_TEST_DATA_DIR) + "/../check_npz_numpy.py' '" +
+                    stored + "' '" + compressed + "' --optimizer '" + opath + "'";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
