@@ -358,6 +358,7 @@ ch_status user_update(void* ud, ch_array* param, ch_array* grad, ch_array* const
   u->last_t = t;
   if (u->fail_update) {
     ch_error_set(CH_ERR_INVALID_ARGUMENT, "update refused");
+    ch_error_set_payload(u, nullptr);  // a host error object travels to the caller
     return CH_ERR_INVALID_ARGUMENT;
   }
   if (n_states != 2 || ch_array_dtype(param) != CH_FLOAT64) return CH_ERR_INTERNAL;
@@ -426,6 +427,7 @@ TEST_F(OptimizerTest, UserDefinedOptimizer) {
     EXPECT_TRUE(contains(ch_error_message(), "update_one")) << ch_error_message();
     EXPECT_TRUE(contains(ch_error_message(), "parameter '0'")) << ch_error_message();
     EXPECT_TRUE(contains(ch_error_message(), "update refused")) << ch_error_message();
+    EXPECT_EQ(ch_error_take_payload(), &u);
     u.fail_update = false;
     // A failing init_state leaves the previous setup in place.
     u.fail_init = true;
