@@ -1388,6 +1388,8 @@ class Optimizer : public detail::Handle<ch_optimizer, ch_optimizer_retain, ch_op
   void update() { check(ch_optimizer_update(get())); }
   int64_t t() const noexcept { return ch_optimizer_t(get()); }
   void set_t(int64_t t) { check(ch_optimizer_set_t(get(), t)); }
+  int64_t epoch() const noexcept { return ch_optimizer_epoch(get()); }
+  void new_epoch() { check(ch_optimizer_new_epoch(get())); }
   void accumulate_grads(const std::vector<Array>& grads) {
     std::vector<ch_array*> gs = detail::handles_of(grads);
     check(ch_optimizer_accumulate_grads(get(), gs.data(), gs.size()));

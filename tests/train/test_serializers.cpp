@@ -173,6 +173,8 @@ TEST_F(SerializersTest, OptimizerRoundTripResumesExactly) {
   ASSERT_CH_OK(ch_optimizer_rmsprop_new(oa.out(), 0.01, 0.99, 1e-8));
   ASSERT_CH_OK(ch_optimizer_setup(oa, a));
   train(a, oa, 3);
+  ASSERT_CH_OK(ch_optimizer_new_epoch(oa));
+  EXPECT_EQ(ch_optimizer_epoch(oa), 1);
   std::string mpath = temp_path("resume_model.npz"), opath = temp_path("resume_opt.npz");
   ASSERT_CH_OK(ch_function_set_save_npz(a, mpath.c_str(), CH_NPZ_STORED));
   ASSERT_CH_OK(ch_optimizer_save_npz(oa, opath.c_str(), CH_NPZ_STORED));
@@ -183,6 +185,7 @@ TEST_F(SerializersTest, OptimizerRoundTripResumesExactly) {
   ASSERT_CH_OK(ch_function_set_load_npz(b, mpath.c_str()));
   ASSERT_CH_OK(ch_optimizer_load_npz(ob, opath.c_str()));
   EXPECT_EQ(ch_optimizer_t(ob), 3);
+  EXPECT_EQ(ch_optimizer_epoch(ob), 1);
   train(a, oa, 2);
   train(b, ob, 2);
   EXPECT_EQ(all_params(a), all_params(b));
