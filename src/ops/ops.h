@@ -4,8 +4,6 @@
 
 #include "core/variable.h"
 
-#include <utility>
-
 namespace chainerc::ops {
 
 // math/
@@ -34,8 +32,8 @@ VarPtr broadcast_to(const VarPtr& x, const Shape& shape);
 
 // ---- activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm
 
-// Chainer 1.0.1's lstm: returns (c, h); gates interleaved in x (see lstm.cpp).
-std::pair<VarPtr, VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
+// Chainer 1.0.1's lstm: returns {c, h}; gates interleaved in x (see lstm.cpp).
+std::vector<VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
 // (end of activation)
 
 // ---- connection: Linear, Convolution2D, EmbedID, Parameter, Inception
