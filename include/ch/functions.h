@@ -259,8 +259,10 @@ CH_API ch_status ch_functions_binary_hierarchical_softmax_new(ch_function** out,
  * Writes the tree in the encoding above, with internal nodes numbered in
  * pre-order (as Chainer), to tree[0 .. 2 * (n_words - 1)); n_internal is
  * n_words - 1. capacity: entries available at `tree` (caller-owned). */
-CH_API ch_status ch_functions_binary_hierarchical_softmax_create_huffman_tree(
-    int32_t* tree, int64_t capacity, const double* counts, int64_t n_words);
+CH_API ch_status ch_functions_binary_hierarchical_softmax_create_huffman_tree(int32_t* tree,
+                                                                              int64_t capacity,
+                                                                              const double* counts,
+                                                                              int64_t n_words);
 
 /* (end of loss) */
 

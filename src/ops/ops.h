@@ -4,8 +4,6 @@
 
 #include "core/variable.h"
 
-#include <utility>
-
 namespace chainerc::ops {
 
 // math/
@@ -40,8 +38,8 @@ VarPtr sigmoid(const VarPtr& x);
 VarPtr tanh(const VarPtr& x);
 VarPtr softmax(const VarPtr& x);  // over axis 1
 FuncPtr prelu_new(const Shape& shape, DType dtype, double init);
-// Chainer 1.0.1's lstm: returns (c, h); gates interleaved in x (see lstm.cpp).
-std::pair<VarPtr, VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
+// Chainer 1.0.1's lstm: returns {c, h}; gates interleaved in x (see lstm.cpp).
+std::vector<VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
 // (end of activation)
 
 // ---- connection: Linear, Convolution2D, EmbedID, Parameter, Inception
