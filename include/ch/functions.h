@@ -116,9 +116,8 @@ CH_API ch_status ch_functions_lstm(ch_variable** c, ch_variable** h, ch_variable
  * and gives x the gradient gy W in x's shape.
  * *out: new reference; release with ch_function_release. */
 CH_API ch_status ch_functions_linear_new(ch_function** out, int64_t in_size, int64_t out_size,
-                                         ch_dtype dtype, double wscale, double bias,
-                                         int32_t nobias, const ch_array* initial_W,
-                                         const ch_array* initial_b);
+                                         ch_dtype dtype, double wscale, double bias, int32_t nobias,
+                                         const ch_array* initial_W, const ch_array* initial_b);
 /* New Parameter function object (Chainer's Parameter(array)): applied with
  * ch_function_apply to no inputs, it outputs its parameter "W" (a copy of
  * `initial`, float32 or float64); the output shares the parameter's memory.
