@@ -21,8 +21,11 @@
 namespace chainerc::ops {
 namespace {
 
-// Column buffers hold at most about this many elements (the batch is chunked).
-constexpr int64_t kColumnBudget = int64_t{1} << 22;
+// Column buffers hold about this many elements per thread (the batch is
+// chunked): small enough that the columns im2col writes are still in cache
+// when the GEMM reads them (measured on the MNIST convnet: 2^16..2^17 per
+// thread beat 2^22 by ~30% of the conv time), large enough for efficient GEMMs.
+constexpr int64_t kColumnBudget = int64_t{1} << 17;
 
 struct ConvConfig {
   int64_t in, out, kh, kw, sy, sx, ph, pw;
@@ -174,7 +177,7 @@ class Convolution2D final : public Function {
 
   static int64_t chunk_size(int64_t n, int64_t rows, int64_t positions) {
     const int64_t per = std::max<int64_t>(1, rows * positions);
-    return std::max<int64_t>(1, std::min(n, kColumnBudget / per));
+    return std::max<int64_t>(1, std::min(n, kColumnBudget * cpu::num_threads() / per));
   }
 
   ConvConfig c_;
