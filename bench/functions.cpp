@@ -1,8 +1,9 @@
 // chainerc vs libtorch: forward + backward of each built-in function.
 //
 // One row per function on a typical shape (float32, batch first). One timed
-// call: forward, then backward with an output gradient of ones (sum(y) then
-// backward; a 0-d output is backpropagated directly), then the graph is freed.
+// call: forward, then backward with an output gradient of ones (an array of
+// ones made once, set as y's gradient; with --via-sum, sum(y) then backward;
+// a 0-d output is backpropagated directly), then the graph is freed.
 // Inputs are built once, with the same values on both sides; the function
 // objects of parameterized functions (Linear, Convolution2D, EmbedID,
 // BatchNormalization, PReLU) are created once, and their parameter gradients
@@ -16,7 +17,7 @@
 // repeats of all rows of one thread count interleaved, median.
 //
 // Usage: functions [--quick] [--threads 1,2] [--only NAME] [--repeats N]
-//                  [--min-time SECONDS]
+//                  [--min-time SECONDS] [--via-sum]
 
 #include <ch/ch.h>
 
@@ -77,9 +78,11 @@ std::vector<int32_t> randint(int64_t n, int32_t hi, uint32_t seed) {
 struct Held {
   std::vector<ch_variable*> vars;
   std::vector<ch_function*> fns;
+  std::vector<ch_array*> arrays;
   ~Held() {
     for (ch_variable* v : vars) ch_variable_release(v);
     for (ch_function* f : fns) ch_function_release(f);
+    for (ch_array* a : arrays) ch_array_release(a);
   }
 };
 
@@ -102,9 +105,17 @@ ch_variable* ch_apply(ch_function* f, std::vector<ch_variable*> in) {
   return y;
 }
 
-// y: new reference from the forward; backward with ones, then frees the graph.
-void ch_backward_ones(ch_variable* y) {
+// With --via-sum, the output gradient of ones comes from sum(y) (one more
+// function on each side); by default it is an array of ones made once.
+bool g_via_sum = false;
+
+// y: new reference from the forward; backward with ones (gy, or NULL for a
+// one-element y), then frees the graph.
+void ch_backward_ones(ch_variable* y, ch_array* gy) {
   if (ch_variable_size(y) == 1) {
+    CH_BENCH_CHECK(ch_variable_backward(y, 0));
+  } else if (!g_via_sum) {
+    CH_BENCH_CHECK(ch_variable_set_grad(y, gy));
     CH_BENCH_CHECK(ch_variable_backward(y, 0));
   } else {
     ch_variable* s = nullptr;
@@ -130,9 +141,11 @@ torch::Tensor t_labels(const std::vector<int32_t>& data) {
       .to(torch::kLong);
 }
 
-void t_backward_ones(const torch::Tensor& y) {
+void t_backward_ones(const torch::Tensor& y, const torch::Tensor& gy) {
   if (y.numel() == 1)
     y.backward();
+  else if (!g_via_sum)
+    y.backward(gy);
   else
     y.sum().backward();
 }
@@ -145,9 +158,11 @@ struct Row {
   std::string shape;
   std::function<ch_variable*()> ch_fwd;  // new reference to the output
   int64_t ch_out_size = 0;
+  ch_array* ch_gy = nullptr;  // ones of the output's shape
 #if CH_BENCH_HAVE_TORCH
   std::function<torch::Tensor()> t_fwd;
   std::vector<torch::Tensor> t_inputs;  // their grads are reset before every call
+  torch::Tensor t_gy;                   // ones of the output's shape
 #endif
 };
 
@@ -490,9 +505,27 @@ int run(const bench::Timing& timing, const std::vector<int>& threads, const std:
   for (Row& r : rows) {
     ch_variable* y = r.ch_fwd();
     r.ch_out_size = ch_variable_size(y);
-    ch_backward_ones(y);
+    {
+      ch_array* yd = nullptr;
+      CH_BENCH_CHECK(ch_variable_data(&yd, y));
+      CH_BENCH_CHECK(ch_array_new_full(&r.ch_gy, CH_FLOAT32, ch_array_shape(yd), ch_array_ndim(yd),
+                                       1.0, ch_device_cpu()));
+      held.arrays.push_back(r.ch_gy);
+      CH_BENCH_CHECK(ch_array_release(yd));
+    }
+    ch_backward_ones(y, r.ch_gy);
+    double gy_sum = 0;  // the given gradient must come back unchanged
+    for (int64_t k = 0; k < ch_array_size(r.ch_gy); ++k) {
+      double v = 0;
+      CH_BENCH_CHECK(ch_array_get(&v, r.ch_gy, k));
+      gy_sum += v;
+    }
+    if (gy_sum != static_cast<double>(ch_array_size(r.ch_gy)))
+      die(r.name + ": chainerc backward wrote into the output gradient it was given");
 #if CH_BENCH_HAVE_TORCH
-    const int64_t tn = r.t_fwd().numel();
+    const torch::Tensor ty = r.t_fwd();
+    r.t_gy = torch::ones_like(ty);
+    const int64_t tn = ty.numel();
     if (tn != r.ch_out_size)
       die(r.name + ": chainerc output has " + std::to_string(r.ch_out_size) +
           " elements, libtorch's " + std::to_string(tn));
@@ -520,13 +553,15 @@ int run(const bench::Timing& timing, const std::vector<int>& threads, const std:
       const Row& r = rows[i];
       Result& res = results[first + i];
       auto fwd = r.ch_fwd;
-      benches.push_back({[fwd] { ch_backward_ones(fwd()); }, &res.ch_us, 1, {}});
+      ch_array* gy = r.ch_gy;
+      benches.push_back({[fwd, gy] { ch_backward_ones(fwd(), gy); }, &res.ch_us, 1, {}});
 #if CH_BENCH_HAVE_TORCH
       auto tfwd = r.t_fwd;
       auto tin = r.t_inputs;
-      benches.push_back({[tfwd, tin]() mutable {
+      torch::Tensor tgy = r.t_gy;
+      benches.push_back({[tfwd, tin, tgy]() mutable {
                            for (torch::Tensor& t : tin) t.mutable_grad().reset();
-                           t_backward_ones(tfwd());
+                           t_backward_ones(tfwd(), tgy);
                          },
                          &res.t_us,
                          1,
@@ -539,10 +574,12 @@ int run(const bench::Timing& timing, const std::vector<int>& threads, const std:
   std::printf(
       "## chainerc vs libtorch: forward + backward per built-in function (CPU, float32)\n\n");
   std::printf(
-      "One call = forward + backward with an output gradient of ones + freeing the graph; "
-      "median of %d repeats of at least %.0f ms each, the repeats of all rows of one thread "
-      "count interleaved. Ratio above 1: chainerc faster.\n\n",
-      timing.repeats, timing.min_time * 1e3);
+      "One call = forward + backward with an output gradient of ones (%s; a 0-d output is "
+      "backpropagated directly) + freeing the graph; median of %d repeats of at least %.0f ms "
+      "each, the repeats of all rows of one thread count interleaved. Ratio above 1: chainerc "
+      "faster.\n\n",
+      g_via_sum ? "through sum(y)" : "an array of ones made once", timing.repeats,
+      timing.min_time * 1e3);
   std::printf("| function | shape | threads | chainerc µs | libtorch µs | libtorch / chainerc |\n");
   std::printf("| --- | --- | ---: | ---: | ---: | ---: |\n");
   for (const Result& r : results)
@@ -596,11 +633,14 @@ int main(int argc, char** argv) {
       threads.clear();
       for (const std::string& t : bench::split(value(), ','))
         threads.push_back(std::atoi(t.c_str()));
+    } else if (a == "--via-sum") {
+      g_via_sum = true;
     } else if (a == "--only") {
       only = value();
     } else if (a == "-h" || a == "--help") {
       std::printf(
           "usage: %s [--quick] [--threads 1,2] [--only NAME] [--repeats N] [--min-time SECONDS]\n"
+          "          [--via-sum]  (output gradient through sum(y) instead of a given ones array)\n"
           "  NAME: relu sigmoid tanh leaky_relu softmax dropout transpose sum exp linear\n"
           "        convolution_2d prelu softmax_cross_entropy mean_squared_error max_pooling_2d\n"
           "        average_pooling_2d batch_normalization local_response_normalization concat\n"
