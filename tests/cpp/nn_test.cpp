@@ -336,3 +336,24 @@ TEST(NN, TinyMlpTrains) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every handle the wrappers create is released with its RAII owner, on success and on error.
+TEST(NN, WrappersLeakNoHandles) {
+  const int64_t before = ch::debug::live_handles();
+  {
+    ch::F::BatchNormalization bn({3});
+    ch::Function l = ch::F::Linear(3, 3);
+    ch::Variable x(random_array({2, 3}, CH_FLOAT32, 28));
+    ch::Variable c(random_array({2, 3}, CH_FLOAT32, 29));
+    auto [c1, h1] = ch::F::lstm(c, ch::F::concat({x, x, x, x}));
+    ch::Variable y = ch::F::sigmoid(bn(l(h1), CH_MODE_TRAIN));
+    ch::sum(ch::F::dropout(y) + c1).backward();
+    EXPECT_THROW(ch::F::lstm(c, x), ch::Error);
+    EXPECT_THROW(bn.avg_mean() = ch::F::BatchNormalization(l).avg_mean(), ch::Error);
+  }
+  EXPECT_EQ(ch::debug::live_handles(), before);
+}
+
+}  // namespace
