@@ -42,6 +42,8 @@ fn main() {
     }
     if let Some(d) = dirs.first() {
         println!("cargo:lib_dir={d}");
+        // This package's own tests find the shared library through an rpath.
+        println!("cargo:rustc-link-arg-tests=-Wl,-rpath,{d}");
     }
     if env::var("CHAINERC_STATIC").map(|v| v == "1").unwrap_or(false) {
         println!("cargo:rustc-link-lib=static=chainerc");

@@ -73,7 +73,11 @@ fn header_functions() -> BTreeMap<String, usize> {
         if path.extension().map(|e| e != "h").unwrap_or(true) {
             continue;
         }
-        let text = strip_comments(&fs::read_to_string(&path).unwrap());
+        let text: String = strip_comments(&fs::read_to_string(&path).unwrap())
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
         let mut rest = text.as_str();
         while let Some(p) = rest.find("CH_API ") {
             let decl_start = &rest[p + 7..];
