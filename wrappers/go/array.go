@@ -3,6 +3,7 @@ package chainerc
 /*
 #include <stdlib.h>
 #include "capi_gen.h"
+#include "capi_extra.h"
 */
 import "C"
 
@@ -218,10 +219,11 @@ func (a *Array) Ndim() int {
 
 // Shape returns a copy of the extents.
 func (a *Array) Shape() []int64 {
-	n := a.Ndim()
+	info := C.gch_array_info(a.p)
+	n := int(info.ndim)
 	out := make([]int64, n)
 	if n > 0 {
-		copy(out, unsafe.Slice((*int64)(unsafe.Pointer(C.ch_array_shape(a.p))), n))
+		copy(out, unsafe.Slice((*int64)(unsafe.Pointer(info.shape)), n))
 	}
 	runtime.KeepAlive(a)
 	return out
@@ -300,15 +302,16 @@ func Write[T Elem](a *Array, src []T) error {
 // alive (keep a reachable, e.g. with runtime.KeepAlive(a), until the last
 // use), and inputs and gradients passed to callbacks must not be written.
 func View[T Elem](a *Array) ([]T, error) {
-	if d := a.Dtype(); d != dtypeOf[T]() {
+	info := C.gch_array_info(a.p) // one cgo call for dtype, device, size and data
+	runtime.KeepAlive(a)
+	if d := Dtype(info.dtype); d != dtypeOf[T]() {
 		return nil, &Error{Status: ErrDtype, Message: fmt.Sprintf("array of %v viewed as %v", d, dtypeOf[T]())}
 	}
-	if dev := a.Device(); dev.Type != DeviceCPU {
-		return nil, &Error{Status: ErrDevice, Message: fmt.Sprintf("array on %v viewed from the host", dev)}
+	if DeviceType(info.device_type) != DeviceCPU {
+		return nil, &Error{Status: ErrDevice, Message: fmt.Sprintf("array on %v viewed from the host", a.Device())}
 	}
-	n := a.Size()
-	p := C.ch_array_data(a.p)
-	runtime.KeepAlive(a)
+	n := int(info.size)
+	p := info.data
 	if n == 0 || p == nil {
 		return []T{}, nil
 	}

@@ -120,3 +120,14 @@ gres gch_numerical_grad(ch_array** out, uintptr_t handle, ch_array* const* input
   return g_ch_numerical_grad(out, eval_cb, (void*)handle, inputs, n_inputs, grad_outputs,
                              n_grad_outputs, eps);
 }
+
+gch_info gch_array_info(const ch_array* a) {
+  gch_info r;
+  r.data = ch_array_data(a);
+  r.shape = ch_array_shape(a);
+  r.size = ch_array_size(a);
+  r.dtype = ch_array_dtype(a);
+  r.ndim = ch_array_ndim(a);
+  r.device_type = ch_array_device(a).type;
+  return r;
+}

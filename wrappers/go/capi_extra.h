@@ -21,6 +21,16 @@ gres gch_check_backward_graph(uintptr_t handle, ch_array* const* inputs, size_t 
                               double atol, double rtol);
 gres gch_numerical_grad(ch_array** out, uintptr_t handle, ch_array* const* inputs, size_t n_inputs,
                         ch_array* const* grad_outputs, size_t n_grad_outputs, double eps);
+/* Everything View and Shape need, in one cgo call. */
+typedef struct gch_info {
+  void* data;
+  const int64_t* shape;
+  int64_t size;
+  int32_t dtype;
+  int32_t ndim;
+  int32_t device_type;
+} gch_info;
+gch_info gch_array_info(const ch_array* a);
 /* Turn a taken payload back into a handle (0 if it is not one of ours). */
 uintptr_t gch_payload_handle(void* payload);
 void gch_payload_destroy(void* payload);
