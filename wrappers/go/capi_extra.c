@@ -131,3 +131,28 @@ gch_info gch_array_info(const ch_array* a) {
   r.device_type = ch_array_device(a).type;
   return r;
 }
+
+static ch_status opt_init(void* u, ch_array* param, ch_array* grad, ch_array** states, size_t n) {
+  return chainercGoOptInit((uintptr_t)u, param, grad, states, n);
+}
+static ch_status opt_update(void* u, ch_array* param, ch_array* grad, ch_array* const* states,
+                            size_t n, int64_t t) {
+  return chainercGoOptUpdate((uintptr_t)u, param, grad, (ch_array**)states, n, t);
+}
+
+gres gch_optimizer_new(const char* name, uintptr_t handle, size_t n_states,
+                       const char* const* state_names) {
+  ch_optimizer_def def;
+  memset(&def, 0, sizeof def);
+  def.version = CH_OPTIMIZER_DEF_VERSION;
+  def.name = name;
+  def.n_states = n_states;
+  def.state_names = state_names;
+  def.init_state = opt_init;
+  def.update_one = opt_update;
+  def.user_data = (void*)handle;
+  def.destroy = destroy_handle;
+  gres r = g_ch_optimizer_new(&def);
+  if (r.st != CH_OK) chainercGoDeleteHandle(handle);
+  return r;
+}

@@ -21,6 +21,9 @@ gres gch_check_backward_graph(uintptr_t handle, ch_array* const* inputs, size_t 
                               double atol, double rtol);
 gres gch_numerical_grad(ch_array** out, uintptr_t handle, ch_array* const* inputs, size_t n_inputs,
                         ch_array* const* grad_outputs, size_t n_grad_outputs, double eps);
+/* ch_optimizer_new with Go callbacks (handle: the Go OptimizerImpl). */
+gres gch_optimizer_new(const char* name, uintptr_t handle, size_t n_states,
+                       const char* const* state_names);
 /* Everything View and Shape need, in one cgo call. */
 typedef struct gch_info {
   void* data;

@@ -96,6 +96,13 @@ gres g_ch_config_set_num_threads(int32_t n) {
   return gres_of(ch_config_set_num_threads(n));
 }
 
+gres g_ch_datasets_read_idx(const char* path, ch_dtype dtype, double scale) {
+  ch_array* out = NULL;
+  gres r = gres_of(ch_datasets_read_idx(&out, path, dtype, scale));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_function_new(const ch_function_def* def) {
   ch_function* out = NULL;
   gres r = gres_of(ch_function_new(&out, def));
@@ -165,6 +172,71 @@ gres g_ch_context_function(const ch_context* ctx) {
   gres r = gres_of(ch_context_function(&out, ctx));
   r.out = out;
   return r;
+}
+
+gres g_ch_function_set_new(void) {
+  ch_function_set* out = NULL;
+  gres r = gres_of(ch_function_set_new(&out));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_function_set_release(ch_function_set* set) {
+  return gres_of(ch_function_set_release(set));
+}
+
+gres g_ch_function_set_add_function(ch_function_set* set, const char* name, ch_function* function) {
+  return gres_of(ch_function_set_add_function(set, name, function));
+}
+
+gres g_ch_function_set_add_set(ch_function_set* set, const char* name, ch_function_set* member) {
+  return gres_of(ch_function_set_add_set(set, name, member));
+}
+
+gres g_ch_function_set_remove(ch_function_set* set, const char* name) {
+  return gres_of(ch_function_set_remove(set, name));
+}
+
+gres g_ch_function_set_member_name(const char** out, const ch_function_set* set, size_t index) {
+  return gres_of(ch_function_set_member_name(out, set, index));
+}
+
+gres g_ch_function_set_get_function(const ch_function_set* set, const char* name) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_function_set_get_function(&out, set, name));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_function_set_get_set(const ch_function_set* set, const char* name) {
+  ch_function_set* out = NULL;
+  gres r = gres_of(ch_function_set_get_set(&out, set, name));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_function_set_parameter(ch_array** param, ch_array** grad, const char** path, const ch_function_set* set, size_t index) {
+  return gres_of(ch_function_set_parameter(param, grad, path, set, index));
+}
+
+gres g_ch_function_set_collect_parameters(ch_array** params, ch_array** grads, size_t capacity, size_t* n_params, const ch_function_set* set) {
+  return gres_of(ch_function_set_collect_parameters(params, grads, capacity, n_params, set));
+}
+
+gres g_ch_function_set_copy_parameters_from(ch_function_set* set, const ch_function_set* source) {
+  return gres_of(ch_function_set_copy_parameters_from(set, source));
+}
+
+gres g_ch_function_set_copy_parameters_from_arrays(ch_function_set* set, ch_array* const* params, size_t n) {
+  return gres_of(ch_function_set_copy_parameters_from_arrays(set, params, n));
+}
+
+gres g_ch_function_set_to_cpu(ch_function_set* set) {
+  return gres_of(ch_function_set_to_cpu(set));
+}
+
+gres g_ch_function_set_to_gpu(ch_function_set* set, ch_device device) {
+  return gres_of(ch_function_set_to_gpu(set, device));
 }
 
 gres g_ch_functions_add(ch_variable* a, ch_variable* b) {
@@ -307,6 +379,197 @@ gres g_ch_functions_broadcast_to(ch_variable* x, const int64_t* shape, int32_t n
   return r;
 }
 
+gres g_ch_functions_relu(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_relu(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_leaky_relu(ch_variable* x, double slope) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_leaky_relu(&out, x, slope));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_sigmoid(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_sigmoid(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_tanh(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_tanh(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_softmax(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_softmax(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_prelu_new(const int64_t* shape, int32_t ndim, ch_dtype dtype, double init) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_functions_prelu_new(&out, shape, ndim, dtype, init));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_lstm(ch_variable** c, ch_variable** h, ch_variable* c_prev, ch_variable* x) {
+  return gres_of(ch_functions_lstm(c, h, c_prev, x));
+}
+
+gres g_ch_functions_linear_new(int64_t in_size, int64_t out_size, ch_dtype dtype, double wscale, double bias, int32_t nobias, const ch_array* initial_W, const ch_array* initial_b) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_functions_linear_new(&out, in_size, out_size, dtype, wscale, bias, nobias, initial_W, initial_b));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_parameter_new(const ch_array* initial) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_functions_parameter_new(&out, initial));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_convolution_2d_new(int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw, ch_dtype dtype, double wscale, double bias, int32_t nobias, const ch_array* initial_W, const ch_array* initial_b) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_functions_convolution_2d_new(&out, in_channels, out_channels, kh, kw, sy, sx, ph, pw, dtype, wscale, bias, nobias, initial_W, initial_b));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_embed_id_new(int64_t in_size, int64_t out_size, ch_dtype dtype, const ch_array* initial_W) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_functions_embed_id_new(&out, in_size, out_size, dtype, initial_W));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_transpose(ch_variable* x, const int32_t* axes, int32_t naxes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_transpose(&out, x, axes, naxes));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_concat(ch_variable* const* xs, size_t n, int32_t axis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_concat(&out, xs, n, axis));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_copy(ch_variable* x, ch_device dst) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_copy(&out, x, dst));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_matmul(&out, a, b, transa, transb));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_batch_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_batch_matmul(&out, a, b, transa, transb));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_softmax_cross_entropy(ch_variable* x, ch_variable* t) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_softmax_cross_entropy(&out, x, t));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_mean_squared_error(ch_variable* x0, ch_variable* x1) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_mean_squared_error(&out, x0, x1));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_binary_hierarchical_softmax_new(int64_t in_size, const int32_t* tree, int64_t n_internal, ch_dtype dtype, const ch_array* initial_W) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_functions_binary_hierarchical_softmax_new(&out, in_size, tree, n_internal, dtype, initial_W));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_binary_hierarchical_softmax_create_huffman_tree(int32_t* tree, int64_t capacity, const double* counts, int64_t n_words) {
+  return gres_of(ch_functions_binary_hierarchical_softmax_create_huffman_tree(tree, capacity, counts, n_words));
+}
+
+gres g_ch_functions_accuracy(ch_variable* y, ch_variable* t) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_accuracy(&out, y, t));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_dropout(ch_variable* x, double ratio, int32_t train) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_dropout(&out, x, ratio, train));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_local_response_normalization(ch_variable* x, int32_t n, double k, double alpha, double beta) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_local_response_normalization(&out, x, n, k, alpha, beta));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_batch_normalization_new(const int64_t* size, int32_t ndim, double decay, double eps, ch_dtype dtype) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_functions_batch_normalization_new(&out, size, ndim, decay, eps, dtype));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_batch_normalization_apply(ch_function* bn, ch_variable* x, int32_t train, int32_t finetune) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_batch_normalization_apply(&out, bn, x, train, finetune));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_batch_normalization_state(ch_array** avg_mean, ch_array** avg_var, const ch_function* bn) {
+  return gres_of(ch_functions_batch_normalization_state(avg_mean, avg_var, bn));
+}
+
+gres g_ch_functions_batch_normalization_start_finetuning(ch_function* bn) {
+  return gres_of(ch_functions_batch_normalization_start_finetuning(bn));
+}
+
+gres g_ch_functions_max_pooling_2d(ch_variable* x, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw, int32_t cover_all) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_max_pooling_2d(&out, x, kh, kw, sy, sx, ph, pw, cover_all));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_average_pooling_2d(ch_variable* x, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_average_pooling_2d(&out, x, kh, kw, sy, sx, ph, pw));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data, ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, double eps) {
   return gres_of(ch_numerical_grad(out, f, user_data, inputs, n_inputs, grad_outputs, n_grad_outputs, eps));
 }
@@ -321,6 +584,144 @@ gres g_ch_check_backward(ch_function* function, ch_array* const* inputs, size_t 
 
 gres g_ch_check_backward_graph(ch_graph_callback build, void* user_data, ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, double eps, double atol, double rtol) {
   return gres_of(ch_check_backward_graph(build, user_data, inputs, n_inputs, grad_outputs, n_grad_outputs, eps, atol, rtol));
+}
+
+gres g_ch_optimizer_sgd_new(double lr) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_sgd_new(&out, lr));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_optimizer_momentum_sgd_new(double lr, double momentum) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_momentum_sgd_new(&out, lr, momentum));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_optimizer_adagrad_new(double lr, double eps) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_adagrad_new(&out, lr, eps));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_optimizer_adadelta_new(double rho, double eps) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_adadelta_new(&out, rho, eps));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_optimizer_adam_new(double alpha, double beta1, double beta2, double lam, double eps) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_adam_new(&out, alpha, beta1, beta2, lam, eps));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_optimizer_rmsprop_new(double lr, double alpha, double eps) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_rmsprop_new(&out, lr, alpha, eps));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_optimizer_new(const ch_optimizer_def* def) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_new(&out, def));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_optimizer_release(ch_optimizer* optimizer) {
+  return gres_of(ch_optimizer_release(optimizer));
+}
+
+gres g_ch_optimizer_get_hyperparam(const ch_optimizer* optimizer, const char* name) {
+  double d = 0;
+  gres r = gres_of(ch_optimizer_get_hyperparam(&d, optimizer, name));
+  r.d = d;
+  return r;
+}
+
+gres g_ch_optimizer_set_hyperparam(ch_optimizer* optimizer, const char* name, double value) {
+  return gres_of(ch_optimizer_set_hyperparam(optimizer, name, value));
+}
+
+gres g_ch_optimizer_setup(ch_optimizer* optimizer, const ch_function_set* set) {
+  return gres_of(ch_optimizer_setup(optimizer, set));
+}
+
+gres g_ch_optimizer_setup_arrays(ch_optimizer* optimizer, ch_array* const* params, ch_array* const* grads, size_t n) {
+  return gres_of(ch_optimizer_setup_arrays(optimizer, params, grads, n));
+}
+
+gres g_ch_optimizer_parameter(ch_array** param, ch_array** grad, const char** path, const ch_optimizer* optimizer, size_t index) {
+  return gres_of(ch_optimizer_parameter(param, grad, path, optimizer, index));
+}
+
+gres g_ch_optimizer_set_t(ch_optimizer* optimizer, int64_t t) {
+  return gres_of(ch_optimizer_set_t(optimizer, t));
+}
+
+gres g_ch_optimizer_zero_grads(ch_optimizer* optimizer) {
+  return gres_of(ch_optimizer_zero_grads(optimizer));
+}
+
+gres g_ch_optimizer_update(ch_optimizer* optimizer) {
+  return gres_of(ch_optimizer_update(optimizer));
+}
+
+gres g_ch_optimizer_accumulate_grads(ch_optimizer* optimizer, ch_array* const* grads, size_t n) {
+  return gres_of(ch_optimizer_accumulate_grads(optimizer, grads, n));
+}
+
+gres g_ch_optimizer_compute_grads_norm(const ch_optimizer* optimizer) {
+  double d = 0;
+  gres r = gres_of(ch_optimizer_compute_grads_norm(&d, optimizer));
+  r.d = d;
+  return r;
+}
+
+gres g_ch_optimizer_clip_grads(ch_optimizer* optimizer, double maxnorm) {
+  return gres_of(ch_optimizer_clip_grads(optimizer, maxnorm));
+}
+
+gres g_ch_optimizer_weight_decay(ch_optimizer* optimizer, double decay) {
+  return gres_of(ch_optimizer_weight_decay(optimizer, decay));
+}
+
+gres g_ch_optimizer_state(ch_array** array, const char** key, const ch_optimizer* optimizer, size_t index) {
+  return gres_of(ch_optimizer_state(array, key, optimizer, index));
+}
+
+gres g_ch_function_set_save_npz(const ch_function_set* set, const char* path, int32_t flags) {
+  return gres_of(ch_function_set_save_npz(set, path, flags));
+}
+
+gres g_ch_function_set_load_npz(ch_function_set* set, const char* path) {
+  return gres_of(ch_function_set_load_npz(set, path));
+}
+
+gres g_ch_optimizer_save_npz(const ch_optimizer* optimizer, const char* path, int32_t flags) {
+  return gres_of(ch_optimizer_save_npz(optimizer, path, flags));
+}
+
+gres g_ch_optimizer_load_npz(ch_optimizer* optimizer, const char* path) {
+  return gres_of(ch_optimizer_load_npz(optimizer, path));
+}
+
+gres g_ch_serializers_save_npz_arrays(const char* path, const char* const* keys, ch_array* const* arrays, size_t n, int32_t flags) {
+  return gres_of(ch_serializers_save_npz_arrays(path, keys, arrays, n, flags));
+}
+
+gres g_ch_serializers_load_npz_array(const char* path, const char* key) {
+  ch_array* out = NULL;
+  gres r = gres_of(ch_serializers_load_npz_array(&out, path, key));
+  r.out = out;
+  return r;
 }
 
 gres g_ch_variable_new(ch_array* data, int32_t is_volatile) {

@@ -16,8 +16,12 @@ pub mod array;
 pub mod config;
 pub mod error;
 pub mod function;
+pub mod function_set;
 pub mod functions;
 pub mod gradient_check;
+pub mod nn;
+pub mod optimizer;
+pub mod serializers;
 pub mod variable;
 
 pub use array::{empty_cache, memory_stats, Array, Device, Dtype, Element, MemoryStats};
@@ -25,6 +29,9 @@ pub use config::{debug, Mode};
 pub use error::{Cause, Error, ErrorKind, Result};
 pub use function::{Context, Function, FunctionImpl, Parameter};
 pub use gradient_check::{check_backward, check_backward_graph, numerical_grad, Tolerance};
+pub use function_set::{FunctionSet, NamedParameter};
+pub use optimizer::{Optimizer, OptimizerImpl};
+pub use serializers::{load_npz_array, read_idx, save_npz_arrays};
 pub use variable::Variable;
 
 pub use chainerc_sys as sys;

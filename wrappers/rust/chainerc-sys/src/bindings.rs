@@ -107,10 +107,52 @@ pub const CH_MODE_TRAIN: i32 = 1;
 pub const CH_MODE_DEFAULT: i32 = -1;
 
 // ---- function_set.h
+#[repr(C)]
+pub struct ch_function_set {
+    _private: [u8; 0],
+    _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
 
 // ---- optimizer.h
+pub const CH_SGD_DEFAULT_LR: f64 = 0.01;
+pub const CH_MOMENTUM_SGD_DEFAULT_LR: f64 = 0.01;
+pub const CH_MOMENTUM_SGD_DEFAULT_MOMENTUM: f64 = 0.9;
+pub const CH_ADAGRAD_DEFAULT_LR: f64 = 0.001;
+pub const CH_ADAGRAD_DEFAULT_EPS: f64 = 1e-8;
+pub const CH_ADADELTA_DEFAULT_RHO: f64 = 0.95;
+pub const CH_ADADELTA_DEFAULT_EPS: f64 = 1e-6;
+pub const CH_ADAM_DEFAULT_ALPHA: f64 = 0.001;
+pub const CH_ADAM_DEFAULT_BETA1: f64 = 0.9;
+pub const CH_ADAM_DEFAULT_BETA2: f64 = 0.999;
+pub const CH_ADAM_DEFAULT_LAM: f64 = 0.99999999;
+pub const CH_ADAM_DEFAULT_EPS: f64 = 1e-8;
+pub const CH_RMSPROP_DEFAULT_LR: f64 = 0.01;
+pub const CH_RMSPROP_DEFAULT_ALPHA: f64 = 0.99;
+pub const CH_RMSPROP_DEFAULT_EPS: f64 = 1e-8;
+pub const CH_OPTIMIZER_DEF_VERSION: i32 = 1;
+#[repr(C)]
+pub struct ch_optimizer {
+    _private: [u8; 0],
+    _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
+pub type ch_optimizer_init_state_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_array, *mut ch_array, *mut *mut ch_array, usize) -> ch_status>;
+pub type ch_optimizer_update_one_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_array, *mut ch_array, *const *mut ch_array, usize, i64) -> ch_status>;
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ch_optimizer_def {
+    pub version: u32,
+    pub name: *const ::std::os::raw::c_char,
+    pub n_states: usize,
+    pub state_names: *const *const ::std::os::raw::c_char,
+    pub init_state: ch_optimizer_init_state_callback,
+    pub update_one: ch_optimizer_update_one_callback,
+    pub user_data: *mut ::std::ffi::c_void,
+    pub destroy: Option<unsafe extern "C" fn(*mut ::std::ffi::c_void)>,
+}
 
 // ---- serializers.h
+pub const CH_NPZ_STORED: i32 = 0;
+pub const CH_NPZ_COMPRESSED: i32 = 1;
 
 // ---- datasets.h
 
@@ -205,6 +247,35 @@ extern "C" {
     pub fn ch_functions_reshape(out: *mut *mut ch_variable, x: *mut ch_variable, shape: *const i64, ndim: i32) -> ch_status;
     pub fn ch_functions_identity(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_broadcast_to(out: *mut *mut ch_variable, x: *mut ch_variable, shape: *const i64, ndim: i32) -> ch_status;
+    pub fn ch_functions_relu(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_leaky_relu(out: *mut *mut ch_variable, x: *mut ch_variable, slope: f64) -> ch_status;
+    pub fn ch_functions_sigmoid(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_tanh(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_softmax(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_prelu_new(out: *mut *mut ch_function, shape: *const i64, ndim: i32, dtype: ch_dtype, init: f64) -> ch_status;
+    pub fn ch_functions_lstm(c: *mut *mut ch_variable, h: *mut *mut ch_variable, c_prev: *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_linear_new(out: *mut *mut ch_function, in_size: i64, out_size: i64, dtype: ch_dtype, wscale: f64, bias: f64, nobias: i32, initial_W: *const ch_array, initial_b: *const ch_array) -> ch_status;
+    pub fn ch_functions_parameter_new(out: *mut *mut ch_function, initial: *const ch_array) -> ch_status;
+    pub fn ch_functions_convolution_2d_new(out: *mut *mut ch_function, in_channels: i64, out_channels: i64, kh: i64, kw: i64, sy: i64, sx: i64, ph: i64, pw: i64, dtype: ch_dtype, wscale: f64, bias: f64, nobias: i32, initial_W: *const ch_array, initial_b: *const ch_array) -> ch_status;
+    pub fn ch_functions_embed_id_new(out: *mut *mut ch_function, in_size: i64, out_size: i64, dtype: ch_dtype, initial_W: *const ch_array) -> ch_status;
+    pub fn ch_functions_transpose(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
+    pub fn ch_functions_concat(out: *mut *mut ch_variable, xs: *const *mut ch_variable, n: usize, axis: i32) -> ch_status;
+    pub fn ch_functions_copy(out: *mut *mut ch_variable, x: *mut ch_variable, dst: ch_device) -> ch_status;
+    pub fn ch_functions_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
+    pub fn ch_functions_batch_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
+    pub fn ch_functions_softmax_cross_entropy(out: *mut *mut ch_variable, x: *mut ch_variable, t: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_mean_squared_error(out: *mut *mut ch_variable, x0: *mut ch_variable, x1: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_binary_hierarchical_softmax_new(out: *mut *mut ch_function, in_size: i64, tree: *const i32, n_internal: i64, dtype: ch_dtype, initial_W: *const ch_array) -> ch_status;
+    pub fn ch_functions_binary_hierarchical_softmax_create_huffman_tree(tree: *mut i32, capacity: i64, counts: *const f64, n_words: i64) -> ch_status;
+    pub fn ch_functions_accuracy(out: *mut *mut ch_variable, y: *mut ch_variable, t: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_dropout(out: *mut *mut ch_variable, x: *mut ch_variable, ratio: f64, train: i32) -> ch_status;
+    pub fn ch_functions_local_response_normalization(out: *mut *mut ch_variable, x: *mut ch_variable, n: i32, k: f64, alpha: f64, beta: f64) -> ch_status;
+    pub fn ch_functions_batch_normalization_new(out: *mut *mut ch_function, size: *const i64, ndim: i32, decay: f64, eps: f64, dtype: ch_dtype) -> ch_status;
+    pub fn ch_functions_batch_normalization_apply(out: *mut *mut ch_variable, bn: *mut ch_function, x: *mut ch_variable, train: i32, finetune: i32) -> ch_status;
+    pub fn ch_functions_batch_normalization_state(avg_mean: *mut *mut ch_array, avg_var: *mut *mut ch_array, bn: *const ch_function) -> ch_status;
+    pub fn ch_functions_batch_normalization_start_finetuning(bn: *mut ch_function) -> ch_status;
+    pub fn ch_functions_max_pooling_2d(out: *mut *mut ch_variable, x: *mut ch_variable, kh: i64, kw: i64, sy: i64, sx: i64, ph: i64, pw: i64, cover_all: i32) -> ch_status;
+    pub fn ch_functions_average_pooling_2d(out: *mut *mut ch_variable, x: *mut ch_variable, kh: i64, kw: i64, sy: i64, sx: i64, ph: i64, pw: i64) -> ch_status;
     pub fn ch_numerical_grad(out: *mut *mut ch_array, f: ch_eval_callback, user_data: *mut ::std::ffi::c_void, inputs: *const *mut ch_array, n_inputs: usize, grad_outputs: *const *mut ch_array, n_grad_outputs: usize, eps: f64) -> ch_status;
     pub fn ch_allclose(a: *const ch_array, b: *const ch_array, atol: f64, rtol: f64, report: *mut ch_allclose_report) -> ch_status;
     pub fn ch_check_backward(function: *mut ch_function, inputs: *const *mut ch_array, n_inputs: usize, grad_outputs: *const *mut ch_array, n_grad_outputs: usize, eps: f64, atol: f64, rtol: f64) -> ch_status;
@@ -215,4 +286,54 @@ extern "C" {
     pub fn ch_config_num_threads() -> i32;
     pub fn ch_config_seed(seed: u64);
     pub fn ch_config_blas() -> *const ::std::os::raw::c_char;
+    pub fn ch_function_set_new(out: *mut *mut ch_function_set) -> ch_status;
+    pub fn ch_function_set_retain(set: *mut ch_function_set) -> *mut ch_function_set;
+    pub fn ch_function_set_release(set: *mut ch_function_set) -> ch_status;
+    pub fn ch_function_set_add_function(set: *mut ch_function_set, name: *const ::std::os::raw::c_char, function: *mut ch_function) -> ch_status;
+    pub fn ch_function_set_add_set(set: *mut ch_function_set, name: *const ::std::os::raw::c_char, member: *mut ch_function_set) -> ch_status;
+    pub fn ch_function_set_remove(set: *mut ch_function_set, name: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_function_set_member_count(set: *const ch_function_set) -> usize;
+    pub fn ch_function_set_member_name(out: *mut *const ::std::os::raw::c_char, set: *const ch_function_set, index: usize) -> ch_status;
+    pub fn ch_function_set_get_function(out: *mut *mut ch_function, set: *const ch_function_set, name: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_function_set_get_set(out: *mut *mut ch_function_set, set: *const ch_function_set, name: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_function_set_parameter_count(set: *const ch_function_set) -> usize;
+    pub fn ch_function_set_parameter(param: *mut *mut ch_array, grad: *mut *mut ch_array, path: *mut *const ::std::os::raw::c_char, set: *const ch_function_set, index: usize) -> ch_status;
+    pub fn ch_function_set_collect_parameters(params: *mut *mut ch_array, grads: *mut *mut ch_array, capacity: usize, n_params: *mut usize, set: *const ch_function_set) -> ch_status;
+    pub fn ch_function_set_copy_parameters_from(set: *mut ch_function_set, source: *const ch_function_set) -> ch_status;
+    pub fn ch_function_set_copy_parameters_from_arrays(set: *mut ch_function_set, params: *const *mut ch_array, n: usize) -> ch_status;
+    pub fn ch_function_set_to_cpu(set: *mut ch_function_set) -> ch_status;
+    pub fn ch_function_set_to_gpu(set: *mut ch_function_set, device: ch_device) -> ch_status;
+    pub fn ch_optimizer_sgd_new(out: *mut *mut ch_optimizer, lr: f64) -> ch_status;
+    pub fn ch_optimizer_momentum_sgd_new(out: *mut *mut ch_optimizer, lr: f64, momentum: f64) -> ch_status;
+    pub fn ch_optimizer_adagrad_new(out: *mut *mut ch_optimizer, lr: f64, eps: f64) -> ch_status;
+    pub fn ch_optimizer_adadelta_new(out: *mut *mut ch_optimizer, rho: f64, eps: f64) -> ch_status;
+    pub fn ch_optimizer_adam_new(out: *mut *mut ch_optimizer, alpha: f64, beta1: f64, beta2: f64, lam: f64, eps: f64) -> ch_status;
+    pub fn ch_optimizer_rmsprop_new(out: *mut *mut ch_optimizer, lr: f64, alpha: f64, eps: f64) -> ch_status;
+    pub fn ch_optimizer_new(out: *mut *mut ch_optimizer, def: *const ch_optimizer_def) -> ch_status;
+    pub fn ch_optimizer_retain(optimizer: *mut ch_optimizer) -> *mut ch_optimizer;
+    pub fn ch_optimizer_release(optimizer: *mut ch_optimizer) -> ch_status;
+    pub fn ch_optimizer_name(optimizer: *const ch_optimizer) -> *const ::std::os::raw::c_char;
+    pub fn ch_optimizer_get_hyperparam(out: *mut f64, optimizer: *const ch_optimizer, name: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_optimizer_set_hyperparam(optimizer: *mut ch_optimizer, name: *const ::std::os::raw::c_char, value: f64) -> ch_status;
+    pub fn ch_optimizer_setup(optimizer: *mut ch_optimizer, set: *const ch_function_set) -> ch_status;
+    pub fn ch_optimizer_setup_arrays(optimizer: *mut ch_optimizer, params: *const *mut ch_array, grads: *const *mut ch_array, n: usize) -> ch_status;
+    pub fn ch_optimizer_parameter_count(optimizer: *const ch_optimizer) -> usize;
+    pub fn ch_optimizer_parameter(param: *mut *mut ch_array, grad: *mut *mut ch_array, path: *mut *const ::std::os::raw::c_char, optimizer: *const ch_optimizer, index: usize) -> ch_status;
+    pub fn ch_optimizer_t(optimizer: *const ch_optimizer) -> i64;
+    pub fn ch_optimizer_set_t(optimizer: *mut ch_optimizer, t: i64) -> ch_status;
+    pub fn ch_optimizer_zero_grads(optimizer: *mut ch_optimizer) -> ch_status;
+    pub fn ch_optimizer_update(optimizer: *mut ch_optimizer) -> ch_status;
+    pub fn ch_optimizer_accumulate_grads(optimizer: *mut ch_optimizer, grads: *const *mut ch_array, n: usize) -> ch_status;
+    pub fn ch_optimizer_compute_grads_norm(out: *mut f64, optimizer: *const ch_optimizer) -> ch_status;
+    pub fn ch_optimizer_clip_grads(optimizer: *mut ch_optimizer, maxnorm: f64) -> ch_status;
+    pub fn ch_optimizer_weight_decay(optimizer: *mut ch_optimizer, decay: f64) -> ch_status;
+    pub fn ch_optimizer_state_count(optimizer: *const ch_optimizer) -> usize;
+    pub fn ch_optimizer_state(array: *mut *mut ch_array, key: *mut *const ::std::os::raw::c_char, optimizer: *const ch_optimizer, index: usize) -> ch_status;
+    pub fn ch_function_set_save_npz(set: *const ch_function_set, path: *const ::std::os::raw::c_char, flags: i32) -> ch_status;
+    pub fn ch_function_set_load_npz(set: *mut ch_function_set, path: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_optimizer_save_npz(optimizer: *const ch_optimizer, path: *const ::std::os::raw::c_char, flags: i32) -> ch_status;
+    pub fn ch_optimizer_load_npz(optimizer: *mut ch_optimizer, path: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_serializers_save_npz_arrays(path: *const ::std::os::raw::c_char, keys: *const *const ::std::os::raw::c_char, arrays: *const *mut ch_array, n: usize, flags: i32) -> ch_status;
+    pub fn ch_serializers_load_npz_array(out: *mut *mut ch_array, path: *const ::std::os::raw::c_char, key: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_datasets_read_idx(out: *mut *mut ch_array, path: *const ::std::os::raw::c_char, dtype: ch_dtype, scale: f64) -> ch_status;
 }
