@@ -62,7 +62,9 @@ var CPU = Device{Type: DeviceCPU}
 // CUDA returns CUDA device i.
 func CUDA(i int32) Device { return Device{Type: DeviceCUDA, Index: i} }
 
-func (d Device) c() C.ch_device { return C.ch_device{_type: C.int32_t(d.Type), index: C.int32_t(d.Index)} }
+func (d Device) c() C.ch_device {
+	return C.ch_device{_type: C.int32_t(d.Type), index: C.int32_t(d.Index)}
+}
 func deviceOf(d C.ch_device) Device {
 	return Device{Type: DeviceType(d._type), Index: int32(d.index)}
 }

@@ -312,7 +312,7 @@ func TestFunctionSetAndNPZ(t *testing.T) {
 // goSGD is a user-defined optimizer written in Go.
 type goSGD struct{ lr float64 }
 
-func (goSGD) StateNames() []string                      { return nil }
+func (goSGD) StateNames() []string                    { return nil }
 func (goSGD) InitState(_, _ *Array) ([]*Array, error) { return nil, nil }
 func (o goSGD) UpdateOne(p, g *Array, _ []*Array, _ int64) error {
 	pv, err := View[float64](p)
@@ -378,6 +378,9 @@ func TestEveryOptimizer(t *testing.T) {
 			ok(t, opt.Setup(set))
 			if cs.name == "Adam" {
 				ok(t, opt.SetHyperparam("alpha", 0.05))
+			}
+			if cs.name == "AdaGrad" {
+				ok(t, opt.SetHyperparam("lr", 0.5))
 			}
 			target := must(VariableOf([]float64{3, 3}))
 			steps := 600

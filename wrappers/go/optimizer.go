@@ -30,7 +30,9 @@ func newOptimizer(r C.gres) (*Optimizer, error) {
 }
 
 // NewSGD (Chainer's default lr 0.01).
-func NewSGD(lr float64) (*Optimizer, error) { return newOptimizer(C.g_ch_optimizer_sgd_new(C.double(lr))) }
+func NewSGD(lr float64) (*Optimizer, error) {
+	return newOptimizer(C.g_ch_optimizer_sgd_new(C.double(lr)))
+}
 
 // NewMomentumSGD (lr 0.01, momentum 0.9).
 func NewMomentumSGD(lr, momentum float64) (*Optimizer, error) {
@@ -302,4 +304,13 @@ func (o *Optimizer) SaveNPZ(path string, compressed bool) error {
 func (o *Optimizer) LoadNPZ(path string) error {
 	defer runtime.KeepAlive(o)
 	return withCString(path, func(p *C.char) C.gres { return C.g_ch_optimizer_load_npz(o.p, p) })
+}
+
+// Retain returns another owned handle to the same optimizer.
+func (o *Optimizer) Retain() *Optimizer {
+	p := C.ch_optimizer_retain(o.p)
+	runtime.KeepAlive(o)
+	r := &Optimizer{p: p}
+	runtime.SetFinalizer(r, (*Optimizer).Close)
+	return r
 }

@@ -256,3 +256,10 @@ func ReadIDX(path string, dtype Dtype, scale float64) (*Array, error) {
 	}
 	return newArray(r.out), nil
 }
+
+// Retain returns another owned handle to the same set.
+func (s *FunctionSet) Retain() *FunctionSet {
+	p := C.ch_function_set_retain(s.p)
+	runtime.KeepAlive(s)
+	return newSet(unsafe.Pointer(p))
+}

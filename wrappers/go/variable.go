@@ -168,8 +168,8 @@ func (v *Variable) UnchainBackward() error {
 
 // Float32s, Float64s copy the data; GradFloat32s, GradFloat64s the gradient
 // (nil when there is none).
-func (v *Variable) Float32s() ([]float32, error) { return varValues[float32](v) }
-func (v *Variable) Float64s() ([]float64, error) { return varValues[float64](v) }
+func (v *Variable) Float32s() ([]float32, error)     { return varValues[float32](v) }
+func (v *Variable) Float64s() ([]float64, error)     { return varValues[float64](v) }
 func (v *Variable) GradFloat32s() ([]float32, error) { return gradValues[float32](v) }
 func (v *Variable) GradFloat64s() ([]float64, error) { return gradValues[float64](v) }
 

@@ -30,6 +30,10 @@ impl Dtype {
     pub fn size(self) -> usize {
         unsafe { sys::ch_dtype_size(self.raw()) }
     }
+    /// "float32", "float64" or "int32".
+    pub fn name(self) -> &'static str {
+        unsafe { std::ffi::CStr::from_ptr(sys::ch_dtype_name(self.raw())).to_str().unwrap_or("unknown") }
+    }
 }
 
 /// Rust element types of arrays: f32, f64, i32.

@@ -275,6 +275,9 @@ fn every_optimizer_first_step_and_convergence() {
             if *name == "Adam" {
                 opt.set_hyperparam("alpha", 0.05).unwrap();
             }
+            if *name == "AdaGrad" {
+                opt.set_hyperparam("lr", 0.5).unwrap();
+            }
             let mut last = f64::MAX;
             for _ in 0..steps {
                 opt.zero_grads().unwrap();
@@ -365,6 +368,10 @@ fn mlp_learns_and_keeps_memory_flat_for_10000_steps() {
         let mut last = 0.0;
         let mut warm = (0i64, 0i64);
         for step in 0..10_000u64 {
+            if step == 100 {
+                // nothing of the previous step is alive here, as after the loop
+                warm = (debug::live_handles(), memory_stats(Device::Cpu).unwrap().bytes_in_use);
+            }
             let xs: Vec<f32> = values(n * 4, step, -1.0, 1.0).into_iter().map(|v| v as f32).collect();
             let ts: Vec<i32> = (0..n)
                 .map(|i| {
@@ -386,9 +393,6 @@ fn mlp_learns_and_keeps_memory_flat_for_10000_steps() {
             }
             if step >= 9_900 {
                 last += l / 100.0;
-            }
-            if step == 100 {
-                warm = (debug::live_handles(), memory_stats(Device::Cpu).unwrap().bytes_in_use);
             }
         }
         let end = (debug::live_handles(), memory_stats(Device::Cpu).unwrap().bytes_in_use);
