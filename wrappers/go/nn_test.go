@@ -306,6 +306,18 @@ func TestFunctionSetAndNPZ(t *testing.T) {
 			t.Fatal("arrays roundtrip")
 		}
 		ok(t, model.ToCPU())
+		// devices: a CUDA device without the CUDA backend is refused, nothing moves
+		if err := model.ToGPU(CUDA(0)); err != nil && !errors.Is(err, ErrDevice) && !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("got %v", err)
+		}
+		xv := must(VariableOf([]float32{1, 2}))
+		defer xv.Close()
+		if _, err := Copy(xv, CUDA(0)); err != nil && !errors.Is(err, ErrDevice) && !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("got %v", err)
+		}
+		if _, err := Copy(xv, Device{Type: 99}); !errors.Is(err, ErrDevice) {
+			t.Fatalf("unknown device type: %v", err)
+		}
 	})
 }
 
@@ -408,6 +420,13 @@ func TestEveryOptimizer(t *testing.T) {
 			set.Close()
 			par.Close()
 			opt.Close()
+		}
+		adam := must(NewAdamDefault())
+		defer adam.Close()
+		for name, want := range map[string]float64{"alpha": 0.001, "beta1": 0.9, "beta2": 0.999, "lam": 0.99999999, "eps": 1e-8} {
+			if v := must(adam.Hyperparam(name)); v != want {
+				t.Errorf("Adam default %s = %v, want %v", name, v, want)
+			}
 		}
 		opt := must(NewMomentumSGD(0.01, 0.9))
 		defer opt.Close()

@@ -54,9 +54,29 @@ func NewAdam(alpha, beta1, beta2, lam, eps float64) (*Optimizer, error) {
 	return newOptimizer(C.g_ch_optimizer_adam_new(C.double(alpha), C.double(beta1), C.double(beta2), C.double(lam), C.double(eps)))
 }
 
+// The seed's defaults (CH_*_DEFAULT_* in optimizer.h). They are spelled out
+// here: cgo reads floating-point macros such as 1e-8 as 0.
+const (
+	SGDDefaultLR             = 0.01
+	MomentumSGDDefaultLR     = 0.01
+	MomentumSGDDefaultMoment = 0.9
+	AdaGradDefaultLR         = 0.001
+	AdaGradDefaultEps        = 1e-8
+	AdaDeltaDefaultRho       = 0.95
+	AdaDeltaDefaultEps       = 1e-6
+	AdamDefaultAlpha         = 0.001
+	AdamDefaultBeta1         = 0.9
+	AdamDefaultBeta2         = 0.999
+	AdamDefaultLam           = 0.99999999
+	AdamDefaultEps           = 1e-8
+	RMSpropDefaultLR         = 0.01
+	RMSpropDefaultAlpha      = 0.99
+	RMSpropDefaultEps        = 1e-8
+)
+
 // NewAdamDefault is Adam with the seed's defaults.
 func NewAdamDefault() (*Optimizer, error) {
-	return NewAdam(C.CH_ADAM_DEFAULT_ALPHA, C.CH_ADAM_DEFAULT_BETA1, C.CH_ADAM_DEFAULT_BETA2, C.CH_ADAM_DEFAULT_LAM, C.CH_ADAM_DEFAULT_EPS)
+	return NewAdam(AdamDefaultAlpha, AdamDefaultBeta1, AdamDefaultBeta2, AdamDefaultLam, AdamDefaultEps)
 }
 
 // NewRMSprop (lr 0.01, alpha 0.99, eps 1e-8).
@@ -84,8 +104,8 @@ func NewCustomOptimizer(name string, impl OptimizerImpl) (*Optimizer, error) {
 		cn[i] = C.CString(n)
 		defer C.free(unsafe.Pointer(cn[i]))
 	}
-	// The name list must not be Go memory holding C pointers past the call
-	// (it is copied by ch_optimizer_new), so pass it in C memory.
+	// The list of C strings is copied by ch_optimizer_new; it is built in C
+	// memory so that the definition struct handed to C holds no Go pointer.
 	var list **C.char
 	if len(cn) > 0 {
 		list = (**C.char)(C.malloc(C.size_t(len(cn)) * C.size_t(unsafe.Sizeof(cn[0]))))

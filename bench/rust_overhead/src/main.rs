@@ -113,7 +113,8 @@ fn main() {
     assert!((g - 1.0).abs() < 1e-3, "d(chain)/dx = {g}, expected 1");
 
     let f = Function::new("MulAdd", MulAdd).unwrap();
-    let abc: Vec<Variable> = [2.0, 3.0, 4.0].iter().map(|&v| Variable::new(&Array::full(Dtype::F32, &[10], v).unwrap()).unwrap()).collect();
+    let abc: Vec<Variable> =
+        [2.0, 3.0, 4.0].iter().map(|&v| Variable::new(&Array::full(Dtype::F32, &[10], v).unwrap()).unwrap()).collect();
     let gw = Array::full(Dtype::F32, &[10], 1.0).unwrap();
     let call = |backward: bool| {
         let w = f.apply1(&[&abc[0], &abc[1], &abc[2]]).unwrap();
@@ -126,11 +127,41 @@ fn main() {
     assert_eq!(abc[0].grad_vec::<f32>().unwrap().unwrap()[0], 3.0);
 
     let mut benches = vec![
-        Bench { name: "per op: forward + backward (history), 1 element", per: n_ops as f64, body: Box::new(|| chain(&x, &gy, n_ops, true)), iters: 1, samples: vec![] },
-        Bench { name: "per op: forward only (history), 1 element", per: n_ops as f64, body: Box::new(|| chain(&x, &gy, n_ops, false)), iters: 1, samples: vec![] },
-        Bench { name: "per op: forward (no history), 1 element", per: n_ops as f64, body: Box::new(|| chain(&xv, &gy, n_ops, false)), iters: 1, samples: vec![] },
-        Bench { name: "MulAdd custom function (Rust): forward + backward, 10 elements", per: 1.0, body: Box::new(|| call(true)), iters: 1, samples: vec![] },
-        Bench { name: "MulAdd custom function (Rust): forward only, 10 elements", per: 1.0, body: Box::new(|| call(false)), iters: 1, samples: vec![] },
+        Bench {
+            name: "per op: forward + backward (history), 1 element",
+            per: n_ops as f64,
+            body: Box::new(|| chain(&x, &gy, n_ops, true)),
+            iters: 1,
+            samples: vec![],
+        },
+        Bench {
+            name: "per op: forward only (history), 1 element",
+            per: n_ops as f64,
+            body: Box::new(|| chain(&x, &gy, n_ops, false)),
+            iters: 1,
+            samples: vec![],
+        },
+        Bench {
+            name: "per op: forward (no history), 1 element",
+            per: n_ops as f64,
+            body: Box::new(|| chain(&xv, &gy, n_ops, false)),
+            iters: 1,
+            samples: vec![],
+        },
+        Bench {
+            name: "MulAdd custom function (Rust): forward + backward, 10 elements",
+            per: 1.0,
+            body: Box::new(|| call(true)),
+            iters: 1,
+            samples: vec![],
+        },
+        Bench {
+            name: "MulAdd custom function (Rust): forward only, 10 elements",
+            per: 1.0,
+            body: Box::new(|| call(false)),
+            iters: 1,
+            samples: vec![],
+        },
     ];
     for b in benches.iter_mut() {
         (b.body)();

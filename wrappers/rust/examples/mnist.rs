@@ -39,7 +39,10 @@ fn batch(x: &[f32], t: &[i32], d: usize, idx: &[usize]) -> Result<(Variable, Var
         xs.extend_from_slice(&x[i * d..(i + 1) * d]);
         ts.push(t[i]);
     }
-    Ok((Variable::new(&Array::from_vec(xs, &[idx.len() as i64, d as i64])?)?, Variable::new(&Array::from_vec(ts, &[idx.len() as i64])?)?))
+    Ok((
+        Variable::new(&Array::from_vec(xs, &[idx.len() as i64, d as i64])?)?,
+        Variable::new(&Array::from_vec(ts, &[idx.len() as i64])?)?,
+    ))
 }
 
 fn main() -> Result<()> {

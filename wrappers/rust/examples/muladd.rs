@@ -13,8 +13,15 @@ impl FunctionImpl for MulAdd {
         Ok(vec![Array::from_vec(w, inputs[0].shape())?])
     }
 
-    fn backward(&self, _ctx: &mut Context<'_>, inputs: &[Array], _outputs: &[Array], grad_outputs: &[Array]) -> Result<Vec<Option<Array>>> {
-        let (x, y, gw) = (inputs[0].as_slice::<f64>()?, inputs[1].as_slice::<f64>()?, grad_outputs[0].as_slice::<f64>()?);
+    fn backward(
+        &self,
+        _ctx: &mut Context<'_>,
+        inputs: &[Array],
+        _outputs: &[Array],
+        grad_outputs: &[Array],
+    ) -> Result<Vec<Option<Array>>> {
+        let (x, y, gw) =
+            (inputs[0].as_slice::<f64>()?, inputs[1].as_slice::<f64>()?, grad_outputs[0].as_slice::<f64>()?);
         let gx: Vec<f64> = (0..x.len()).map(|i| gw[i] * y[i]).collect();
         let gy: Vec<f64> = (0..x.len()).map(|i| gw[i] * x[i]).collect();
         Ok(vec![

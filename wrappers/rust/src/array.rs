@@ -127,10 +127,7 @@ impl Array {
     pub fn from_slice_on<T: Element>(data: &[T], shape: &[i64], device: Device) -> Result<Array> {
         let ndim = ndim_of(shape)?;
         if element_count(shape) != data.len() as i64 {
-            return Err(Error::new(
-                ErrorKind::Shape,
-                format!("{} elements given for shape {:?}", data.len(), shape),
-            ));
+            return Err(Error::new(ErrorKind::Shape, format!("{} elements given for shape {:?}", data.len(), shape)));
         }
         let mut out = ptr::null_mut();
         check(unsafe {
@@ -171,10 +168,7 @@ impl Array {
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[i64]) -> Result<Array> {
         let ndim = ndim_of(shape)?;
         if element_count(shape) != data.len() as i64 {
-            return Err(Error::new(
-                ErrorKind::Shape,
-                format!("{} elements given for shape {:?}", data.len(), shape),
-            ));
+            return Err(Error::new(ErrorKind::Shape, format!("{} elements given for shape {:?}", data.len(), shape)));
         }
         unsafe extern "C" fn release_vec<T>(_data: *mut std::ffi::c_void, user: *mut std::ffi::c_void) {
             let _ = std::panic::catch_unwind(|| drop(Box::from_raw(user as *mut Vec<T>)));
@@ -184,8 +178,16 @@ impl Array {
         let user = Box::into_raw(boxed);
         let mut out = ptr::null_mut();
         let st = unsafe {
-            sys::ch_array_wrap(&mut out, T::DTYPE.raw(), shape.as_ptr(), ndim, ptr_data, Device::Cpu.raw(),
-                               Some(release_vec::<T>), user as *mut _)
+            sys::ch_array_wrap(
+                &mut out,
+                T::DTYPE.raw(),
+                shape.as_ptr(),
+                ndim,
+                ptr_data,
+                Device::Cpu.raw(),
+                Some(release_vec::<T>),
+                user as *mut _,
+            )
         };
         if st != sys::CH_OK {
             drop(unsafe { Box::from_raw(user) }); // on failure release is not called
@@ -234,10 +236,7 @@ impl Array {
 
     fn check_view<T: Element>(&self) -> Result<()> {
         if self.dtype() != T::DTYPE {
-            return Err(Error::new(
-                ErrorKind::Dtype,
-                format!("array of {:?} viewed as {:?}", self.dtype(), T::DTYPE),
-            ));
+            return Err(Error::new(ErrorKind::Dtype, format!("array of {:?} viewed as {:?}", self.dtype(), T::DTYPE)));
         }
         if self.device() != Device::Cpu {
             return Err(Error::new(ErrorKind::Device, format!("array on {:?} viewed from the host", self.device())));
@@ -276,14 +275,19 @@ impl Array {
             return Err(Error::new(ErrorKind::Dtype, format!("array of {:?} read as {:?}", self.dtype(), T::DTYPE)));
         }
         let mut v: Vec<T> = Vec::with_capacity(self.size());
-        check(unsafe { sys::ch_array_read(self.as_ptr(), v.as_mut_ptr() as *mut _, self.size() * std::mem::size_of::<T>()) })?;
+        check(unsafe {
+            sys::ch_array_read(self.as_ptr(), v.as_mut_ptr() as *mut _, self.size() * std::mem::size_of::<T>())
+        })?;
         unsafe { v.set_len(self.size()) };
         Ok(v)
     }
     /// Overwrite the elements from `src` (same count and dtype).
     pub fn write<T: Element>(&self, src: &[T]) -> Result<()> {
         if self.dtype() != T::DTYPE {
-            return Err(Error::new(ErrorKind::Dtype, format!("{:?} elements written to an array of {:?}", T::DTYPE, self.dtype())));
+            return Err(Error::new(
+                ErrorKind::Dtype,
+                format!("{:?} elements written to an array of {:?}", T::DTYPE, self.dtype()),
+            ));
         }
         check(unsafe { sys::ch_array_write(self.as_ptr(), src.as_ptr() as *const _, std::mem::size_of_val(src)) })
     }

@@ -74,13 +74,17 @@ impl Function {
         let ins: Vec<*mut sys::ch_variable> = inputs.iter().map(|v| v.as_ptr()).collect();
         let mut outs: [*mut sys::ch_variable; 8] = [ptr::null_mut(); 8];
         let mut n = 0usize;
-        check(unsafe { sys::ch_function_apply(self.as_ptr(), ins.as_ptr(), ins.len(), outs.as_mut_ptr(), outs.len(), &mut n) })?;
+        check(unsafe {
+            sys::ch_function_apply(self.as_ptr(), ins.as_ptr(), ins.len(), outs.as_mut_ptr(), outs.len(), &mut n)
+        })?;
         let mut result: Vec<Variable> = outs[..n.min(8)].iter().map(|p| unsafe { Variable::from_raw(*p) }).collect();
         if n > 8 {
             // More outputs than the first try could hold: apply once more with room for all.
             drop(result);
             let mut big = vec![ptr::null_mut(); n];
-            check(unsafe { sys::ch_function_apply(self.as_ptr(), ins.as_ptr(), ins.len(), big.as_mut_ptr(), n, &mut n) })?;
+            check(unsafe {
+                sys::ch_function_apply(self.as_ptr(), ins.as_ptr(), ins.len(), big.as_mut_ptr(), n, &mut n)
+            })?;
             result = big.into_iter().map(|p| unsafe { Variable::from_raw(p) }).collect();
         }
         Ok(result)
@@ -229,10 +233,22 @@ pub trait FunctionImpl: Send + Sync + 'static {
     fn forward_gpu(&self, ctx: &mut Context<'_>, inputs: &[Array]) -> Result<Vec<Array>> {
         self.forward(ctx, inputs)
     }
-    fn backward_cpu(&self, ctx: &mut Context<'_>, inputs: &[Array], outputs: &[Array], grad_outputs: &[Array]) -> Result<Vec<Option<Array>>> {
+    fn backward_cpu(
+        &self,
+        ctx: &mut Context<'_>,
+        inputs: &[Array],
+        outputs: &[Array],
+        grad_outputs: &[Array],
+    ) -> Result<Vec<Option<Array>>> {
         self.backward(ctx, inputs, outputs, grad_outputs)
     }
-    fn backward_gpu(&self, ctx: &mut Context<'_>, inputs: &[Array], outputs: &[Array], grad_outputs: &[Array]) -> Result<Vec<Option<Array>>> {
+    fn backward_gpu(
+        &self,
+        ctx: &mut Context<'_>,
+        inputs: &[Array],
+        outputs: &[Array],
+        grad_outputs: &[Array],
+    ) -> Result<Vec<Option<Array>>> {
         self.backward(ctx, inputs, outputs, grad_outputs)
     }
 }

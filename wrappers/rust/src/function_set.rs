@@ -105,11 +105,15 @@ impl FunctionSet {
     /// The seed's collect_parameters(): (params, grads).
     pub fn collect_parameters(&self) -> Result<(Vec<Array>, Vec<Array>)> {
         let mut n = 0usize;
-        check(unsafe { sys::ch_function_set_collect_parameters(ptr::null_mut(), ptr::null_mut(), 0, &mut n, self.as_ptr()) })?;
+        check(unsafe {
+            sys::ch_function_set_collect_parameters(ptr::null_mut(), ptr::null_mut(), 0, &mut n, self.as_ptr())
+        })?;
         let mut ps = vec![ptr::null_mut(); n];
         let mut gs = vec![ptr::null_mut(); n];
         let mut m = 0usize;
-        check(unsafe { sys::ch_function_set_collect_parameters(ps.as_mut_ptr(), gs.as_mut_ptr(), n, &mut m, self.as_ptr()) })?;
+        check(unsafe {
+            sys::ch_function_set_collect_parameters(ps.as_mut_ptr(), gs.as_mut_ptr(), n, &mut m, self.as_ptr())
+        })?;
         let k = m.min(n);
         let params = ps[..k].iter().map(|p| unsafe { Array::from_raw(*p) }).collect();
         let grads = gs[..k].iter().map(|p| unsafe { Array::from_raw(*p) }).collect();

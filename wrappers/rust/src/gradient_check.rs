@@ -27,14 +27,21 @@ fn ptrs(a: &[&Array]) -> Vec<*mut sys::ch_array> {
 
 /// Check `function`'s backward against numerical gradients (Chainer's
 /// check_backward). `grad_outputs`: one per output, None for ones.
-pub fn check_backward(function: &Function, inputs: &[&Array], grad_outputs: Option<&[&Array]>, tol: Tolerance) -> Result<()> {
+pub fn check_backward(
+    function: &Function,
+    inputs: &[&Array],
+    grad_outputs: Option<&[&Array]>,
+    tol: Tolerance,
+) -> Result<()> {
     let ins = ptrs(inputs);
     let gos = grad_outputs.map(ptrs);
     let (gp, gn) = match &gos {
         Some(g) => (g.as_ptr(), g.len()),
         None => (ptr::null(), 0),
     };
-    check(unsafe { sys::ch_check_backward(function.as_ptr(), ins.as_ptr(), ins.len(), gp, gn, tol.eps, tol.atol, tol.rtol) })
+    check(unsafe {
+        sys::ch_check_backward(function.as_ptr(), ins.as_ptr(), ins.len(), gp, gn, tol.eps, tol.atol, tol.rtol)
+    })
 }
 
 type GraphFn<'a> = dyn Fn(&[Variable]) -> Result<Vec<Variable>> + 'a;
@@ -48,10 +55,14 @@ unsafe extern "C" fn graph_trampoline(
 ) -> sys::ch_status {
     guard(|| {
         let f = &*(user as *const &GraphFn);
-        let ins: &[Variable] = if n_in == 0 { &[] } else { std::slice::from_raw_parts(inputs as *const Variable, n_in) };
+        let ins: &[Variable] =
+            if n_in == 0 { &[] } else { std::slice::from_raw_parts(inputs as *const Variable, n_in) };
         let outs = f(ins)?;
         if outs.len() != n_out {
-            return Err(Error::new(ErrorKind::Callback, format!("graph built {} outputs, {} expected", outs.len(), n_out)));
+            return Err(Error::new(
+                ErrorKind::Callback,
+                format!("graph built {} outputs, {} expected", outs.len(), n_out),
+            ));
         }
         for (k, o) in outs.into_iter().enumerate() {
             *outputs.add(k) = o.into_raw();
@@ -62,7 +73,12 @@ unsafe extern "C" fn graph_trampoline(
 
 /// As check_backward, for a graph built by `build` from the input variables
 /// (one output per entry of `grad_outputs`; None entries mean ones).
-pub fn check_backward_graph<F>(build: F, inputs: &[&Array], grad_outputs: &[Option<&Array>], tol: Tolerance) -> Result<()>
+pub fn check_backward_graph<F>(
+    build: F,
+    inputs: &[&Array],
+    grad_outputs: &[Option<&Array>],
+    tol: Tolerance,
+) -> Result<()>
 where
     F: Fn(&[Variable]) -> Result<Vec<Variable>>,
 {
@@ -71,7 +87,17 @@ where
     let f: &GraphFn = &build;
     let user = &f as *const &GraphFn as *mut c_void;
     check(unsafe {
-        sys::ch_check_backward_graph(Some(graph_trampoline), user, ins.as_ptr(), ins.len(), gos.as_ptr(), gos.len(), tol.eps, tol.atol, tol.rtol)
+        sys::ch_check_backward_graph(
+            Some(graph_trampoline),
+            user,
+            ins.as_ptr(),
+            ins.len(),
+            gos.as_ptr(),
+            gos.len(),
+            tol.eps,
+            tol.atol,
+            tol.rtol,
+        )
     })
 }
 
@@ -99,7 +125,16 @@ where
     let user = &fr as *const &EvalFn as *mut c_void;
     let mut out = vec![ptr::null_mut(); ins.len()];
     check(unsafe {
-        sys::ch_numerical_grad(out.as_mut_ptr(), Some(eval_trampoline), user, ins.as_ptr(), ins.len(), gos.as_ptr(), gos.len(), eps)
+        sys::ch_numerical_grad(
+            out.as_mut_ptr(),
+            Some(eval_trampoline),
+            user,
+            ins.as_ptr(),
+            ins.len(),
+            gos.as_ptr(),
+            gos.len(),
+            eps,
+        )
     })?;
     Ok(out.into_iter().map(|p| unsafe { Array::from_raw(p) }).collect())
 }

@@ -28,8 +28,8 @@ pub use array::{empty_cache, memory_stats, Array, Device, Dtype, Element, Memory
 pub use config::{debug, Mode};
 pub use error::{Cause, Error, ErrorKind, Result};
 pub use function::{Context, Function, FunctionImpl, Parameter};
-pub use gradient_check::{check_backward, check_backward_graph, numerical_grad, Tolerance};
 pub use function_set::{FunctionSet, NamedParameter};
+pub use gradient_check::{check_backward, check_backward_graph, numerical_grad, Tolerance};
 pub use optimizer::{Optimizer, OptimizerImpl};
 pub use serializers::{load_npz_array, read_idx, save_npz_arrays};
 pub use variable::Variable;

@@ -83,7 +83,10 @@ pub fn matmul(a: &Variable, b: &Variable, transa: bool, transb: bool) -> Result<
 /// Batched matrix product.
 pub fn batch_matmul(a: &Variable, b: &Variable, transa: bool, transb: bool) -> Result<Variable> {
     let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_batch_matmul(&mut out, a.as_ptr(), b.as_ptr(), transa as i32, transb as i32) }, out)
+    wrap_out(
+        unsafe { sys::ch_functions_batch_matmul(&mut out, a.as_ptr(), b.as_ptr(), transa as i32, transb as i32) },
+        out,
+    )
 }
 
 // ---- loss, evaluation
@@ -119,7 +122,12 @@ pub fn local_response_normalization(x: &Variable, n: i32, k: f64, alpha: f64, be
 /// 2-d max pooling: kernel (kh, kw), stride (sy, sx), padding (ph, pw).
 pub fn max_pooling_2d(x: &Variable, k: (i64, i64), s: (i64, i64), p: (i64, i64), cover_all: bool) -> Result<Variable> {
     let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_max_pooling_2d(&mut out, x.as_ptr(), k.0, k.1, s.0, s.1, p.0, p.1, cover_all as i32) }, out)
+    wrap_out(
+        unsafe {
+            sys::ch_functions_max_pooling_2d(&mut out, x.as_ptr(), k.0, k.1, s.0, s.1, p.0, p.1, cover_all as i32)
+        },
+        out,
+    )
 }
 /// 2-d average pooling.
 pub fn average_pooling_2d(x: &Variable, k: (i64, i64), s: (i64, i64), p: (i64, i64)) -> Result<Variable> {
@@ -151,7 +159,17 @@ pub fn linear(in_size: i64, out_size: i64, o: LinearOptions<'_>) -> Result<Funct
     let mut out = ptr::null_mut();
     wrap_fn(
         unsafe {
-            sys::ch_functions_linear_new(&mut out, in_size, out_size, o.dtype.raw(), o.wscale, o.bias, o.nobias as i32, opt_ptr(o.initial_w), opt_ptr(o.initial_b))
+            sys::ch_functions_linear_new(
+                &mut out,
+                in_size,
+                out_size,
+                o.dtype.raw(),
+                o.wscale,
+                o.bias,
+                o.nobias as i32,
+                opt_ptr(o.initial_w),
+                opt_ptr(o.initial_b),
+            )
         },
         out,
     )
@@ -172,7 +190,16 @@ pub struct ConvOptions<'a> {
 
 impl Default for ConvOptions<'_> {
     fn default() -> Self {
-        ConvOptions { stride: (1, 1), pad: (0, 0), dtype: Dtype::F32, wscale: 1.0, bias: 0.0, nobias: false, initial_w: None, initial_b: None }
+        ConvOptions {
+            stride: (1, 1),
+            pad: (0, 0),
+            dtype: Dtype::F32,
+            wscale: 1.0,
+            bias: 0.0,
+            nobias: false,
+            initial_w: None,
+            initial_b: None,
+        }
     }
 }
 
@@ -182,8 +209,21 @@ pub fn convolution_2d(in_channels: i64, out_channels: i64, ksize: (i64, i64), o:
     wrap_fn(
         unsafe {
             sys::ch_functions_convolution_2d_new(
-                &mut out, in_channels, out_channels, ksize.0, ksize.1, o.stride.0, o.stride.1, o.pad.0, o.pad.1,
-                o.dtype.raw(), o.wscale, o.bias, o.nobias as i32, opt_ptr(o.initial_w), opt_ptr(o.initial_b),
+                &mut out,
+                in_channels,
+                out_channels,
+                ksize.0,
+                ksize.1,
+                o.stride.0,
+                o.stride.1,
+                o.pad.0,
+                o.pad.1,
+                o.dtype.raw(),
+                o.wscale,
+                o.bias,
+                o.nobias as i32,
+                opt_ptr(o.initial_w),
+                opt_ptr(o.initial_b),
             )
         },
         out,
@@ -193,13 +233,19 @@ pub fn convolution_2d(in_channels: i64, out_channels: i64, ksize: (i64, i64), o:
 /// Embedding of int32 ids: parameter "W" (in_size, out_size).
 pub fn embed_id(in_size: i64, out_size: i64, dtype: Dtype, initial_w: Option<&Array>) -> Result<Function> {
     let mut out = ptr::null_mut();
-    wrap_fn(unsafe { sys::ch_functions_embed_id_new(&mut out, in_size, out_size, dtype.raw(), opt_ptr(initial_w)) }, out)
+    wrap_fn(
+        unsafe { sys::ch_functions_embed_id_new(&mut out, in_size, out_size, dtype.raw(), opt_ptr(initial_w)) },
+        out,
+    )
 }
 
 /// Parametric ReLU with slopes "W" of `shape` initialised to `init` (Chainer: 0.25).
 pub fn prelu(shape: &[i64], dtype: Dtype, init: f64) -> Result<Function> {
     let mut out = ptr::null_mut();
-    wrap_fn(unsafe { sys::ch_functions_prelu_new(&mut out, shape.as_ptr(), shape.len() as i32, dtype.raw(), init) }, out)
+    wrap_fn(
+        unsafe { sys::ch_functions_prelu_new(&mut out, shape.as_ptr(), shape.len() as i32, dtype.raw(), init) },
+        out,
+    )
 }
 
 /// A function with no input returning its parameter "W" (a copy of `initial`).
@@ -211,14 +257,31 @@ pub fn parameter(initial: &Array) -> Result<Function> {
 /// Batch normalization over `size` (Chainer's defaults: decay 0.9, eps 1e-5).
 pub fn batch_normalization(size: &[i64], decay: f64, eps: f64, dtype: Dtype) -> Result<Function> {
     let mut out = ptr::null_mut();
-    wrap_fn(unsafe { sys::ch_functions_batch_normalization_new(&mut out, size.as_ptr(), size.len() as i32, decay, eps, dtype.raw()) }, out)
+    wrap_fn(
+        unsafe {
+            sys::ch_functions_batch_normalization_new(
+                &mut out,
+                size.as_ptr(),
+                size.len() as i32,
+                decay,
+                eps,
+                dtype.raw(),
+            )
+        },
+        out,
+    )
 }
 
 /// Apply a batch normalization in train or test mode (finetune: accumulate
 /// the population statistics).
 pub fn batch_normalization_apply(bn: &Function, x: &Variable, mode: Mode, finetune: bool) -> Result<Variable> {
     let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_batch_normalization_apply(&mut out, bn.as_ptr(), x.as_ptr(), mode.raw(), finetune as i32) }, out)
+    wrap_out(
+        unsafe {
+            sys::ch_functions_batch_normalization_apply(&mut out, bn.as_ptr(), x.as_ptr(), mode.raw(), finetune as i32)
+        },
+        out,
+    )
 }
 
 /// The running (avg_mean, avg_var) of a batch normalization.
@@ -235,9 +298,27 @@ pub fn batch_normalization_start_finetuning(bn: &Function) -> Result<()> {
 
 /// Hierarchical softmax over a binary tree (`tree` as produced by
 /// `create_huffman_tree`).
-pub fn binary_hierarchical_softmax(in_size: i64, tree: &[i32], n_internal: i64, dtype: Dtype, initial_w: Option<&Array>) -> Result<Function> {
+pub fn binary_hierarchical_softmax(
+    in_size: i64,
+    tree: &[i32],
+    n_internal: i64,
+    dtype: Dtype,
+    initial_w: Option<&Array>,
+) -> Result<Function> {
     let mut out = ptr::null_mut();
-    wrap_fn(unsafe { sys::ch_functions_binary_hierarchical_softmax_new(&mut out, in_size, tree.as_ptr(), n_internal, dtype.raw(), opt_ptr(initial_w)) }, out)
+    wrap_fn(
+        unsafe {
+            sys::ch_functions_binary_hierarchical_softmax_new(
+                &mut out,
+                in_size,
+                tree.as_ptr(),
+                n_internal,
+                dtype.raw(),
+                opt_ptr(initial_w),
+            )
+        },
+        out,
+    )
 }
 
 /// Chainer's create_huffman_tree for words 0..counts.len(); returns the
@@ -246,6 +327,8 @@ pub fn create_huffman_tree(counts: &[f64]) -> Result<(Vec<i32>, i64)> {
     let n = counts.len() as i64;
     let cap = (2 * (n.max(1) - 1)).max(0);
     let mut tree = vec![0i32; cap as usize];
-    check(unsafe { sys::ch_functions_binary_hierarchical_softmax_create_huffman_tree(tree.as_mut_ptr(), cap, counts.as_ptr(), n) })?;
+    check(unsafe {
+        sys::ch_functions_binary_hierarchical_softmax_create_huffman_tree(tree.as_mut_ptr(), cap, counts.as_ptr(), n)
+    })?;
     Ok((tree, n - 1))
 }

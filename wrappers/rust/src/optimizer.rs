@@ -36,14 +36,23 @@ pub trait OptimizerImpl: Send + 'static {
     fn update_one(&self, param: &Array, grad: &Array, states: &[Array], t: i64) -> Result<()>;
 }
 
-unsafe extern "C" fn opt_init(user: *mut c_void, param: *mut sys::ch_array, grad: *mut sys::ch_array, states: *mut *mut sys::ch_array, n: usize) -> sys::ch_status {
+unsafe extern "C" fn opt_init(
+    user: *mut c_void,
+    param: *mut sys::ch_array,
+    grad: *mut sys::ch_array,
+    states: *mut *mut sys::ch_array,
+    n: usize,
+) -> sys::ch_status {
     guard(|| {
         let imp = &**(user as *const Box<dyn OptimizerImpl>);
         let p = &*(&param as *const *mut sys::ch_array as *const Array);
         let g = &*(&grad as *const *mut sys::ch_array as *const Array);
         let st = imp.init_state(p, g)?;
         if st.len() != n {
-            return Err(crate::Error::new(crate::ErrorKind::Callback, format!("init_state made {} arrays, {} expected", st.len(), n)));
+            return Err(crate::Error::new(
+                crate::ErrorKind::Callback,
+                format!("init_state made {} arrays, {} expected", st.len(), n),
+            ));
         }
         for (k, a) in st.into_iter().enumerate() {
             *states.add(k) = a.into_raw();
@@ -52,7 +61,14 @@ unsafe extern "C" fn opt_init(user: *mut c_void, param: *mut sys::ch_array, grad
     })
 }
 
-unsafe extern "C" fn opt_update(user: *mut c_void, param: *mut sys::ch_array, grad: *mut sys::ch_array, states: *const *mut sys::ch_array, n: usize, t: i64) -> sys::ch_status {
+unsafe extern "C" fn opt_update(
+    user: *mut c_void,
+    param: *mut sys::ch_array,
+    grad: *mut sys::ch_array,
+    states: *const *mut sys::ch_array,
+    n: usize,
+    t: i64,
+) -> sys::ch_status {
     guard(|| {
         let imp = &**(user as *const Box<dyn OptimizerImpl>);
         let p = &*(&param as *const *mut sys::ch_array as *const Array);
@@ -99,7 +115,13 @@ impl Optimizer {
     }
     /// Adam with the seed's defaults.
     pub fn adam_default() -> Result<Optimizer> {
-        Optimizer::adam(sys::CH_ADAM_DEFAULT_ALPHA, sys::CH_ADAM_DEFAULT_BETA1, sys::CH_ADAM_DEFAULT_BETA2, sys::CH_ADAM_DEFAULT_LAM, sys::CH_ADAM_DEFAULT_EPS)
+        Optimizer::adam(
+            sys::CH_ADAM_DEFAULT_ALPHA,
+            sys::CH_ADAM_DEFAULT_BETA1,
+            sys::CH_ADAM_DEFAULT_BETA2,
+            sys::CH_ADAM_DEFAULT_LAM,
+            sys::CH_ADAM_DEFAULT_EPS,
+        )
     }
     /// RMSprop (lr = 0.01, alpha = 0.99, eps = 1e-8).
     pub fn rmsprop(lr: f64, alpha: f64, eps: f64) -> Result<Optimizer> {
@@ -153,7 +175,10 @@ impl Optimizer {
         let ps: Vec<*mut sys::ch_array> = params.iter().map(|a| a.as_ptr()).collect();
         let gs: Vec<*mut sys::ch_array> = grads.iter().map(|a| a.as_ptr()).collect();
         if ps.len() != gs.len() {
-            return Err(crate::Error::new(crate::ErrorKind::InvalidArgument, format!("{} parameters and {} gradients", ps.len(), gs.len())));
+            return Err(crate::Error::new(
+                crate::ErrorKind::InvalidArgument,
+                format!("{} parameters and {} gradients", ps.len(), gs.len()),
+            ));
         }
         check(unsafe { sys::ch_optimizer_setup_arrays(self.as_ptr(), ps.as_ptr(), gs.as_ptr(), ps.len()) })
     }

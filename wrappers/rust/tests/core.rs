@@ -225,7 +225,13 @@ fn builtin_functions_pass_check_backward() {
     check_backward_graph(|v| Ok(vec![F::broadcast_to(&v[0], &[2, 3])?]), &[&b], &[None], tol).unwrap();
     // float32 with looser tolerances
     let x32 = arr32(&[0.5, 1.0, 1.5], &[3]);
-    check_backward_graph(|v| Ok(vec![(&v[0] * &v[0]).exp()?]), &[&x32], &[None], Tolerance { eps: 1e-2, atol: 1e-3, rtol: 1e-2 }).unwrap();
+    check_backward_graph(
+        |v| Ok(vec![(&v[0] * &v[0]).exp()?]),
+        &[&x32],
+        &[None],
+        Tolerance { eps: 1e-2, atol: 1e-3, rtol: 1e-2 },
+    )
+    .unwrap();
 }
 
 #[test]

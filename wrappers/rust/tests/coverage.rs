@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 const NOT_WRAPPED: &[(&str, &str)] = &[
     ("ch_error_status", "Error is built from the status the call returned"),
-    ("ch_context_set_user_data", "Rust functions keep per-application state in their FunctionImpl or with Context::save"),
+    (
+        "ch_context_set_user_data",
+        "Rust functions keep per-application state in their FunctionImpl or with Context::save",
+    ),
     ("ch_context_user_data", "as ch_context_set_user_data"),
     ("ch_device_cpu", "Device::Cpu is a value"),
 ];

@@ -82,7 +82,9 @@ impl FunctionImpl for Scale {
 }
 
 fn muladd_inputs<T: Element>(conv: fn(f64) -> T) -> Vec<Array> {
-    (0..3).map(|s| Array::from_vec(values(6, s + 10, -1.0, 1.0).into_iter().map(conv).collect(), &[2, 3]).unwrap()).collect()
+    (0..3)
+        .map(|s| Array::from_vec(values(6, s + 10, -1.0, 1.0).into_iter().map(conv).collect(), &[2, 3]).unwrap())
+        .collect()
 }
 
 #[test]
@@ -102,10 +104,18 @@ fn muladd_values_and_check_backward() {
         assert_eq!(z.grad_vec::<f32>().unwrap().unwrap(), vec![1.0, 2.0]);
         assert_eq!(w.creator().unwrap().unwrap().name(), "MulAdd");
         let i64s = muladd_inputs(|v| v);
-        check_backward(&f, &i64s.iter().collect::<Vec<_>>(), None, Tolerance { eps: 1e-3, atol: 1e-7, rtol: 1e-6 }).unwrap();
+        check_backward(&f, &i64s.iter().collect::<Vec<_>>(), None, Tolerance { eps: 1e-3, atol: 1e-7, rtol: 1e-6 })
+            .unwrap();
         let i32s = muladd_inputs(|v| v as f32);
-        let gy = Array::from_vec(values(6, 99, -1.0, 1.0).into_iter().map(|v| v as f32).collect::<Vec<f32>>(), &[2, 3]).unwrap();
-        check_backward(&f, &i32s.iter().collect::<Vec<_>>(), Some(&[&gy]), Tolerance { eps: 1e-2, atol: 1e-3, rtol: 1e-2 }).unwrap();
+        let gy = Array::from_vec(values(6, 99, -1.0, 1.0).into_iter().map(|v| v as f32).collect::<Vec<f32>>(), &[2, 3])
+            .unwrap();
+        check_backward(
+            &f,
+            &i32s.iter().collect::<Vec<_>>(),
+            Some(&[&gy]),
+            Tolerance { eps: 1e-2, atol: 1e-3, rtol: 1e-2 },
+        )
+        .unwrap();
     });
 }
 
@@ -295,9 +305,16 @@ fn check_backward_reports_a_wrong_backward() {
             let x = vals(&i[0])?;
             Ok(vec![like(&i[0], x.iter().map(|v| v * v).collect())?])
         }
-        fn backward(&self, _ctx: &mut Context<'_>, i: &[Array], _o: &[Array], g: &[Array]) -> Result<Vec<Option<Array>>> {
+        fn backward(
+            &self,
+            _ctx: &mut Context<'_>,
+            i: &[Array],
+            _o: &[Array],
+            g: &[Array],
+        ) -> Result<Vec<Option<Array>>> {
             let (x, gy) = (vals(&i[0])?, vals(&g[0])?);
-            Ok(vec![Some(like(&i[0], (0..x.len()).map(|k| gy[k] * x[k]).collect())?)]) // should be 2x
+            Ok(vec![Some(like(&i[0], (0..x.len()).map(|k| gy[k] * x[k]).collect())?)])
+            // should be 2x
         }
     }
     let f = Function::new("Wrong", Wrong).unwrap();

@@ -31,7 +31,8 @@ fn ten_thousand_training_steps_keep_memory_flat() {
     f.add_parameter("W", &w, &gw).unwrap();
     let bias = Variable::from_slice(&[0.5f32; 16], &[16]).unwrap();
     let x = Array::from_vec((0..n).map(|k| (k as f32) / n as f32).collect::<Vec<f32>>(), &[n as i64]).unwrap();
-    let t = Variable::from_slice(&(0..n).map(|k| 0.5 + 2.0 * (k as f32) / n as f32).collect::<Vec<f32>>(), &[n as i64]).unwrap();
+    let t = Variable::from_slice(&(0..n).map(|k| 0.5 + 2.0 * (k as f32) / n as f32).collect::<Vec<f32>>(), &[n as i64])
+        .unwrap();
     let mut first_loss = 0.0;
     let mut last_loss = 0.0;
     let mut at_warmup = (0i64, 0i64);

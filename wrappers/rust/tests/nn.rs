@@ -39,7 +39,8 @@ fn activations_and_array_functions_pass_check_backward() {
         check_backward_graph(|v| one(nn::mean_squared_error(&v[0], &v[1])?), &[&x, &y], &[None], tol()).unwrap();
         let a = arr64(&values(24, 3, -1.0, 1.0), &[2, 3, 4]);
         let b = arr64(&values(16, 4, -1.0, 1.0), &[2, 4, 2]);
-        check_backward_graph(|v| one(nn::batch_matmul(&v[0], &v[1], false, false)?), &[&a, &b], &[None], tol()).unwrap();
+        check_backward_graph(|v| one(nn::batch_matmul(&v[0], &v[1], false, false)?), &[&a, &b], &[None], tol())
+            .unwrap();
         // lstm: both outputs
         let c = arr64(&values(6, 5, -1.0, 1.0), &[2, 3]);
         let xs = arr64(&values(24, 6, -1.0, 1.0), &[2, 12]);
@@ -106,9 +107,17 @@ fn normalization_and_pooling_pass_check_backward() {
             *x += i as f64 * 0.01;
         }
         let x = arr64(&v, &[2, 2, 4, 4]);
-        check_backward_graph(|v| one(nn::max_pooling_2d(&v[0], (2, 2), (2, 2), (0, 0), false)?), &[&x], &[None], tol()).unwrap();
-        check_backward_graph(|v| one(nn::average_pooling_2d(&v[0], (3, 3), (1, 1), (1, 1))?), &[&x], &[None], tol()).unwrap();
-        check_backward_graph(|v| one(nn::local_response_normalization(&v[0], 5, 2.0, 1e-4, 0.75)?), &[&x], &[None], tol()).unwrap();
+        check_backward_graph(|v| one(nn::max_pooling_2d(&v[0], (2, 2), (2, 2), (0, 0), false)?), &[&x], &[None], tol())
+            .unwrap();
+        check_backward_graph(|v| one(nn::average_pooling_2d(&v[0], (3, 3), (1, 1), (1, 1))?), &[&x], &[None], tol())
+            .unwrap();
+        check_backward_graph(
+            |v| one(nn::local_response_normalization(&v[0], 5, 2.0, 1e-4, 0.75)?),
+            &[&x],
+            &[None],
+            tol(),
+        )
+        .unwrap();
         let pooled = nn::max_pooling_2d(&Variable::new(&x).unwrap(), (2, 2), (2, 2), (0, 0), false).unwrap();
         assert_eq!(pooled.shape().unwrap(), vec![2, 2, 2, 2]);
         // batch normalization: train mode normalises each channel of the batch
@@ -126,7 +135,13 @@ fn normalization_and_pooling_pass_check_backward() {
         assert_eq!(m.shape(), &[2]);
         assert_eq!(var.shape(), &[2]);
         nn::batch_normalization_start_finetuning(&bn).unwrap();
-        check_backward_graph(|v| one(nn::batch_normalization_apply(&bn, &v[0], Mode::Train, false)?), &[&xb], &[None], Tolerance { eps: 1e-4, atol: 1e-4, rtol: 1e-3 }).unwrap();
+        check_backward_graph(
+            |v| one(nn::batch_normalization_apply(&bn, &v[0], Mode::Train, false)?),
+            &[&xb],
+            &[None],
+            Tolerance { eps: 1e-4, atol: 1e-4, rtol: 1e-3 },
+        )
+        .unwrap();
     });
 }
 
@@ -136,14 +151,24 @@ fn parameterized_functions() {
         // Linear with given W and b: y = x W^T + b
         let w = arr64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
         let b = arr64(&[0.5, -0.5], &[2]);
-        let lin = nn::linear(3, 2, nn::LinearOptions { dtype: Dtype::F64, initial_w: Some(&w), initial_b: Some(&b), ..Default::default() }).unwrap();
+        let lin = nn::linear(
+            3,
+            2,
+            nn::LinearOptions { dtype: Dtype::F64, initial_w: Some(&w), initial_b: Some(&b), ..Default::default() },
+        )
+        .unwrap();
         assert_eq!(lin.parameters().unwrap().iter().map(|p| p.name.clone()).collect::<Vec<_>>(), vec!["W", "b"]);
         let x = Variable::from_slice(&[1.0f64, 0.0, -1.0], &[1, 3]).unwrap();
         assert_eq!(lin.apply1(&[&x]).unwrap().to_vec::<f64>().unwrap(), vec![1.0 - 3.0 + 0.5, 4.0 - 6.0 - 0.5]);
         let xs = arr64(&values(6, 10, -1.0, 1.0), &[2, 3]);
         check_backward(&lin, &[&xs], None, tol()).unwrap();
         // nobias with initial_b is refused
-        let e = nn::linear(3, 2, nn::LinearOptions { nobias: true, initial_b: Some(&b), dtype: Dtype::F64, ..Default::default() }).unwrap_err();
+        let e = nn::linear(
+            3,
+            2,
+            nn::LinearOptions { nobias: true, initial_b: Some(&b), dtype: Dtype::F64, ..Default::default() },
+        )
+        .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         // random init: W ~ N(0, 1/in) with the engine's generator
         config::seed(0);
@@ -152,7 +177,9 @@ fn parameterized_functions() {
         let var = wv.iter().map(|v| (*v as f64).powi(2)).sum::<f64>() / wv.len() as f64;
         assert!((var * 400.0 - 1.0).abs() < 0.1, "W variance {var}");
         // Convolution2D, PReLU, EmbedID, Parameter
-        let conv = nn::convolution_2d(2, 3, (3, 3), nn::ConvOptions { pad: (1, 1), dtype: Dtype::F64, ..Default::default() }).unwrap();
+        let conv =
+            nn::convolution_2d(2, 3, (3, 3), nn::ConvOptions { pad: (1, 1), dtype: Dtype::F64, ..Default::default() })
+                .unwrap();
         let xc = arr64(&values(2 * 2 * 4 * 4, 11, -1.0, 1.0), &[2, 2, 4, 4]);
         check_backward(&conv, &[&xc], None, tol()).unwrap();
         assert_eq!(conv.apply1(&[&Variable::new(&xc).unwrap()]).unwrap().shape().unwrap(), vec![2, 3, 4, 4]);
@@ -187,7 +214,10 @@ fn function_set_members_parameters_and_npz() {
         let model = FunctionSet::new().unwrap();
         model.add("l2", &nn::linear(4, 2, Default::default()).unwrap()).unwrap();
         model.add("l1", &nn::linear(3, 4, Default::default()).unwrap()).unwrap();
-        let enc = FunctionSet::new().unwrap().with("lin", &nn::linear(2, 2, nn::LinearOptions { nobias: true, ..Default::default() }).unwrap()).unwrap();
+        let enc = FunctionSet::new()
+            .unwrap()
+            .with("lin", &nn::linear(2, 2, nn::LinearOptions { nobias: true, ..Default::default() }).unwrap())
+            .unwrap();
         model.add_set("enc", &enc).unwrap();
         assert_eq!(model.member_names().unwrap(), vec!["enc", "l1", "l2"]);
         let paths: Vec<String> = model.parameters().unwrap().into_iter().map(|p| p.path).collect();
@@ -212,7 +242,15 @@ fn function_set_members_parameters_and_npz() {
         let other = FunctionSet::new().unwrap();
         other.add("l2", &nn::linear(4, 2, Default::default()).unwrap()).unwrap();
         other.add("l1", &nn::linear(3, 4, Default::default()).unwrap()).unwrap();
-        other.add_set("enc", &FunctionSet::new().unwrap().with("lin", &nn::linear(2, 2, nn::LinearOptions { nobias: true, ..Default::default() }).unwrap()).unwrap()).unwrap();
+        other
+            .add_set(
+                "enc",
+                &FunctionSet::new()
+                    .unwrap()
+                    .with("lin", &nn::linear(2, 2, nn::LinearOptions { nobias: true, ..Default::default() }).unwrap())
+                    .unwrap(),
+            )
+            .unwrap();
         other.copy_parameters_from(&model).unwrap();
         assert_eq!(other.parameter(1).unwrap().param.to_vec::<f32>().unwrap(), saved);
         let e = model.load_npz(dir.join("missing.npz").to_str().unwrap()).unwrap_err();
@@ -220,6 +258,14 @@ fn function_set_members_parameters_and_npz() {
         save_npz_arrays(p, &[("a", &arr64(&[1.0, 2.0], &[2]))], false).unwrap();
         assert_eq!(load_npz_array(p, "a").unwrap().to_vec::<f64>().unwrap(), vec![1.0, 2.0]);
         model.to_cpu().unwrap();
+        // devices: a CUDA device without the CUDA backend is refused
+        if let Err(e) = model.to_gpu(Device::Cuda(0)) {
+            assert!(matches!(e.kind(), ErrorKind::Device | ErrorKind::Unsupported), "{e}");
+        }
+        let xv = Variable::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+        if let Err(e) = nn::copy(&xv, Device::Cuda(0)) {
+            assert!(matches!(e.kind(), ErrorKind::Device | ErrorKind::Unsupported), "{e}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     });
 }
@@ -243,16 +289,28 @@ fn every_optimizer_first_step_and_convergence() {
             ("SGD", Optimizer::sgd(0.1).unwrap(), Box::new(|g| 1.0 - 0.1 * g)),
             ("MomentumSGD", Optimizer::momentum_sgd(0.1, 0.9).unwrap(), Box::new(|g| 1.0 - 0.1 * g)),
             ("AdaGrad", Optimizer::adagrad(0.1, 1e-8).unwrap(), Box::new(|g: f64| 1.0 - 0.1 * g / (g.abs() + 1e-8))),
-            ("AdaDelta", Optimizer::adadelta(0.95, 1e-6).unwrap(), Box::new(|g: f64| {
-                let msg = 0.05 * g * g;
-                1.0 - ((1e-6f64) / (msg + 1e-6)).sqrt() * g
-            })),
-            ("Adam", Optimizer::adam_default().unwrap(), Box::new(|g: f64| {
-                let (m, v) = (0.1 * g, 0.001 * g * g);
-                let lr = 0.001 * (1.0f64 - 0.999).sqrt() / (1.0 - 0.9);
-                1.0 - lr * m / (v.sqrt() + 1e-8)
-            })),
-            ("RMSprop", Optimizer::rmsprop(0.01, 0.99, 1e-8).unwrap(), Box::new(|g: f64| 1.0 - 0.01 * g / ((0.01 * g * g).sqrt() + 1e-8))),
+            (
+                "AdaDelta",
+                Optimizer::adadelta(0.95, 1e-6).unwrap(),
+                Box::new(|g: f64| {
+                    let msg = 0.05 * g * g;
+                    1.0 - ((1e-6f64) / (msg + 1e-6)).sqrt() * g
+                }),
+            ),
+            (
+                "Adam",
+                Optimizer::adam_default().unwrap(),
+                Box::new(|g: f64| {
+                    let (m, v) = (0.1 * g, 0.001 * g * g);
+                    let lr = 0.001 * (1.0f64 - 0.999).sqrt() / (1.0 - 0.9);
+                    1.0 - lr * m / (v.sqrt() + 1e-8)
+                }),
+            ),
+            (
+                "RMSprop",
+                Optimizer::rmsprop(0.01, 0.99, 1e-8).unwrap(),
+                Box::new(|g: f64| 1.0 - 0.01 * g / ((0.01 * g * g).sqrt() + 1e-8)),
+            ),
             ("RustSgd", Optimizer::custom("RustSgd", RustSgd(0.1)).unwrap(), Box::new(|g| 1.0 - 0.1 * g)),
         ];
         for (name, opt, want) in &cases {
@@ -288,6 +346,10 @@ fn every_optimizer_first_step_and_convergence() {
                 last = loss.to_vec::<f64>().unwrap()[0];
             }
             assert!(last < 1e-2, "{name}: loss {last} after {steps} steps");
+        }
+        let adam = Optimizer::adam_default().unwrap();
+        for (name, want) in [("alpha", 0.001), ("beta1", 0.9), ("beta2", 0.999), ("lam", 0.99999999), ("eps", 1e-8)] {
+            assert_eq!(adam.hyperparam(name).unwrap(), want, "Adam default {name}");
         }
         // hyperparameters, clipping, weight decay, state keys
         let opt = Optimizer::momentum_sgd(0.01, 0.9).unwrap();
