@@ -56,7 +56,7 @@ func TestTenThousandStepsFlatMemory(t *testing.T) {
 			}
 		}
 		end := [2]int64{LiveHandles(), must(GetMemoryStats(CPU)).BytesInUse}
-		if end[0] != warm[0] {
+		if end[0] > warm[0] {
 			t.Fatalf("live handles after warm-up %d, after 10,000 steps %d", warm[0], end[0])
 		}
 		if end[1] > warm[1] {

@@ -563,7 +563,7 @@ func TestMLP10000StepsFlatMemory(t *testing.T) {
 			}
 		}
 		end := [2]int64{LiveHandles(), must(GetMemoryStats(CPU)).BytesInUse}
-		if end[0] != warm[0] || end[1] > warm[1] {
+		if end[0] > warm[0] || end[1] > warm[1] {
 			t.Fatalf("after warm-up %v, at the end %v (handles, bytes)", warm, end)
 		}
 		if !(last < 0.5*first) {
