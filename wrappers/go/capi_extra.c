@@ -156,3 +156,25 @@ gres gch_optimizer_new(const char* name, uintptr_t handle, size_t n_states,
   if (r.st != CH_OK) chainercGoDeleteHandle(handle);
   return r;
 }
+
+static void release_flagged(ch_array* const* arrays, size_t n, const uint8_t* release) {
+  for (size_t i = 0; i < n; ++i)
+    if (arrays[i] && release[i]) ch_array_release(arrays[i]);
+}
+
+gres gch_add_outputs(ch_context* ctx, ch_array* const* arrays, size_t n, const uint8_t* release) {
+  gres r;
+  memset(&r, 0, sizeof r);
+  for (size_t i = 0; i < n && r.st == CH_OK; ++i) r = g_ch_context_add_output(ctx, arrays[i]);
+  release_flagged(arrays, n, release);
+  return r;
+}
+
+gres gch_set_grads(ch_context* ctx, ch_array* const* arrays, size_t n, const uint8_t* release) {
+  gres r;
+  memset(&r, 0, sizeof r);
+  for (size_t i = 0; i < n && r.st == CH_OK; ++i)
+    if (arrays[i]) r = g_ch_context_set_grad_input(ctx, i, arrays[i]);
+  release_flagged(arrays, n, release);
+  return r;
+}

@@ -24,6 +24,11 @@ gres gch_numerical_grad(ch_array** out, uintptr_t handle, ch_array* const* input
 /* ch_optimizer_new with Go callbacks (handle: the Go OptimizerImpl). */
 gres gch_optimizer_new(const char* name, uintptr_t handle, size_t n_states,
                        const char* const* state_names);
+/* Report a callback's results in one cgo call: forward outputs
+ * (gch_add_outputs) or input gradients (gch_set_grads, NULL entries skipped),
+ * then release the handles flagged in `release` (whatever happened). */
+gres gch_add_outputs(ch_context* ctx, ch_array* const* arrays, size_t n, const uint8_t* release);
+gres gch_set_grads(ch_context* ctx, ch_array* const* arrays, size_t n, const uint8_t* release);
 /* Everything View and Shape need, in one cgo call. */
 typedef struct gch_info {
   void* data;

@@ -388,3 +388,39 @@ func TestCheckBackwardFindsWrongBackward(t *testing.T) {
 		}
 	})
 }
+
+// twice: y = a + b; backward returns one owned array as both gradients.
+type twice struct{}
+
+func (twice) Forward(_ *Context, in []*Array) ([]*Array, error) {
+	a, b := must(f64s(in[0])), must(f64s(in[1]))
+	for i := range a {
+		a[i] += b[i]
+	}
+	return []*Array{must(like(in[0], a))}, nil
+}
+
+func (twice) Backward(_ *Context, _, _, g []*Array) ([]*Array, error) {
+	c := must(g[0].Copy())
+	return []*Array{c, c}, nil
+}
+
+func TestSameGradientArrayForTwoInputs(t *testing.T) {
+	noLeak(t, func() {
+		f := must(NewFunction("Twice", twice{}))
+		defer f.Close()
+		a := must(VariableOf([]float64{1, 2}))
+		defer a.Close()
+		b := must(VariableOf([]float64{3, 4}))
+		defer b.Close()
+		y := must(f.Apply1(a, b))
+		defer y.Close()
+		s := must(Sum(y))
+		defer s.Close()
+		ok(t, s.Backward())
+		ga, gb := must(a.GradFloat64s()), must(b.GradFloat64s())
+		if ga[1] != 1 || gb[0] != 1 {
+			t.Fatalf("grads %v %v", ga, gb)
+		}
+	})
+}

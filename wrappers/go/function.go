@@ -338,20 +338,55 @@ func chainercGoForward(user C.uintptr_t, which C.int, ctx *C.ch_context, inputs 
 		default:
 			outs, err = impl.Forward(c, in)
 		}
-		defer consume(outs)
 		if err != nil {
+			consume(outs)
 			return err
 		}
 		for i, o := range outs {
-			if o == nil {
-				return NewError(ErrCallback, "forward returned a nil output %d", i)
-			}
-			if err := errOf(C.g_ch_context_add_output(ctx, o.p)); err != nil {
-				return err
+			if o == nil || o.p == nil {
+				consume(outs)
+				return NewError(ErrCallback, "forward returned a nil or closed output %d", i)
 			}
 		}
-		return nil
+		return report(ctx, outs, false)
 	})
+}
+
+// report hands a callback's arrays to the engine and releases the owned
+// handles, all in one cgo call; the Go handles are then closed.
+func report(ctx *C.ch_context, as []*Array, grads bool) error {
+	if len(as) == 0 {
+		return nil
+	}
+	ps := make([]*C.ch_array, len(as))
+	rel := make([]C.uint8_t, len(as))
+	for i, a := range as {
+		if a == nil {
+			continue
+		}
+		ps[i] = a.p
+		if !a.borrowed && a.p != nil {
+			rel[i] = 1
+			for j := 0; j < i; j++ { // the same array returned twice is released once
+				if as[j] == a {
+					rel[i] = 0
+				}
+			}
+		}
+	}
+	var r C.gres
+	if grads {
+		r = C.gch_set_grads(ctx, &ps[0], C.size_t(len(ps)), &rel[0])
+	} else {
+		r = C.gch_add_outputs(ctx, &ps[0], C.size_t(len(ps)), &rel[0])
+	}
+	for i, a := range as {
+		if rel[i] == 1 && a.p != nil {
+			a.p = nil // released by the helper
+			runtime.SetFinalizer(a, nil)
+		}
+	}
+	return errOf(r)
 }
 
 //export chainercGoBackward
@@ -371,21 +406,14 @@ func chainercGoBackward(user C.uintptr_t, which C.int, ctx *C.ch_context, inputs
 		default:
 			grads, err = impl.Backward(c, in, out, g)
 		}
-		defer consume(grads)
 		if err != nil {
+			consume(grads)
 			return err
 		}
 		if len(grads) > int(nIn) {
+			consume(grads)
 			return NewError(ErrCallback, "backward returned %d gradients for %d inputs", len(grads), int(nIn))
 		}
-		for i, gr := range grads {
-			if gr == nil {
-				continue
-			}
-			if err := errOf(C.g_ch_context_set_grad_input(ctx, C.size_t(i), gr.p)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return report(ctx, grads, true)
 	})
 }

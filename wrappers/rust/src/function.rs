@@ -91,9 +91,11 @@ impl Function {
     }
     /// Apply and return the single (first) output.
     pub fn apply1(&self, inputs: &[&Variable]) -> Result<Variable> {
-        let ins: Vec<*mut sys::ch_variable> = inputs.iter().map(|v| v.as_ptr()).collect();
         let mut out = ptr::null_mut();
-        check(unsafe { sys::ch_function_apply(self.as_ptr(), ins.as_ptr(), ins.len(), &mut out, 1, ptr::null_mut()) })?;
+        let st = with_handles(inputs, |ins, n| unsafe {
+            sys::ch_function_apply(self.as_ptr(), ins, n, &mut out, 1, ptr::null_mut())
+        });
+        check(st)?;
         Ok(unsafe { Variable::from_raw(out) })
     }
 
@@ -169,6 +171,21 @@ impl Drop for Function {
 impl std::fmt::Debug for Function {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Function({:?})", self.name())
+    }
+}
+
+/// The raw handles of `inputs` as a C array: on the stack for up to 8 inputs
+/// (no allocation on the common path), else in a Vec.
+fn with_handles<R>(inputs: &[&Variable], f: impl FnOnce(*const *mut sys::ch_variable, usize) -> R) -> R {
+    if inputs.len() <= 8 {
+        let mut buf: [*mut sys::ch_variable; 8] = [ptr::null_mut(); 8];
+        for (b, v) in buf.iter_mut().zip(inputs) {
+            *b = v.as_ptr();
+        }
+        f(buf.as_ptr(), inputs.len())
+    } else {
+        let v: Vec<*mut sys::ch_variable> = inputs.iter().map(|v| v.as_ptr()).collect();
+        f(v.as_ptr(), v.len())
     }
 }
 
