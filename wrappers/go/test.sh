@@ -24,6 +24,9 @@ export CGO_LDFLAGS="-L$lib -Wl,-rpath,$lib ${CGO_LDFLAGS:-}"
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export GOCACHE="${GOCACHE:-$here/.gocache}"
+# No module is downloaded (standard library only); a GOPATH is still needed
+# where HOME is unset (CI containers).
+[ -n "${HOME:-}" ] || export GOPATH="${GOPATH:-$here/.gopath}"
 export GOPROXY=off
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

@@ -7,6 +7,8 @@ set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 export CHAINERC_LIB_DIR="${CHAINERC_LIB_DIR:-$root/build/src}"
+# rustup's proxies find their toolchain through HOME (unset in some CI containers).
+[ -n "${HOME:-}" ] || export HOME="$(getent passwd "$(id -u)" | cut -d: -f6)"
 export PATH="$HOME/.cargo/bin:/root/.cargo/bin:$PATH"
 cd "$here"
 if ! command -v cargo >/dev/null 2>&1; then
