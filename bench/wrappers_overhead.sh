@@ -48,6 +48,10 @@ pat = {
 }
 r = rows(d + "/rust.txt", pat)
 g = rows(d + "/go.txt", pat)
+g2 = rows(d + "/go.txt", {
+    "fb": r"\| per op: forward \+ backward \(history\), 1 element, without finalizers \| ([\d.]+)",
+    "nh": r"\| per op: forward \(no history\), 1 element, without finalizers \| ([\d.]+)",
+})
 names = {"fb": "per op, forward + backward (1 element)", "f": "per op, forward only (1 element)",
          "nh": "per op, no history (1 element)", "custom": "MulAdd custom function, fwd + bwd (10 elements)"}
 print("| what | C µs | Rust µs | Rust/C | Go µs | Go/C |")
@@ -57,5 +61,10 @@ for k in ["fb", "f", "nh", "custom"]:
     fmt = lambda v: "n/a" if v is None else "%.3f" % v
     ratio = lambda v: "n/a" if v is None or not cv else "%.2fx" % (v / cv)
     print("| %s | %s | %s | %s | %s | %s |" % (names[k], fmt(cv), fmt(rv), ratio(rv), fmt(gv), ratio(gv)))
+for k, what in [("fb", "per op, forward + backward (1 element), Go without finalizers"),
+                ("nh", "per op, no history (1 element), Go without finalizers")]:
+    cv, gv = c.get(k), g2.get(k)
+    if gv is not None and cv:
+        print("| %s | %.3f | | | %.3f | %.2fx |" % (what, cv, gv, gv / cv))
 print("\nGoals: Rust within 1.2x of C, Go within 2x (per op, forward + backward).")
 PY

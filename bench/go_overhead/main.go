@@ -4,7 +4,9 @@
 // backward, forward only, forward without history (volatile); plus the
 // MulAdd custom function (w = x*y + z on 10 elements) written in Go. Each
 // figure is the median over repeats (each at least -min-time) of the time per
-// op (or per call) in microseconds, as the C benchmark computes it.
+// op (or per call) in microseconds, as the C benchmark computes it. The
+// "without finalizers" rows run with ch.SetFinalizers(false) (every handle is
+// closed explicitly anyway).
 //
 // Usage: go_overhead [-ops N] [-repeats N] [-min-time SECONDS] [-quick]
 package main
@@ -170,6 +172,16 @@ func main() {
 		{name: "per op: forward + backward (history), 1 element", per: n, body: func() { chain(x, gy, *nOps, true) }},
 		{name: "per op: forward only (history), 1 element", per: n, body: func() { chain(x, gy, *nOps, false) }},
 		{name: "per op: forward (no history), 1 element", per: n, body: func() { chain(xv, gy, *nOps, false) }},
+		{name: "per op: forward + backward (history), 1 element, without finalizers", per: n, body: func() {
+			ch.SetFinalizers(false)
+			chain(x, gy, *nOps, true)
+			ch.SetFinalizers(true)
+		}},
+		{name: "per op: forward (no history), 1 element, without finalizers", per: n, body: func() {
+			ch.SetFinalizers(false)
+			chain(xv, gy, *nOps, false)
+			ch.SetFinalizers(true)
+		}},
 		{name: "MulAdd custom function (Go): forward + backward, 10 elements", per: 1, body: func() { call(true) }},
 		{name: "MulAdd custom function (Go): forward only, 10 elements", per: 1, body: func() { call(false) }},
 	}

@@ -10,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -81,13 +82,30 @@ func (d Device) String() string {
 type Array struct {
 	p        *C.ch_array
 	borrowed bool // handed to a callback: not ours to release
+	fin      bool // a finalizer is set
 }
 
 func newArray(p unsafe.Pointer) *Array {
 	a := &Array{p: (*C.ch_array)(p)}
-	runtime.SetFinalizer(a, (*Array).Close)
+	if finalizers.Load() {
+		a.fin = true
+		runtime.SetFinalizer(a, (*Array).Close)
+	}
 	return a
 }
+
+// finalizers: whether new arrays and variables get a finalizer.
+var finalizers atomic.Bool
+
+func init() { finalizers.Store(true) }
+
+// SetFinalizers chooses whether arrays and variables made from now on get a
+// finalizer that releases them if Close is never called (the default: on).
+// A finalizer costs two runtime.SetFinalizer calls per handle (set, then
+// cleared by Close); code that closes every handle itself (hot loops, the
+// overhead benchmark) can turn them off. Handles without a finalizer that
+// are never closed leak (LiveHandles shows them).
+func SetFinalizers(on bool) { finalizers.Store(on) }
 
 // borrowedArray wraps a handle valid during a callback (no reference taken).
 func borrowedArray(p *C.ch_array) *Array { return &Array{p: p, borrowed: true} }
@@ -173,7 +191,10 @@ func (a *Array) Close() {
 	}
 	C.ch_array_release(a.p)
 	a.p = nil
-	runtime.SetFinalizer(a, nil)
+	if a.fin {
+		a.fin = false
+		runtime.SetFinalizer(a, nil)
+	}
 }
 
 // Ptr is the C handle, valid while a is alive (use runtime.KeepAlive).

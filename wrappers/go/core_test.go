@@ -347,3 +347,24 @@ func TestErrorsFromManyGoroutines(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutFinalizers(t *testing.T) {
+	noLeak(t, func() {
+		SetFinalizers(false)
+		defer SetFinalizers(true)
+		x := must(VariableOf([]float32{1, 2}))
+		y := must(MulScalar(x, 3))
+		s := must(Sum(y))
+		ok(t, s.Backward())
+		if g := must(x.GradFloat32s()); g[1] != 3 {
+			t.Fatalf("grad %v", g)
+		}
+		before := LiveHandles()
+		for _, v := range []*Variable{s, y, x} {
+			v.Close()
+		}
+		if LiveHandles() != before-3 {
+			t.Fatal("Close releases handles made without finalizers")
+		}
+	})
+}

@@ -383,7 +383,10 @@ func report(ctx *C.ch_context, as []*Array, grads bool) error {
 	for i, a := range as {
 		if rel[i] == 1 && a.p != nil {
 			a.p = nil // released by the helper
-			runtime.SetFinalizer(a, nil)
+			if a.fin {
+				a.fin = false
+				runtime.SetFinalizer(a, nil)
+			}
 		}
 	}
 	return errOf(r)

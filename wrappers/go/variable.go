@@ -19,11 +19,15 @@ import (
 type Variable struct {
 	p        *C.ch_variable
 	borrowed bool
+	fin      bool // a finalizer is set (see SetFinalizers)
 }
 
 func newVariable(p unsafe.Pointer) *Variable {
 	v := &Variable{p: (*C.ch_variable)(p)}
-	runtime.SetFinalizer(v, (*Variable).Close)
+	if finalizers.Load() {
+		v.fin = true
+		runtime.SetFinalizer(v, (*Variable).Close)
+	}
 	return v
 }
 
@@ -64,7 +68,10 @@ func (v *Variable) Close() {
 	}
 	C.ch_variable_release(v.p)
 	v.p = nil
-	runtime.SetFinalizer(v, nil)
+	if v.fin {
+		v.fin = false
+		runtime.SetFinalizer(v, nil)
+	}
 }
 
 // Retain returns another owned handle to the same variable.
