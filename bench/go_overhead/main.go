@@ -77,7 +77,7 @@ func (mulAdd) Forward(_ *ch.Context, in []*ch.Array) ([]*ch.Array, error) {
 	x, _ := ch.View[float32](in[0])
 	y, _ := ch.View[float32](in[1])
 	z, _ := ch.View[float32](in[2])
-	out, err := ch.Empty(ch.Float32, in[0].Shape()...)
+	out, err := ch.EmptyLike(in[0])
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +92,11 @@ func (mulAdd) Backward(_ *ch.Context, in, _, g []*ch.Array) ([]*ch.Array, error)
 	x, _ := ch.View[float32](in[0])
 	y, _ := ch.View[float32](in[1])
 	gw, _ := ch.View[float32](g[0])
-	ga, err := ch.Empty(ch.Float32, in[0].Shape()...)
+	ga, err := ch.EmptyLike(in[0])
 	if err != nil {
 		return nil, err
 	}
-	gb, err := ch.Empty(ch.Float32, in[1].Shape()...)
+	gb, err := ch.EmptyLike(in[1])
 	if err != nil {
 		ga.Close()
 		return nil, err

@@ -183,6 +183,26 @@ func Empty(dtype Dtype, shape ...int64) (*Array, error) {
 	return newArray(r.out), nil
 }
 
+// EmptyLike makes an array of a's dtype, shape and device whose elements are
+// not initialized (one cgo call; for callbacks making outputs and gradients).
+func EmptyLike(a *Array) (*Array, error) { return newLike(a, true, 0) }
+
+// FullLike makes an array of a's dtype, shape and device filled with value.
+func FullLike(a *Array, value float64) (*Array, error) { return newLike(a, false, value) }
+
+func newLike(a *Array, empty bool, value float64) (*Array, error) {
+	e := C.int(0)
+	if empty {
+		e = 1
+	}
+	r := C.gch_array_new_like(a.p, e, C.double(value))
+	runtime.KeepAlive(a)
+	if err := errOf(r); err != nil {
+		return nil, err
+	}
+	return newArray(r.out), nil
+}
+
 // Close releases the handle (idempotent; arrays passed to callbacks are
 // borrowed and Close does nothing for them).
 func (a *Array) Close() {

@@ -178,3 +178,11 @@ gres gch_set_grads(ch_context* ctx, ch_array* const* arrays, size_t n, const uin
   release_flagged(arrays, n, release);
   return r;
 }
+
+gres gch_array_new_like(const ch_array* a, int empty, double value) {
+  if (empty)
+    return g_ch_array_new_empty(ch_array_dtype(a), ch_array_shape(a), ch_array_ndim(a),
+                                ch_array_device(a));
+  return g_ch_array_new_full(ch_array_dtype(a), ch_array_shape(a), ch_array_ndim(a), value,
+                             ch_array_device(a));
+}

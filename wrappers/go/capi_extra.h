@@ -29,6 +29,9 @@ gres gch_optimizer_new(const char* name, uintptr_t handle, size_t n_states,
  * then release the handles flagged in `release` (whatever happened). */
 gres gch_add_outputs(ch_context* ctx, ch_array* const* arrays, size_t n, const uint8_t* release);
 gres gch_set_grads(ch_context* ctx, ch_array* const* arrays, size_t n, const uint8_t* release);
+/* A new CPU array of a's dtype and shape: uninitialized (empty != 0) or
+ * filled with `value`. */
+gres gch_array_new_like(const ch_array* a, int empty, double value);
 /* Everything View and Shape need, in one cgo call. */
 typedef struct gch_info {
   void* data;

@@ -60,6 +60,13 @@ func TestArrays(t *testing.T) {
 		if x := must(e.At(1)); x != 1.5 {
 			t.Fatalf("empty+fill %v", x)
 		}
+		el := must(EmptyLike(a))
+		defer el.Close()
+		fl := must(FullLike(a, 2.5))
+		defer fl.Close()
+		if el.Dtype() != Float32 || el.Size() != 6 || must(fl.At(5)) != 2.5 || fl.Shape()[1] != 3 {
+			t.Fatalf("like: %v %v", el, fl)
+		}
 		r2 := a.Retain()
 		r2.Close()
 		r2.Close() // idempotent
