@@ -163,6 +163,14 @@ impl Array {
         check(unsafe { sys::ch_array_new_empty(&mut out, dtype.raw(), shape.as_ptr(), ndim, Device::Cpu.raw()) })?;
         Ok(unsafe { Array::from_raw(out) })
     }
+    /// Elements not initialized, with `other`'s dtype and shape (CPU).
+    pub fn empty_like(other: &Array) -> Result<Array> {
+        Array::empty(other.dtype(), other.shape())
+    }
+    /// Every element `value`, with `other`'s dtype and shape (CPU).
+    pub fn full_like(other: &Array, value: f64) -> Result<Array> {
+        Array::full(other.dtype(), other.shape(), value)
+    }
     /// Zero-copy: the array uses `data`'s buffer; the Vec is dropped when
     /// chainerc no longer uses it.
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[i64]) -> Result<Array> {

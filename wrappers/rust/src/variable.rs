@@ -131,6 +131,19 @@ impl Variable {
     pub fn reshape(&self, shape: &[i64]) -> Result<Variable> {
         F::reshape(self, shape)
     }
+    pub fn relu(&self) -> Result<Variable> {
+        crate::nn::relu(self)
+    }
+    pub fn sigmoid(&self) -> Result<Variable> {
+        crate::nn::sigmoid(self)
+    }
+    pub fn tanh(&self) -> Result<Variable> {
+        crate::nn::tanh(self)
+    }
+    /// Matrix product self @ other.
+    pub fn matmul(&self, other: &Variable) -> Result<Variable> {
+        crate::nn::matmul(self, other, false, false)
+    }
 }
 
 impl Clone for Variable {

@@ -42,6 +42,10 @@ fn array_roundtrip_and_views() {
         let mut m = Array::ones(Dtype::F64, &[3]).unwrap();
         unsafe { m.as_mut_slice::<f64>().unwrap()[1] = 9.0 };
         assert_eq!(m.to_vec::<f64>().unwrap(), vec![1.0, 9.0, 1.0]);
+        let fl = Array::full_like(&a, 2.5).unwrap();
+        assert_eq!((fl.dtype(), fl.shape(), fl.get(5).unwrap()), (Dtype::F32, &[2i64, 3][..], 2.5));
+        assert_eq!(Array::empty_like(&a).unwrap().shape(), &[2, 3]);
+        assert_eq!(Dtype::F64.name(), "float64");
         let e = Array::empty(Dtype::F32, &[2]).unwrap();
         e.fill(1.5).unwrap();
         assert_eq!(e.to_vec::<f32>().unwrap(), vec![1.5, 1.5]);

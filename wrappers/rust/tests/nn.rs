@@ -27,6 +27,7 @@ fn activations_and_array_functions_pass_check_backward() {
             ("leaky_relu", |v| one(nn::leaky_relu(&v[0], 0.2)?)),
             ("sigmoid", |v| one(nn::sigmoid(&v[0])?)),
             ("tanh", |v| one(nn::tanh(&v[0])?)),
+            ("methods", |v| one(v[0].tanh()?.sigmoid()?.matmul(&v[0].relu()?.reshape(&[4, 3])?)?)),
             ("softmax", |v| one(nn::softmax(&v[0])?)),
             ("transpose", |v| one(nn::transpose(&v[0], &[1, 0])?)),
             ("copy", |v| one(nn::copy(&v[0], Device::Cpu)?)),
