@@ -271,13 +271,18 @@ pub trait FunctionImpl: Send + Sync + 'static {
 }
 
 /// The borrowed handles as `&[Array]` without copying: Array is a
-/// transparent non-NULL pointer, and a slice never drops its elements.
-unsafe fn borrowed<'a>(p: *const *mut sys::ch_array, n: usize) -> &'a [Array] {
+/// transparent non-NULL pointer, and a slice never drops its elements. A NULL
+/// entry (never passed by the engine) is refused rather than turned into an
+/// invalid `Array`.
+unsafe fn borrowed<'a>(p: *const *mut sys::ch_array, n: usize) -> Result<&'a [Array]> {
     if n == 0 || p.is_null() {
-        &[]
-    } else {
-        std::slice::from_raw_parts(p as *const Array, n)
+        return Ok(&[]);
     }
+    let raw = std::slice::from_raw_parts(p, n);
+    if let Some(i) = raw.iter().position(|q| q.is_null()) {
+        return Err(Error::new(ErrorKind::Callback, format!("the engine passed a NULL array at position {i}")));
+    }
+    Ok(std::slice::from_raw_parts(p as *const Array, n))
 }
 
 unsafe extern "C" fn forward_trampoline<const WHICH: u8>(
@@ -289,7 +294,7 @@ unsafe extern "C" fn forward_trampoline<const WHICH: u8>(
     guard(|| {
         let imp = &**(user as *const Box<dyn FunctionImpl>);
         let mut c = Context { raw: ctx, _p: std::marker::PhantomData };
-        let ins = borrowed(inputs, n);
+        let ins = borrowed(inputs, n)?;
         let outs = match WHICH {
             1 => imp.forward_cpu(&mut c, ins)?,
             2 => imp.forward_gpu(&mut c, ins)?,
@@ -316,7 +321,7 @@ unsafe extern "C" fn backward_trampoline<const WHICH: u8>(
     guard(|| {
         let imp = &**(user as *const Box<dyn FunctionImpl>);
         let mut c = Context { raw: ctx, _p: std::marker::PhantomData };
-        let (i, o, g) = (borrowed(inputs, n_in), borrowed(outputs, n_out), borrowed(gouts, n_gout));
+        let (i, o, g) = (borrowed(inputs, n_in)?, borrowed(outputs, n_out)?, borrowed(gouts, n_gout)?);
         let grads = match WHICH {
             1 => imp.backward_cpu(&mut c, i, o, g)?,
             2 => imp.backward_gpu(&mut c, i, o, g)?,

@@ -45,6 +45,9 @@ unsafe extern "C" fn opt_init(
 ) -> sys::ch_status {
     guard(|| {
         let imp = &**(user as *const Box<dyn OptimizerImpl>);
+        if param.is_null() || grad.is_null() {
+            return Err(crate::Error::new(crate::ErrorKind::Callback, "the engine passed a NULL array"));
+        }
         let p = &*(&param as *const *mut sys::ch_array as *const Array);
         let g = &*(&grad as *const *mut sys::ch_array as *const Array);
         let st = imp.init_state(p, g)?;
@@ -71,6 +74,12 @@ unsafe extern "C" fn opt_update(
 ) -> sys::ch_status {
     guard(|| {
         let imp = &**(user as *const Box<dyn OptimizerImpl>);
+        if param.is_null()
+            || grad.is_null()
+            || (n > 0 && std::slice::from_raw_parts(states, n).iter().any(|p| p.is_null()))
+        {
+            return Err(crate::Error::new(crate::ErrorKind::Callback, "the engine passed a NULL array"));
+        }
         let p = &*(&param as *const *mut sys::ch_array as *const Array);
         let g = &*(&grad as *const *mut sys::ch_array as *const Array);
         let s: &[Array] = if n == 0 { &[] } else { std::slice::from_raw_parts(states as *const Array, n) };
