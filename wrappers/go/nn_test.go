@@ -571,3 +571,65 @@ func TestMLP10000StepsFlatMemory(t *testing.T) {
 		}
 	})
 }
+
+// goMomentum is momentum SGD written in Go with one state array "v".
+type goMomentum struct{ lr, momentum float64 }
+
+func (goMomentum) StateNames() []string { return []string{"v"} }
+func (goMomentum) InitState(p, _ *Array) ([]*Array, error) {
+	z, err := FullLike(p, 0)
+	return []*Array{z}, err
+}
+func (o goMomentum) UpdateOne(p, g *Array, st []*Array, _ int64) error {
+	pv, gv, vv := must(View[float64](p)), must(View[float64](g)), must(View[float64](st[0]))
+	for i := range pv {
+		vv[i] = o.momentum*vv[i] - o.lr*gv[i]
+		pv[i] += vv[i]
+	}
+	return nil
+}
+
+type badOptimizer struct{}
+
+func (badOptimizer) StateNames() []string                    { return nil }
+func (badOptimizer) InitState(_, _ *Array) ([]*Array, error) { return nil, nil }
+func (badOptimizer) UpdateOne(_, _ *Array, _ []*Array, t int64) error {
+	panic("update exploded")
+}
+
+func TestCustomOptimizerWithState(t *testing.T) {
+	noLeak(t, func() {
+		ours := must(NewCustomOptimizer("GoMomentum", goMomentum{0.1, 0.9}))
+		defer ours.Close()
+		theirs := must(NewMomentumSGD(0.1, 0.9))
+		defer theirs.Close()
+		w1 := must(NewArray([]float64{1, -1}))
+		defer w1.Close()
+		w2 := must(NewArray([]float64{1, -1}))
+		defer w2.Close()
+		g := must(NewArray([]float64{0.5, 0.25}))
+		defer g.Close()
+		ok(t, ours.SetupArrays([]*Array{w1}, []*Array{g}))
+		ok(t, theirs.SetupArrays([]*Array{w2}, []*Array{g}))
+		for i := 0; i < 3; i++ {
+			ok(t, ours.Update())
+			ok(t, theirs.Update())
+		}
+		if !close64(must(Values[float64](w1)), must(Values[float64](w2)), 1e-12) {
+			t.Fatal("GoMomentum differs from MomentumSGD")
+		}
+		key, st := must2(ours.State(0))
+		st.Close()
+		if key != "0/v" {
+			t.Fatalf("key %q", key)
+		}
+		bad := must(NewCustomOptimizer("Bad", badOptimizer{}))
+		defer bad.Close()
+		ok(t, bad.SetupArrays([]*Array{w1}, []*Array{g}))
+		err := bad.Update()
+		var pe *PanicError
+		if !errors.As(err, &pe) || pe.Value != "update exploded" {
+			t.Fatalf("got %v", err)
+		}
+	})
+}

@@ -281,6 +281,58 @@ impl OptimizerImpl for RustSgd {
     }
 }
 
+/// Momentum SGD written in Rust, with one state array "v".
+struct RustMomentum {
+    lr: f64,
+    momentum: f64,
+}
+impl OptimizerImpl for RustMomentum {
+    fn state_names(&self) -> Vec<String> {
+        vec!["v".into()]
+    }
+    fn update_one(&self, param: &Array, grad: &Array, states: &[Array], _t: i64) -> Result<()> {
+        let g = grad.to_vec::<f64>()?;
+        let mut v = states[0].to_vec::<f64>()?;
+        let mut p = param.to_vec::<f64>()?;
+        for k in 0..p.len() {
+            v[k] = self.momentum * v[k] - self.lr * g[k];
+            p[k] += v[k];
+        }
+        states[0].write(&v)?;
+        param.write(&p)
+    }
+}
+
+#[test]
+fn custom_optimizer_with_state_matches_momentum_sgd() {
+    no_leak(|| {
+        let ours = Optimizer::custom("RustMomentum", RustMomentum { lr: 0.1, momentum: 0.9 }).unwrap();
+        let theirs = Optimizer::momentum_sgd(0.1, 0.9).unwrap();
+        let (w1, w2) = (arr64(&[1.0, -1.0], &[2]), arr64(&[1.0, -1.0], &[2]));
+        let g = arr64(&[0.5, 0.25], &[2]);
+        ours.setup_arrays(&[&w1], &[&g]).unwrap();
+        theirs.setup_arrays(&[&w2], &[&g]).unwrap();
+        for _ in 0..3 {
+            ours.update().unwrap();
+            theirs.update().unwrap();
+        }
+        assert!(close(&w1.to_vec::<f64>().unwrap(), &w2.to_vec::<f64>().unwrap(), 1e-12));
+        assert_eq!(ours.state(0).unwrap().0, "0/v");
+        // a failing user optimizer reports its error with the cause
+        struct Bad;
+        impl OptimizerImpl for Bad {
+            fn update_one(&self, _: &Array, _: &Array, _: &[Array], t: i64) -> Result<()> {
+                panic!("update exploded at t = {t}")
+            }
+        }
+        let bad = Optimizer::custom("Bad", Bad).unwrap();
+        bad.setup_arrays(&[&w1], &[&g]).unwrap();
+        let e = bad.update().unwrap_err();
+        assert_eq!(e.panic_message().as_deref(), Some("update exploded at t = 1"));
+        assert!(e.message().contains("Bad"), "{}", e.message());
+    });
+}
+
 #[test]
 fn every_optimizer_first_step_and_convergence() {
     no_leak(|| {
