@@ -666,6 +666,10 @@ gres g_ch_optimizer_set_t(ch_optimizer* optimizer, int64_t t) {
   return gres_of(ch_optimizer_set_t(optimizer, t));
 }
 
+gres g_ch_optimizer_new_epoch(ch_optimizer* optimizer) {
+  return gres_of(ch_optimizer_new_epoch(optimizer));
+}
+
 gres g_ch_optimizer_zero_grads(ch_optimizer* optimizer) {
   return gres_of(ch_optimizer_zero_grads(optimizer));
 }
@@ -762,6 +766,10 @@ gres g_ch_variable_creator(const ch_variable* variable) {
   gres r = gres_of(ch_variable_creator(&out, variable));
   r.out = out;
   return r;
+}
+
+gres g_ch_variable_set_requires_grad(ch_variable* variable, int32_t requires_grad) {
+  return gres_of(ch_variable_set_requires_grad(variable, requires_grad));
 }
 
 gres g_ch_variable_backward(ch_variable* variable, int32_t retain_grad) {

@@ -122,6 +122,7 @@ gres g_ch_optimizer_setup(ch_optimizer* optimizer, const ch_function_set* set);
 gres g_ch_optimizer_setup_arrays(ch_optimizer* optimizer, ch_array* const* params, ch_array* const* grads, size_t n);
 gres g_ch_optimizer_parameter(ch_array** param, ch_array** grad, const char** path, const ch_optimizer* optimizer, size_t index);
 gres g_ch_optimizer_set_t(ch_optimizer* optimizer, int64_t t);
+gres g_ch_optimizer_new_epoch(ch_optimizer* optimizer);
 gres g_ch_optimizer_zero_grads(ch_optimizer* optimizer);
 gres g_ch_optimizer_update(ch_optimizer* optimizer);
 gres g_ch_optimizer_accumulate_grads(ch_optimizer* optimizer, ch_array* const* grads, size_t n);
@@ -142,6 +143,7 @@ gres g_ch_variable_set_data(ch_variable* variable, ch_array* data);
 gres g_ch_variable_grad(const ch_variable* variable);
 gres g_ch_variable_set_grad(ch_variable* variable, ch_array* grad);
 gres g_ch_variable_creator(const ch_variable* variable);
+gres g_ch_variable_set_requires_grad(ch_variable* variable, int32_t requires_grad);
 gres g_ch_variable_backward(ch_variable* variable, int32_t retain_grad);
 gres g_ch_variable_unchain_backward(ch_variable* variable);
 

@@ -424,3 +424,47 @@ func TestSameGradientArrayForTwoInputs(t *testing.T) {
 		}
 	})
 }
+
+type needsProbe struct{ mask *int }
+
+func (needsProbe) Forward(_ *Context, in []*Array) ([]*Array, error) {
+	c, err := in[0].Copy()
+	return []*Array{c}, err
+}
+
+func (p needsProbe) Backward(ctx *Context, in, _, g []*Array) ([]*Array, error) {
+	*p.mask = 0
+	for i := range in {
+		if ctx.NeedsInputGrad(i) {
+			*p.mask |= 1 << i
+		}
+	}
+	return []*Array{g[0], g[0]}, nil
+}
+
+func TestRequiresGradAndNeedsInputGrad(t *testing.T) {
+	noLeak(t, func() {
+		mask := 99
+		f := must(NewFunction("NeedsProbe", needsProbe{&mask}))
+		defer f.Close()
+		x := must(VariableOf([]float64{1, 2}))
+		defer x.Close()
+		data := must(VariableOf([]float64{3, 4}))
+		defer data.Close()
+		if !data.RequiresGrad() {
+			t.Fatal("default requires_grad")
+		}
+		ok(t, data.SetRequiresGrad(false))
+		y := must(f.Apply1(x, data))
+		defer y.Close()
+		s := must(Sum(y))
+		defer s.Close()
+		ok(t, s.Backward())
+		if mask != 1 {
+			t.Fatalf("needs-input-grad mask %b", mask)
+		}
+		if g := must(data.Grad()); g != nil {
+			t.Fatal("no gradient stored for data")
+		}
+	})
+}

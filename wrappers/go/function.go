@@ -224,6 +224,12 @@ func (c *Context) Save(a *Array) error {
 	return errOf(r)
 }
 
+// NeedsInputGrad is false in backward when input i needs no gradient (its
+// variable does not require one), so the callback may skip computing it.
+func (c *Context) NeedsInputGrad(i int) bool {
+	return C.ch_context_needs_input_grad(c.p, C.size_t(i)) != 0
+}
+
 func (c *Context) SavedCount() int { return int(C.ch_context_saved_count(c.p)) }
 
 // Saved is saved array i (an owned handle: Close it).

@@ -473,13 +473,17 @@ func TestOptimizerCheckpoint(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			ok(t, opt.Update())
 		}
+		ok(t, opt.NewEpoch())
+		if opt.Epoch() != 1 {
+			t.Fatalf("epoch %d", opt.Epoch())
+		}
 		ok(t, opt.SaveNPZ(path, false))
 		again := must(NewAdamDefault())
 		defer again.Close()
 		ok(t, again.SetupArrays([]*Array{w}, []*Array{gw}))
 		ok(t, again.LoadNPZ(path))
-		if again.T() != 3 {
-			t.Fatalf("t = %d", again.T())
+		if again.T() != 3 || again.Epoch() != 1 {
+			t.Fatalf("t = %d, epoch = %d", again.T(), again.Epoch())
 		}
 	})
 }

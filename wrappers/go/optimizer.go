@@ -241,6 +241,20 @@ func (o *Optimizer) T() int64 {
 	return t
 }
 
+// Epoch is the number of epochs finished (saved in checkpoints).
+func (o *Optimizer) Epoch() int64 {
+	e := int64(C.ch_optimizer_epoch(o.p))
+	runtime.KeepAlive(o)
+	return e
+}
+
+// NewEpoch: epoch += 1 (Chainer's new_epoch).
+func (o *Optimizer) NewEpoch() error {
+	r := C.g_ch_optimizer_new_epoch(o.p)
+	runtime.KeepAlive(o)
+	return errOf(r)
+}
+
 // SetT sets t (resuming).
 func (o *Optimizer) SetT(t int64) error {
 	r := C.g_ch_optimizer_set_t(o.p, C.int64_t(t))

@@ -146,6 +146,21 @@ func (v *Variable) IsVolatile() bool {
 	return b
 }
 
+// SetRequiresGrad sets whether backward computes a gradient for v (default
+// true; false on inputs such as training data skips their gradients).
+func (v *Variable) SetRequiresGrad(requiresGrad bool) error {
+	r := C.g_ch_variable_set_requires_grad(v.p, b32(requiresGrad))
+	runtime.KeepAlive(v)
+	return errOf(r)
+}
+
+// RequiresGrad reports the flag.
+func (v *Variable) RequiresGrad() bool {
+	b := C.ch_variable_requires_grad(v.p) != 0
+	runtime.KeepAlive(v)
+	return b
+}
+
 // Size is the number of elements.
 func (v *Variable) Size() int {
 	n := int(C.ch_variable_size(v.p))

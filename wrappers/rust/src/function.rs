@@ -218,6 +218,11 @@ impl<'a> Context<'a> {
         check(unsafe { sys::ch_context_function(&mut out, self.raw) })?;
         Ok(unsafe { Function::from_raw(out) })
     }
+    /// In backward: false when input `index` needs no gradient (its variable
+    /// does not require one), so the callback may skip computing it.
+    pub fn needs_input_grad(&self, index: usize) -> bool {
+        unsafe { sys::ch_context_needs_input_grad(self.raw, index) != 0 }
+    }
     pub fn as_ptr(&self) -> *mut sys::ch_context {
         self.raw
     }

@@ -204,6 +204,14 @@ impl Optimizer {
     pub fn t(&self) -> i64 {
         unsafe { sys::ch_optimizer_t(self.as_ptr()) }
     }
+    /// Epochs finished (Chainer's Optimizer.epoch; saved in checkpoints).
+    pub fn epoch(&self) -> i64 {
+        unsafe { sys::ch_optimizer_epoch(self.as_ptr()) }
+    }
+    /// epoch += 1 (Chainer's new_epoch).
+    pub fn new_epoch(&self) -> Result<()> {
+        check(unsafe { sys::ch_optimizer_new_epoch(self.as_ptr()) })
+    }
     pub fn set_t(&self, t: i64) -> Result<()> {
         check(unsafe { sys::ch_optimizer_set_t(self.as_ptr(), t) })
     }

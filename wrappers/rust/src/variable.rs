@@ -82,6 +82,14 @@ impl Variable {
     pub fn is_volatile(&self) -> bool {
         unsafe { sys::ch_variable_is_volatile(self.as_ptr()) != 0 }
     }
+    /// Whether backward computes a gradient for this variable (default true;
+    /// set false on inputs such as training data to skip their gradients).
+    pub fn set_requires_grad(&self, requires_grad: bool) -> Result<()> {
+        check(unsafe { sys::ch_variable_set_requires_grad(self.as_ptr(), requires_grad as i32) })
+    }
+    pub fn requires_grad(&self) -> bool {
+        unsafe { sys::ch_variable_requires_grad(self.as_ptr()) != 0 }
+    }
     /// Number of elements of the data.
     pub fn size(&self) -> usize {
         unsafe { sys::ch_variable_size(self.as_ptr()) as usize }

@@ -322,3 +322,34 @@ fn check_backward_reports_a_wrong_backward() {
     let e = check_backward(&f, &[&x], None, Tolerance::default()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotClose);
 }
+
+/// Records which inputs needed a gradient in backward.
+struct NeedsProbe(Arc<AtomicUsize>);
+impl FunctionImpl for NeedsProbe {
+    fn forward(&self, _ctx: &mut Context<'_>, i: &[Array]) -> Result<Vec<Array>> {
+        Ok(vec![i[0].copy()?])
+    }
+    fn backward(&self, ctx: &mut Context<'_>, i: &[Array], _o: &[Array], g: &[Array]) -> Result<Vec<Option<Array>>> {
+        let mask = (0..i.len()).filter(|&k| ctx.needs_input_grad(k)).fold(0, |m, k| m | (1 << k));
+        self.0.store(mask, Ordering::SeqCst);
+        Ok(vec![Some(g[0].clone()), Some(g[0].clone())])
+    }
+}
+
+#[test]
+fn requires_grad_and_needs_input_grad() {
+    no_leak(|| {
+        let seen = Arc::new(AtomicUsize::new(99));
+        let f = Function::new("NeedsProbe", NeedsProbe(seen.clone())).unwrap();
+        let x = Variable::from_slice(&[1.0f64, 2.0], &[2]).unwrap();
+        let data = Variable::from_slice(&[3.0f64, 4.0], &[2]).unwrap();
+        assert!(data.requires_grad());
+        data.set_requires_grad(false).unwrap();
+        assert!(!data.requires_grad());
+        let y = f.apply1(&[&x, &data]).unwrap().sum().unwrap();
+        y.backward().unwrap();
+        assert_eq!(seen.load(Ordering::SeqCst), 0b01, "only x needs a gradient");
+        assert!(x.grad().unwrap().is_some());
+        assert!(data.grad().unwrap().is_none());
+    });
+}

@@ -438,6 +438,9 @@ fn optimizer_checkpoint_roundtrip() {
         for _ in 0..3 {
             opt.update().unwrap();
         }
+        assert_eq!(opt.epoch(), 0);
+        opt.new_epoch().unwrap();
+        opt.new_epoch().unwrap();
         opt.save_npz(p, false).unwrap();
         let (_, m) = opt.state(0).unwrap();
         let m_saved = m.to_vec::<f64>().unwrap();
@@ -445,6 +448,7 @@ fn optimizer_checkpoint_roundtrip() {
         again.setup_arrays(&[&w], &[&gw]).unwrap();
         again.load_npz(p).unwrap();
         assert_eq!(again.t(), 3);
+        assert_eq!(again.epoch(), 2);
         assert_eq!(again.state(0).unwrap().1.to_vec::<f64>().unwrap(), m_saved);
         std::fs::remove_dir_all(&dir).unwrap();
     });

@@ -203,6 +203,8 @@ extern "C" {
     pub fn ch_variable_set_grad(variable: *mut ch_variable, grad: *mut ch_array) -> ch_status;
     pub fn ch_variable_creator(out: *mut *mut ch_function, variable: *const ch_variable) -> ch_status;
     pub fn ch_variable_is_volatile(variable: *const ch_variable) -> i32;
+    pub fn ch_variable_set_requires_grad(variable: *mut ch_variable, requires_grad: i32) -> ch_status;
+    pub fn ch_variable_requires_grad(variable: *const ch_variable) -> i32;
     pub fn ch_variable_size(variable: *const ch_variable) -> i64;
     pub fn ch_variable_backward(variable: *mut ch_variable, retain_grad: i32) -> ch_status;
     pub fn ch_variable_unchain_backward(variable: *mut ch_variable) -> ch_status;
@@ -226,6 +228,7 @@ extern "C" {
     pub fn ch_context_saved(out: *mut *mut ch_array, ctx: *const ch_context, index: usize) -> ch_status;
     pub fn ch_context_set_user_data(ctx: *mut ch_context, data: *mut ::std::ffi::c_void, destroy: Option<unsafe extern "C" fn(*mut ::std::ffi::c_void)>) -> ch_status;
     pub fn ch_context_user_data(ctx: *const ch_context) -> *mut ::std::ffi::c_void;
+    pub fn ch_context_needs_input_grad(ctx: *const ch_context, index: usize) -> i32;
     pub fn ch_context_function(out: *mut *mut ch_function, ctx: *const ch_context) -> ch_status;
     pub fn ch_functions_add(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sub(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable) -> ch_status;
@@ -321,6 +324,8 @@ extern "C" {
     pub fn ch_optimizer_parameter(param: *mut *mut ch_array, grad: *mut *mut ch_array, path: *mut *const ::std::os::raw::c_char, optimizer: *const ch_optimizer, index: usize) -> ch_status;
     pub fn ch_optimizer_t(optimizer: *const ch_optimizer) -> i64;
     pub fn ch_optimizer_set_t(optimizer: *mut ch_optimizer, t: i64) -> ch_status;
+    pub fn ch_optimizer_epoch(optimizer: *const ch_optimizer) -> i64;
+    pub fn ch_optimizer_new_epoch(optimizer: *mut ch_optimizer) -> ch_status;
     pub fn ch_optimizer_zero_grads(optimizer: *mut ch_optimizer) -> ch_status;
     pub fn ch_optimizer_update(optimizer: *mut ch_optimizer) -> ch_status;
     pub fn ch_optimizer_accumulate_grads(optimizer: *mut ch_optimizer, grads: *const *mut ch_array, n: usize) -> ch_status;
