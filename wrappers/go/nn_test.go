@@ -381,9 +381,11 @@ func TestEveryOptimizer(t *testing.T) {
 			}
 			w.Close()
 			gw.Close()
-			// minimise sum((p - 3)^2)
-			init := must(Zeros(Float64, 2))
-			par := must(NewParameter(init))
+			// minimise sum((W - 3)^2): W of a Linear without bias applied to a one
+			init := must(Zeros(Float64, 2, 1))
+			lo := DefaultLinear()
+			lo.Dtype, lo.NoBias, lo.InitialW = Float64, true, init
+			par := must(NewLinear(1, 2, lo))
 			init.Close()
 			set := must(NewFunctionSet())
 			ok(t, set.Add("p", par))
@@ -394,7 +396,8 @@ func TestEveryOptimizer(t *testing.T) {
 			if cs.name == "AdaGrad" {
 				ok(t, opt.SetHyperparam("lr", 0.5))
 			}
-			target := must(VariableOf([]float64{3, 3}))
+			one := must(VariableOf([]float64{1}, 1, 1))
+			target := must(VariableOf([]float64{3, 3}, 1, 2))
 			steps := 600
 			if cs.name == "AdaDelta" {
 				steps = 3000
@@ -402,7 +405,7 @@ func TestEveryOptimizer(t *testing.T) {
 			var last float64
 			for i := 0; i < steps; i++ {
 				ok(t, opt.ZeroGrads())
-				pv := must(par.Apply1())
+				pv := must(par.Apply1(one))
 				d := must(Sub(pv, target))
 				d2 := must(Mul(d, d))
 				loss := must(Sum(d2))
@@ -417,6 +420,7 @@ func TestEveryOptimizer(t *testing.T) {
 				t.Errorf("%s: loss %v after %d steps", cs.name, last, steps)
 			}
 			target.Close()
+			one.Close()
 			set.Close()
 			par.Close()
 			opt.Close()
@@ -634,6 +638,49 @@ func TestCustomOptimizerWithState(t *testing.T) {
 		var pe *PanicError
 		if !errors.As(err, &pe) || pe.Value != "update exploded" {
 			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+// Parameters get their gradients whatever the inputs' requires_grad:
+// Parameter (no input at all) and a Linear applied to data that requires no
+// gradient.
+func TestParametersGetGradientsWhenInputsRequireNone(t *testing.T) {
+	noLeak(t, func() {
+		init := must(NewArray([]float64{1, 2}))
+		defer init.Close()
+		p := must(NewParameter(init))
+		defer p.Close()
+		pv := must(p.Apply1())
+		defer pv.Close()
+		y := must(MulScalar(pv, 3))
+		defer y.Close()
+		s := must(Sum(y))
+		defer s.Close()
+		ok(t, s.Backward())
+		w := must(p.Param("W"))
+		defer w.Close()
+		if g := must(Values[float64](w.Grad)); g[0] != 3 || g[1] != 3 {
+			t.Errorf("Parameter's gradient %v, want [3 3]", g)
+		}
+		wi := must(NewArray([]float64{1, 2}, 1, 2))
+		defer wi.Close()
+		lo := DefaultLinear()
+		lo.Dtype, lo.NoBias, lo.InitialW = Float64, true, wi
+		lin := must(NewLinear(2, 1, lo))
+		defer lin.Close()
+		x := must(VariableOf([]float64{5, 7}, 1, 2))
+		defer x.Close()
+		ok(t, x.SetRequiresGrad(false))
+		ly := must(lin.Apply1(x))
+		defer ly.Close()
+		ls := must(Sum(ly))
+		defer ls.Close()
+		ok(t, ls.Backward())
+		lw := must(lin.Param("W"))
+		defer lw.Close()
+		if g := must(Values[float64](lw.Grad)); g[0] != 5 || g[1] != 7 {
+			t.Errorf("Linear's W gradient %v, want [5 7]", g)
 		}
 	})
 }

@@ -376,12 +376,20 @@ fn every_optimizer_first_step_and_convergence() {
             let got = w.to_vec::<f64>().unwrap();
             let exp: Vec<f64> = g0.iter().map(|&g| want(g)).collect();
             assert!(close(&got, &exp, 1e-9), "{name}: {got:?} vs {exp:?}");
-            // then minimise sum((w - 3)^2) through the engine
-            let f = nn::parameter(&arr64(&[0.0, 0.0], &[2])).unwrap();
+            // then minimise sum((W - 3)^2) through the engine: W of a Linear
+            // without bias applied to a one
+            let w0 = arr64(&[0.0, 0.0], &[2, 1]);
+            let f = nn::linear(
+                1,
+                2,
+                nn::LinearOptions { dtype: Dtype::F64, nobias: true, initial_w: Some(&w0), ..Default::default() },
+            )
+            .unwrap();
             let set = FunctionSet::new().unwrap();
             set.add("p", &f).unwrap();
             opt.setup(&set).unwrap();
-            let target = Variable::from_slice(&[3.0f64, 3.0], &[2]).unwrap();
+            let one = Variable::from_slice(&[1.0f64], &[1, 1]).unwrap();
+            let target = Variable::from_slice(&[3.0f64, 3.0], &[1, 2]).unwrap();
             let steps = if *name == "AdaDelta" { 3000 } else { 600 };
             if *name == "Adam" {
                 opt.set_hyperparam("alpha", 0.05).unwrap();
@@ -392,7 +400,7 @@ fn every_optimizer_first_step_and_convergence() {
             let mut last = f64::MAX;
             for _ in 0..steps {
                 opt.zero_grads().unwrap();
-                let d = &f.apply1(&[]).unwrap() - &target;
+                let d = &f.apply1(&[&one]).unwrap() - &target;
                 let loss = (&d * &d).sum().unwrap();
                 loss.backward().unwrap();
                 opt.update().unwrap();
@@ -421,6 +429,31 @@ fn every_optimizer_first_step_and_convergence() {
         assert_eq!(opt.state_count(), 1);
         assert_eq!(opt.state(0).unwrap().0, "0/v");
         assert_eq!(Optimizer::sgd(-1.0).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    });
+}
+
+/// Parameters get their gradients whatever the inputs' requires_grad:
+/// Parameter (no input at all) and a Linear applied to data that requires no
+/// gradient.
+#[test]
+fn parameters_get_gradients_when_inputs_require_none() {
+    no_leak(|| {
+        let p = nn::parameter(&arr64(&[1.0, 2.0], &[2])).unwrap();
+        let y = (&p.apply1(&[]).unwrap() * 3.0).sum().unwrap();
+        y.backward().unwrap();
+        assert_eq!(p.param("W").unwrap().grad.to_vec::<f64>().unwrap(), vec![3.0, 3.0], "Parameter's gradient");
+        let w = arr64(&[1.0, 2.0], &[1, 2]);
+        let lin = nn::linear(
+            2,
+            1,
+            nn::LinearOptions { dtype: Dtype::F64, nobias: true, initial_w: Some(&w), ..Default::default() },
+        )
+        .unwrap();
+        let x = Variable::from_slice(&[5.0f64, 7.0], &[1, 2]).unwrap();
+        x.set_requires_grad(false).unwrap();
+        lin.apply1(&[&x]).unwrap().sum().unwrap().backward().unwrap();
+        assert_eq!(lin.param("W").unwrap().grad.to_vec::<f64>().unwrap(), vec![5.0, 7.0], "Linear's W gradient");
+        assert!(x.grad().unwrap().is_none());
     });
 }
 
