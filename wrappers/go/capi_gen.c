@@ -453,6 +453,13 @@ gres g_ch_functions_embed_id_new(int64_t in_size, int64_t out_size, ch_dtype dty
   return r;
 }
 
+gres g_ch_functions_inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5, int64_t out5, int64_t proj_pool, ch_dtype dtype) {
+  ch_function* out = NULL;
+  gres r = gres_of(ch_functions_inception_new(&out, in_channels, out1, proj3, out3, proj5, out5, proj_pool, dtype));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_transpose(ch_variable* x, const int32_t* axes, int32_t naxes) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_transpose(&out, x, axes, naxes));

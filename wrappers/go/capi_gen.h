@@ -86,6 +86,7 @@ gres g_ch_functions_linear_new(int64_t in_size, int64_t out_size, ch_dtype dtype
 gres g_ch_functions_parameter_new(const ch_array* initial);
 gres g_ch_functions_convolution_2d_new(int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw, ch_dtype dtype, double wscale, double bias, int32_t nobias, const ch_array* initial_W, const ch_array* initial_b);
 gres g_ch_functions_embed_id_new(int64_t in_size, int64_t out_size, ch_dtype dtype, const ch_array* initial_W);
+gres g_ch_functions_inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5, int64_t out5, int64_t proj_pool, ch_dtype dtype);
 gres g_ch_functions_transpose(ch_variable* x, const int32_t* axes, int32_t naxes);
 gres g_ch_functions_concat(ch_variable* const* xs, size_t n, int32_t axis);
 gres g_ch_functions_copy(ch_variable* x, ch_device dst);

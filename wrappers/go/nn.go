@@ -12,7 +12,7 @@ import (
 
 // Neural-network built-ins (include/ch/functions.h): stateless functions
 // return variables; parameterized ones (Linear, Convolution2D, EmbedID,
-// PReLU, Parameter, BatchNormalization, BinaryHierarchicalSoftmax) are
+// PReLU, Parameter, Inception, BatchNormalization, BinaryHierarchicalSoftmax) are
 // *Function objects applied with Apply1, whose parameters are shared by every
 // application and updated in place by optimizers.
 
@@ -204,6 +204,13 @@ func NewPReLU(shape []int64, dtype Dtype, init float64) (*Function, error) {
 // NewParameter makes a function of no input returning its parameter "W".
 func NewParameter(initial *Array) (*Function, error) {
 	return fn1(C.g_ch_functions_parameter_new(initial.p), initial)
+}
+
+// NewInception makes GoogLeNet's Inception module (twelve parameters
+// "conv1/W" ... "projp/b").
+func NewInception(inChannels, out1, proj3, out3, proj5, out5, projPool int64, dtype Dtype) (*Function, error) {
+	return fn1(C.g_ch_functions_inception_new(C.int64_t(inChannels), C.int64_t(out1), C.int64_t(proj3), C.int64_t(out3),
+		C.int64_t(proj5), C.int64_t(out5), C.int64_t(projPool), C.ch_dtype(dtype)))
 }
 
 // NewBatchNormalization over size (Chainer's defaults decay 0.9, eps 1e-5).

@@ -215,6 +215,15 @@ func TestParameterizedBuiltins(t *testing.T) {
 		if v := must(pv.Float64s()); v[1] != 2 {
 			t.Fatalf("parameter %v", v)
 		}
+		Seed(2)
+		inc := must(NewInception(2, 1, 1, 2, 1, 1, 1, Float64))
+		defer inc.Close()
+		if inc.ParameterCount() != 12 {
+			t.Fatalf("inception parameters %d", inc.ParameterCount())
+		}
+		xi := must(NewArray(values(100, 14, -1, 1), 2, 2, 5, 5))
+		defer xi.Close()
+		ok(t, CheckBackward(inc, []*Array{xi}, nil, Tolerance{1e-4, 1e-4, 1e-3}))
 		tree, nInternal := must2(CreateHuffmanTree([]float64{5, 1, 2, 8}))
 		if nInternal != 3 || len(tree) != 6 {
 			t.Fatalf("tree %v %d", tree, nInternal)

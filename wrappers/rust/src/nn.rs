@@ -1,7 +1,7 @@
 //! Neural-network built-ins (include/ch/functions.h sections activation,
 //! connection, array, math, loss, evaluation, noise, normalization, pooling):
 //! stateless functions return variables; parameterized ones ("links": Linear,
-//! Convolution2D, EmbedID, PReLU, Parameter, BatchNormalization,
+//! Convolution2D, EmbedID, PReLU, Parameter, Inception, BatchNormalization,
 //! BinaryHierarchicalSoftmax) are `Function` objects applied with
 //! `Function::apply1`, whose parameters (`Function::parameters`) are shared
 //! by every application, optimizers update them in place.
@@ -252,6 +252,37 @@ pub fn prelu(shape: &[i64], dtype: Dtype, init: f64) -> Result<Function> {
 pub fn parameter(initial: &Array) -> Result<Function> {
     let mut out = ptr::null_mut();
     wrap_fn(unsafe { sys::ch_functions_parameter_new(&mut out, initial.as_ptr()) }, out)
+}
+
+/// GoogLeNet's Inception module (twelve parameters "conv1/W" ... "projp/b").
+#[allow(clippy::too_many_arguments)]
+pub fn inception(
+    in_channels: i64,
+    out1: i64,
+    proj3: i64,
+    out3: i64,
+    proj5: i64,
+    out5: i64,
+    proj_pool: i64,
+    dtype: Dtype,
+) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(
+        unsafe {
+            sys::ch_functions_inception_new(
+                &mut out,
+                in_channels,
+                out1,
+                proj3,
+                out3,
+                proj5,
+                out5,
+                proj_pool,
+                dtype.raw(),
+            )
+        },
+        out,
+    )
 }
 
 /// Batch normalization over `size` (Chainer's defaults: decay 0.9, eps 1e-5).

@@ -195,6 +195,14 @@ fn parameterized_functions() {
         let p = nn::parameter(&arr64(&[1.0, 2.0], &[2])).unwrap();
         let out = p.apply1(&[]).unwrap();
         assert_eq!(out.to_vec::<f64>().unwrap(), vec![1.0, 2.0]);
+        // Inception: output channels out1 + out3 + out5 + proj_pool, twelve parameters
+        config::seed(2);
+        let inc = nn::inception(2, 1, 1, 2, 1, 1, 1, Dtype::F64).unwrap();
+        assert_eq!(inc.parameter_count(), 12);
+        assert_eq!(inc.parameter(0).unwrap().name, "conv1/W");
+        let xi = arr64(&values(2 * 2 * 5 * 5, 14, -1.0, 1.0), &[2, 2, 5, 5]);
+        assert_eq!(inc.apply1(&[&Variable::new(&xi).unwrap()]).unwrap().shape().unwrap(), vec![2, 5, 5, 5]);
+        check_backward(&inc, &[&xi], None, Tolerance { eps: 1e-4, atol: 1e-4, rtol: 1e-3 }).unwrap();
         // BinaryHierarchicalSoftmax on a Huffman tree
         let (tree, n_internal) = nn::create_huffman_tree(&[5.0, 1.0, 2.0, 8.0]).unwrap();
         assert_eq!(n_internal, 3);

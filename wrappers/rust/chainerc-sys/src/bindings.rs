@@ -261,6 +261,7 @@ extern "C" {
     pub fn ch_functions_parameter_new(out: *mut *mut ch_function, initial: *const ch_array) -> ch_status;
     pub fn ch_functions_convolution_2d_new(out: *mut *mut ch_function, in_channels: i64, out_channels: i64, kh: i64, kw: i64, sy: i64, sx: i64, ph: i64, pw: i64, dtype: ch_dtype, wscale: f64, bias: f64, nobias: i32, initial_W: *const ch_array, initial_b: *const ch_array) -> ch_status;
     pub fn ch_functions_embed_id_new(out: *mut *mut ch_function, in_size: i64, out_size: i64, dtype: ch_dtype, initial_W: *const ch_array) -> ch_status;
+    pub fn ch_functions_inception_new(out: *mut *mut ch_function, in_channels: i64, out1: i64, proj3: i64, out3: i64, proj5: i64, out5: i64, proj_pool: i64, dtype: ch_dtype) -> ch_status;
     pub fn ch_functions_transpose(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
     pub fn ch_functions_concat(out: *mut *mut ch_variable, xs: *const *mut ch_variable, n: usize, axis: i32) -> ch_status;
     pub fn ch_functions_copy(out: *mut *mut ch_variable, x: *mut ch_variable, dst: ch_device) -> ch_status;
