@@ -38,6 +38,13 @@ void check_grad(const Function& f, size_t i, const Array& gx, const Array& x) {
          " that is a ", gx.describe(), "; the input is a ", x.describe());
 }
 
+void check_unchanged(const Function& f, size_t i, const Array& now, const Array& seen) {
+  if (now.dtype() != seen.dtype() || now.shape() != seen.shape() || now.device() != seen.device())
+    fail(CH_ERR_SHAPE, "backward: input ", i, " of '", f.name(), "' is now a ", now.describe(),
+         " but forward computed from a ", seen.describe(),
+         " (ch_variable_set_data replaced it); backward needs data of the shape forward saw");
+}
+
 void accumulate(VariableImpl& x, Array gx, uint64_t epoch) {
   if (x.grad_epoch != epoch || !x.grad.defined()) {
     x.grad = std::move(gx);  // may alias another gradient: never written in place
@@ -95,6 +102,7 @@ void backward(const VarPtr& root, bool retain_grad) {
         break;
       }
       if (x->requires_grad) mask |= i < 64 ? uint64_t{1} << i : 0;
+      if (i < f->forward_inputs.size()) check_unchanged(*f, i, x->data, f->forward_inputs[i]);
       in.push_back(x->data);
     }
     if (unchained) continue;

@@ -57,6 +57,7 @@ void Function::unchain() {
       if (y->creator.get() == this) y->creator.reset();
   // Keep the count (graph inspection still reports the arity); drop the links.
   for (VarPtr& x : inputs) x.reset();
+  forward_inputs.clear();
 }
 
 std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs) {
@@ -88,6 +89,7 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
   }
   f->rank = rank;
   f->inputs = std::move(inputs);  // the caller's list: no copy for the usual temporary
+  f->forward_inputs = std::move(in);
   f->outputs.reserve(outs.size());
   f->output_info.reserve(outs.size());
   for (const VarPtr& y : outs) {

@@ -81,6 +81,10 @@ class Function {
 
   // Graph links, set by apply_function().
   std::vector<VarPtr> inputs;
+  // The input data forward computed from. Backward uses the inputs' current
+  // data (ch_variable_set_data may replace it) but refuses a replacement of
+  // another shape or dtype, which the function's kernels were not sized for.
+  Arrays forward_inputs;
   std::vector<std::weak_ptr<VariableImpl>> outputs;
   std::vector<OutputInfo> output_info;
   int64_t rank = 0;
