@@ -1,0 +1,83 @@
+"""Ownership: 10,000 training steps leave handle counts, the engine's bytes in
+use, the wrapper's registry and Python's own allocations flat."""
+import gc
+import tracemalloc
+
+import numpy as np
+
+import chainerc
+from chainerc import Variable, Function, _capi
+import chainerc.functions as F
+
+
+class Scale(Function):
+    parameter_names = ('W',)
+    gradient_names = ('gW',)
+
+    def __init__(self, n):
+        self.W = np.full((n,), 0.5, np.float32)
+        self.gW = np.zeros((n,), np.float32)
+
+    def forward(self, inputs):
+        x, = inputs
+        self.x = x  # kept for backward: a view that holds the engine's array
+        return x * self.W,
+
+    def backward(self, inputs, grad_outputs):
+        gy, = grad_outputs
+        self.gW += (gy * self.x).sum(axis=0)
+        return gy * self.W,
+
+
+def _train(steps, model, x_data, t_data):
+    for _ in range(steps):
+        model.gW.fill(0)
+        x = Variable(x_data)
+        t = Variable(t_data)
+        y = F.exp(model(x) * 0.1) - 1
+        d = y - t
+        loss = F.sum(d * d) / len(d)
+        loss.backward()
+        model.W -= 0.01 * model.gW
+    return float(loss.data)
+
+
+def test_training_memory_stays_flat():
+    model = Scale(8)
+    x_data = np.random.randn(4, 8).astype(np.float32)
+    t_data = np.random.randn(4, 8).astype(np.float32) * 0.1
+    first = _train(1000, model, x_data, t_data)
+    gc.collect()
+    handles = chainerc.live_handles()
+    registry = len(_capi._objects)
+    in_use = chainerc.memory_stats()["bytes_in_use"]
+    tracemalloc.start()
+    try:
+        base, _ = tracemalloc.get_traced_memory()
+        last = _train(9000, model, x_data, t_data)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert last < first  # it trained
+    assert chainerc.live_handles() == handles
+    assert len(_capi._objects) == registry
+    assert chainerc.memory_stats()["bytes_in_use"] <= in_use
+    assert grown < 64 * 1024, "Python allocations grew by %d bytes over 9,000 steps" % grown
+
+
+def test_dropping_everything_frees_every_handle():
+    gc.collect()
+    before = chainerc.live_handles()
+    model = Scale(3)
+    x = Variable(np.ones((2, 3), np.float32))
+    y = F.sum(model(x) * 2)
+    y.backward()
+    views = (x.grad, y.data, model.gW)
+    del model, x, y
+    gc.collect()
+    # views keep their arrays alive, nothing else
+    assert chainerc.live_handles()["variables"] == before["variables"]
+    del views
+    gc.collect()
+    assert chainerc.live_handles() == before
