@@ -52,7 +52,7 @@ def _new_var(h):
 
 def _call1(fn, h):
     out = _c_void_p()
-    st = fn(byref(out), h)
+    st = fn(out, h)
     if st:
         raise_status(st)
     return _new_var(out.value)
@@ -60,7 +60,7 @@ def _call1(fn, h):
 
 def _call2(fn, a, b):
     out = _c_void_p()
-    st = fn(byref(out), a, b)
+    st = fn(out, a, b)
     if st:
         raise_status(st)
     return _new_var(out.value)
@@ -69,6 +69,29 @@ def _call2(fn, a, b):
 def _is_scalar(x):
     return type(x) in _SCALAR_TYPES or isinstance(x, (numbers.Real, np.generic)) and not \
         isinstance(x, (bool, np.bool_))
+
+
+def _binary_op(scalar_fn, fn, reflected):
+    """An operator method: the scalar C entry point for Python/NumPy scalars,
+    the broadcasting one for variables and arrays (reflected: other op self)."""
+    _new = object.__new__
+
+    def op(self, other):
+        out = _c_void_p()
+        if type(other) in _SCALAR_TYPES:
+            st = scalar_fn(out, self._h, other)
+        elif _is_scalar(other):
+            st = scalar_fn(out, self._h, float(other))
+        else:
+            o = self._other(other)
+            st = fn(out, o._h, self._h) if reflected else fn(out, self._h, o._h)
+        if st:
+            raise_status(st)
+        v = _new(Variable)
+        v._h = out.value
+        v._data = None
+        return v
+    return op
 
 
 class Variable(object):
@@ -81,14 +104,13 @@ class Variable(object):
         volatile (bool): a volatile variable records no history.
     """
 
-    __slots__ = ("_h", "_data", "name", "__weakref__")
+    __slots__ = ("_h", "_data", "__weakref__")
     __array_priority__ = 200  # NumPy defers to our reflected operators
     __array_ufunc__ = None
 
-    def __init__(self, data, volatile=False, name=None):
+    def __init__(self, data, volatile=False):
         self._h = None
         self._data = None
-        self.name = name
         h = _to_handle(data)
         out = c_void_p()
         st = _new(byref(out), h, 1 if volatile else 0)
@@ -236,53 +258,14 @@ class Variable(object):
     def __neg__(self):
         return _call1(_f_neg, self._h)
 
-    def __add__(self, other):
-        if type(other) in _SCALAR_TYPES or _is_scalar(other):
-            return _call2(_f_add_s, self._h, float(other))
-        o = self._other(other)
-        return _call2(_f_add, self._h, o._h)
-
-    def __radd__(self, other):
-        if type(other) in _SCALAR_TYPES or _is_scalar(other):
-            return _call2(_f_add_s, self._h, float(other))
-        o = self._other(other)
-        return _call2(_f_add, o._h, self._h)
-
-    def __sub__(self, other):
-        if type(other) in _SCALAR_TYPES or _is_scalar(other):
-            return _call2(_f_sub_s, self._h, float(other))
-        o = self._other(other)
-        return _call2(_f_sub, self._h, o._h)
-
-    def __rsub__(self, other):
-        if type(other) in _SCALAR_TYPES or _is_scalar(other):
-            return _call2(_f_rsub_s, self._h, float(other))
-        o = self._other(other)
-        return _call2(_f_sub, o._h, self._h)
-
-    def __mul__(self, other):
-        if type(other) in _SCALAR_TYPES or _is_scalar(other):
-            return _call2(_f_mul_s, self._h, float(other))
-        o = self._other(other)
-        return _call2(_f_mul, self._h, o._h)
-
-    def __rmul__(self, other):
-        if type(other) in _SCALAR_TYPES or _is_scalar(other):
-            return _call2(_f_mul_s, self._h, float(other))
-        o = self._other(other)
-        return _call2(_f_mul, o._h, self._h)
-
-    def __truediv__(self, other):
-        if type(other) in _SCALAR_TYPES or _is_scalar(other):
-            return _call2(_f_div_s, self._h, float(other))
-        o = self._other(other)
-        return _call2(_f_div, self._h, o._h)
-
-    def __rtruediv__(self, other):
-        if type(other) in _SCALAR_TYPES or _is_scalar(other):
-            return _call2(_f_rdiv_s, self._h, float(other))
-        o = self._other(other)
-        return _call2(_f_div, o._h, self._h)
+    __add__ = _binary_op(_f_add_s, _f_add, False)
+    __radd__ = _binary_op(_f_add_s, _f_add, True)
+    __sub__ = _binary_op(_f_sub_s, _f_sub, False)
+    __rsub__ = _binary_op(_f_rsub_s, _f_sub, True)
+    __mul__ = _binary_op(_f_mul_s, _f_mul, False)
+    __rmul__ = _binary_op(_f_mul_s, _f_mul, True)
+    __truediv__ = _binary_op(_f_div_s, _f_div, False)
+    __rtruediv__ = _binary_op(_f_rdiv_s, _f_div, True)
 
     def __pow__(self, other):
         if type(other) in _SCALAR_TYPES or _is_scalar(other):

@@ -92,12 +92,13 @@ def _define(signature, cname, doc=""):
             call_args.append(name)
             argtypes.append(_KINDS[kind])
     fn = _capi._decl(cname, S, argtypes)
-    src = ("def %s(%s):\n%s\n    out = c_void_p()\n    st = _fn(byref(out), %s)\n"
-           "    if st:\n        raise_status(st)\n    return _new_var(out.value)\n"
+    src = ("def %s(%s):\n%s\n    out = c_void_p()\n    st = _fn(out, %s)\n"
+           "    if st:\n        raise_status(st)\n    v = _new(_Variable)\n    v._h = out.value\n    v._data = None\n    return v\n"
            % (pyname, ", ".join(py_params), "\n".join(prelude) or "    pass",
               ", ".join(call_args)))
     env = dict(_var=_var, _shape=_shape, _mode=_mode, _ArrayArg=_ArrayArg, c_void_p=c_void_p,
-               byref=byref, raise_status=raise_status, _new_var=_new_var, _fn=fn)
+               byref=byref, raise_status=raise_status, _new_var=_new_var, _fn=fn,
+               _new=object.__new__, _Variable=Variable)
     exec(src, env)
     f = env[pyname]
     f.__doc__ = doc or "chainerc built-in %s (C: %s)." % (pyname, cname)
