@@ -9,6 +9,7 @@
 #
 # Environment:
 #   CH_SKIP_SANITIZE=1     skip the sanitizer pass (quick local runs)
+#   CH_SKIP_WRAPPERS=1     skip the language wrappers' suites (wrappers/*/test.sh)
 #   CH_BUILD_DIR           build folder of the first pass (default: build)
 #   CH_SANITIZE_BUILD_DIR  build folder of the second pass (default: build-sanitize)
 #   CH_MESON_ARGS          extra `meson setup` options for both passes
@@ -90,6 +91,25 @@ else
   run_pass sanitize "$sanitize_dir" 3 \
     --buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false \
     -Dbenchmarks=disabled
+fi
+
+# Language wrappers (wrappers/<language>/test.sh) against the release build's
+# library; each prints its own "N passed, N failed" line, which summarize.py
+# adds to the total. CH_SKIP_WRAPPERS=1 skips them.
+if [ "${CH_SKIP_WRAPPERS:-0}" != "1" ]; then
+  for suite in "$CH_ROOT"/wrappers/*/test.sh; do
+    [ -f "$suite" ] || continue
+    lang="$(basename "$(dirname "$suite")")"
+    log="$build_dir/wrapper-$lang.log"
+    ch_log "wrapper tests: $lang"
+    t=$SECONDS
+    lib_dir="$(cd "$build_dir/src" && pwd)"
+    CHAINERC_LIB_DIR="$lib_dir" CHAINERC_LIBRARY="$lib_dir/libchainerc.so" \
+      bash "$suite" >"$log" 2>&1 || true
+    tail -n 5 "$log" >&2
+    summary_args+=(--external "$lang=$log")
+    ch_log "wrapper '$lang' took $((SECONDS - t)) s"
+  done
 fi
 
 ch_log "total time $((SECONDS - t0)) s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Count test cases over one or more `meson test` runs and print the closing line.
 
-    summarize.py [--pass NAME=BUILD_DIR]... [--stage-failed TEXT]...
+    summarize.py [--pass NAME=BUILD_DIR]... [--external NAME=LOG]... [--stage-failed TEXT]...
 
 For every test meson knows in BUILD_DIR (meson-info/intro-tests.json) this reads
 the result meson logged (meson-logs/testlog.json) and, for GoogleTest programs
@@ -16,6 +16,9 @@ which meson passes as --gtest_output). Counting rules:
     run is ignored (stale);
   * any other test (exit-code protocol) counts once: exit 0 passed, 77 skipped,
     anything else failed;
+  * an --external suite (a language wrapper's own test runner) counts what the
+    last "N passed, N failed[, N skipped]" line of its LOG says; a LOG without
+    such a line counts as one failed case;
   * a test that meson knows but did not run, a missing log, and each
     --stage-failed TEXT (a configuration or a build that failed) count as one
     failed case each.
@@ -27,6 +30,7 @@ were skipped; the exit status is 1 when anything failed, else 0.
 import argparse
 import json
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -175,10 +179,39 @@ def summarize_pass(label, build_dir):
     return tally
 
 
+CLOSING_LINE = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
+
+
+def summarize_external(label, log_path):
+    """The counts of a suite whose runner printed the plain closing line."""
+    tally = Tally()
+    counts = None
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = CLOSING_LINE.match(line.strip())
+                if m:
+                    counts = m
+    except OSError as e:
+        tally.fail(f"[{label}] cannot read its log {log_path}: {e}")
+        return tally
+    if counts is None:
+        tally.fail(f"[{label}] printed no 'N passed, N failed' line (see {log_path})")
+        return tally
+    tally.passed = int(counts.group(1))
+    tally.skipped = int(counts.group(3) or 0)
+    for i in range(int(counts.group(2))):
+        tally.fail(f"[{label}] failing case {i + 1} (see {log_path})")
+    print(f"suite '{label}': {tally.passed} ok, {tally.failed} failing, {tally.skipped} skipped")
+    return tally
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pass", dest="passes", action="append", default=[],
                     metavar="NAME=BUILD_DIR", help="a build folder whose tests ran")
+    ap.add_argument("--external", action="append", default=[], metavar="NAME=LOG",
+                    help="a suite run by its own runner, its output in LOG")
     ap.add_argument("--stage-failed", action="append", default=[], metavar="TEXT",
                     help="a configuration or build that failed (one failed case)")
     args = ap.parse_args(argv)
@@ -189,9 +222,12 @@ def main(argv):
         if not sep:
             label, build_dir = spec, spec
         total.add(summarize_pass(label, build_dir))
+    for spec in args.external:
+        label, _, log_path = spec.partition("=")
+        total.add(summarize_external(label, log_path))
     for text in args.stage_failed:
         total.fail(text)
-    if not args.passes and not args.stage_failed:
+    if not args.passes and not args.external and not args.stage_failed:
         total.fail("no test pass was given")
 
     if total.failures:

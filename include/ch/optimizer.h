@@ -1,14 +1,205 @@
 /*
- * chainerc — ch_optimizer: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop and user-defined optimizers.
+ * chainerc — ch_optimizer: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop and user-defined
+ * optimizers.
+ *
+ * An optimizer is set up with parameter arrays and their gradient arrays
+ * (from a ch_function_set, or as two lists), keeps per-parameter state arrays
+ * (made by its init_state at setup), and on every ch_optimizer_update first
+ * increments its step count t and then updates each parameter in place from
+ * its gradient (the seed's Optimizer). It keeps references to the arrays, not
+ * copies: the function objects that own them see every update, and they must
+ * keep using the same arrays (the seed's note on Optimizer).
+ *
+ * Update rules (Chainer 1.0.1; all arithmetic in the parameter's dtype, state
+ * arrays have the parameter's shape and dtype and start at zero):
+ *   SGD          param -= lr * grad
+ *   MomentumSGD  v = momentum * v - lr * grad;  param += v              state "v"
+ *   AdaGrad      h += grad^2;  param -= lr * grad / (sqrt(h) + eps)     state "h"
+ *   AdaDelta     msg = rho * msg + (1 - rho) * grad^2
+ *                dx = sqrt((msdx + eps) / (msg + eps)) * grad
+ *                msdx = rho * msdx + (1 - rho) * dx^2;  param -= dx     states "msg", "msdx"
+ *   Adam         beta1_t = beta1 * lam^(t-1)
+ *                m += (1 - beta1_t) * (grad - m);  v += (1 - beta2) * (grad^2 - v)
+ *                lr = alpha * sqrt(1 - beta2^t) / (1 - beta1^t)
+ *                param -= lr * m / (sqrt(v) + eps)                      states "m", "v"
+ *                (lam = 1 gives the Adam of later Chainer versions)
+ *   RMSprop      ms = alpha * ms + (1 - alpha) * grad^2
+ *                param -= lr * grad / (sqrt(ms) + eps)                  state "ms"
+ *
+ * Threading: an optimizer is used by one thread at a time (updates write the
+ * shared parameter arrays). Handles may be retained and released from any
+ * thread.
  */
 #ifndef CH_OPTIMIZER_H
 #define CH_OPTIMIZER_H
 
 #include "common.h"
+#include "function_set.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+typedef struct ch_optimizer ch_optimizer;
+
+/* Defaults of the seed's constructors. */
+#define CH_SGD_DEFAULT_LR 0.01
+#define CH_MOMENTUM_SGD_DEFAULT_LR 0.01
+#define CH_MOMENTUM_SGD_DEFAULT_MOMENTUM 0.9
+#define CH_ADAGRAD_DEFAULT_LR 0.001
+#define CH_ADAGRAD_DEFAULT_EPS 1e-8
+#define CH_ADADELTA_DEFAULT_RHO 0.95
+#define CH_ADADELTA_DEFAULT_EPS 1e-6
+#define CH_ADAM_DEFAULT_ALPHA 0.001
+#define CH_ADAM_DEFAULT_BETA1 0.9
+#define CH_ADAM_DEFAULT_BETA2 0.999
+#define CH_ADAM_DEFAULT_LAM 0.99999999
+#define CH_ADAM_DEFAULT_EPS 1e-8
+#define CH_RMSPROP_DEFAULT_LR 0.01
+#define CH_RMSPROP_DEFAULT_ALPHA 0.99
+#define CH_RMSPROP_DEFAULT_EPS 1e-8
+
+/* --- built-in optimizers ---------------------------------------------------
+ * Hyperparameters must be finite; learning rates and eps >= 0; momentum, rho,
+ * beta1, beta2 and RMSprop's alpha in [0, 1); lam in (0, 1]. Otherwise
+ * CH_ERR_INVALID_ARGUMENT naming the value. Each *out: new reference; release
+ * with ch_optimizer_release. */
+
+/* Vanilla stochastic gradient descent. Name "SGD". Default lr = 0.01. */
+CH_API ch_status ch_optimizer_sgd_new(ch_optimizer** out, double lr);
+/* Classical momentum SGD. Name "MomentumSGD". Defaults lr = 0.01,
+ * momentum = 0.9. */
+CH_API ch_status ch_optimizer_momentum_sgd_new(ch_optimizer** out, double lr, double momentum);
+/* AdaGrad. Name "AdaGrad". Defaults lr = 0.001, eps = 1e-8. */
+CH_API ch_status ch_optimizer_adagrad_new(ch_optimizer** out, double lr, double eps);
+/* Zeiler's ADADELTA. Name "AdaDelta". Defaults rho = 0.95, eps = 1e-6. */
+CH_API ch_status ch_optimizer_adadelta_new(ch_optimizer** out, double rho, double eps);
+/* Adam. Name "Adam". Defaults alpha = 0.001, beta1 = 0.9, beta2 = 0.999,
+ * lam = 0.99999999 (= 1 - 1e-8), eps = 1e-8. */
+CH_API ch_status ch_optimizer_adam_new(ch_optimizer** out, double alpha, double beta1, double beta2,
+                                       double lam, double eps);
+/* Hinton's RMSprop. Name "RMSprop". Defaults lr = 0.01, alpha = 0.99,
+ * eps = 1e-8. */
+CH_API ch_status ch_optimizer_rmsprop_new(ch_optimizer** out, double lr, double alpha, double eps);
+
+/* --- user-defined optimizers (the seed's Optimizer base class) ------------ */
+
+/* Creates the state arrays of one parameter at setup. `param` and `grad` are
+ * borrowed (valid during the call). The callback stores n_states new array
+ * references in states[0..n_states) (ownership passes to the optimizer; on
+ * failure, arrays already stored are released by the optimizer). */
+typedef ch_status (*ch_optimizer_init_state_callback)(void* user_data, ch_array* param,
+                                                      ch_array* grad, ch_array** states,
+                                                      size_t n_states);
+/* Updates one parameter in place from its gradient and state arrays, at step
+ * t (already incremented). All arrays are borrowed for the call; `param` and
+ * the states are written in place, `grad` must not be written. */
+typedef ch_status (*ch_optimizer_update_one_callback)(void* user_data, ch_array* param,
+                                                      ch_array* grad, ch_array* const* states,
+                                                      size_t n_states, int64_t t);
+
+#define CH_OPTIMIZER_DEF_VERSION 1
+
+typedef struct ch_optimizer_def {
+  uint32_t version; /* CH_OPTIMIZER_DEF_VERSION */
+  const char* name; /* copied; used in error messages */
+  /* Number of state arrays per parameter and their names (copied; used as
+   * checkpoint keys "<path>/<state name>"). state_names may be NULL when
+   * n_states is 0; names must be distinct, non-empty, without '/'. */
+  size_t n_states;
+  const char* const* state_names;
+  /* May be NULL: every state array is then zeros like the parameter. */
+  ch_optimizer_init_state_callback init_state;
+  ch_optimizer_update_one_callback update_one; /* required */
+  void* user_data;                             /* passed to every callback */
+  void (*destroy)(void* user_data);            /* called once, when the optimizer is gone */
+} ch_optimizer_def;
+
+/* New user-defined optimizer from `def` (copied). A callback that returns a
+ * non-zero status fails the call that ran it with CH_ERR_CALLBACK and a
+ * message naming the optimizer, the callback and the parameter path, plus the
+ * message the callback gave with ch_error_set (and its payload, see
+ * ch_error_set_payload). On failure def->destroy is NOT called.
+ * *out: new reference; release with ch_optimizer_release. */
+CH_API ch_status ch_optimizer_new(ch_optimizer** out, const ch_optimizer_def* def);
+
+/* New reference to the same optimizer: retain. Returns `optimizer`, or NULL
+ * if it is not a live ch_optimizer. */
+CH_API ch_optimizer* ch_optimizer_retain(ch_optimizer* optimizer);
+/* Drop a reference. NULL is a no-op. */
+CH_API ch_status ch_optimizer_release(ch_optimizer* optimizer);
+
+/* Name ("SGD", "Adam", a user optimizer's name). Borrowed; valid while the
+ * optimizer is alive. "" for an invalid handle. */
+CH_API const char* ch_optimizer_name(const ch_optimizer* optimizer);
+
+/* Hyperparameters by name, for schedules: "lr" (SGD, MomentumSGD, AdaGrad,
+ * RMSprop), "momentum", "eps", "rho", "alpha", "beta1", "beta2", "lam" as in
+ * the constructors. For Adam, "lr" is read-only and is the bias-corrected
+ * step alpha * sqrt(1 - beta2^t) / (1 - beta1^t) (CH_ERR_INVALID_ARGUMENT
+ * while t = 0). Unknown names: CH_ERR_INVALID_ARGUMENT listing the known
+ * ones. User-defined optimizers have none (they keep theirs in user_data). */
+CH_API ch_status ch_optimizer_get_hyperparam(double* out, const ch_optimizer* optimizer,
+                                             const char* name);
+CH_API ch_status ch_optimizer_set_hyperparam(ch_optimizer* optimizer, const char* name,
+                                             double value);
+
+/* Set up with every parameter of `set` (in its order, with its paths) and
+ * make fresh state; t is reset to 0. The optimizer keeps the arrays, not the
+ * set: members added later need another setup. */
+CH_API ch_status ch_optimizer_setup(ch_optimizer* optimizer, const ch_function_set* set);
+/* Set up with `n` parameter arrays and their gradient arrays (same shape,
+ * dtype and device, floating dtype), as the seed's setup(params_grads). Their
+ * paths are "0", "1", ... (for checkpoint keys). The optimizer retains the
+ * arrays. t is reset to 0. */
+CH_API ch_status ch_optimizer_setup_arrays(ch_optimizer* optimizer, ch_array* const* params,
+                                           ch_array* const* grads, size_t n);
+
+/* Number of parameters set up (0 for an invalid handle). Cannot fail. */
+CH_API size_t ch_optimizer_parameter_count(const ch_optimizer* optimizer);
+/* Parameter `index`, its gradient and its path. Each out may be NULL.
+ * *param, *grad: new references. *path: borrowed; valid until the next setup
+ * or the optimizer's release. */
+CH_API ch_status ch_optimizer_parameter(ch_array** param, ch_array** grad, const char** path,
+                                        const ch_optimizer* optimizer, size_t index);
+
+/* Number of update steps done (the seed's t). 0 for an invalid handle. */
+CH_API int64_t ch_optimizer_t(const ch_optimizer* optimizer);
+/* Set t (e.g. when resuming); must be >= 0. */
+CH_API ch_status ch_optimizer_set_t(ch_optimizer* optimizer, int64_t t);
+
+/* Fill every gradient array with zeros. */
+CH_API ch_status ch_optimizer_zero_grads(ch_optimizer* optimizer);
+/* t += 1, then update every parameter in place from its gradient and state.
+ * Fails with CH_ERR_INVALID_ARGUMENT before setup. If a user callback fails,
+ * parameters before it have been updated and t stays incremented. */
+CH_API ch_status ch_optimizer_update(ch_optimizer* optimizer);
+/* grad_i += grads[i] for the n gradient arrays of another source (n must be
+ * the parameter count; shapes and dtypes must match; checked before any
+ * change). grads[] are borrowed. */
+CH_API ch_status ch_optimizer_accumulate_grads(ch_optimizer* optimizer, ch_array* const* grads,
+                                               size_t n);
+/* L2 norm of all gradients together: sqrt of the sum of squares of every
+ * gradient element (accumulated in double). */
+CH_API ch_status ch_optimizer_compute_grads_norm(double* out, const ch_optimizer* optimizer);
+/* If the gradient norm exceeds `maxnorm` (>= 0), scale every gradient by
+ * maxnorm / norm. */
+CH_API ch_status ch_optimizer_clip_grads(ch_optimizer* optimizer, double maxnorm);
+/* grad += decay * param for every parameter (call before update). */
+CH_API ch_status ch_optimizer_weight_decay(ch_optimizer* optimizer, double decay);
+
+/* --- state, for checkpoints ------------------------------------------------ */
+
+/* Number of state arrays of all parameters together (e.g. 2 per parameter
+ * for Adam). 0 for an invalid handle. Cannot fail. */
+CH_API size_t ch_optimizer_state_count(const ch_optimizer* optimizer);
+/* State array `index`, parameter by parameter in setup order and, within a
+ * parameter, in the optimizer's state order; *key is "<path>/<state name>",
+ * e.g. "l1/W/v". Each out may be NULL. *array: new reference sharing the
+ * optimizer's state (writing it changes the state). *key: borrowed; valid
+ * until the next setup or the optimizer's release. */
+CH_API ch_status ch_optimizer_state(ch_array** array, const char** key,
+                                    const ch_optimizer* optimizer, size_t index);
 
 #ifdef __cplusplus
 }

@@ -40,7 +40,7 @@ struct Table {
   std::mutex mutex;  // guards allocation, the free list and chunk creation
   std::deque<uint32_t> free_slots;
   uint32_t next_fresh = 0;
-  std::atomic<int64_t> live[5] = {};
+  std::atomic<int64_t> live[kHandleKindCount] = {};
 
   Table() {
     void* p = mmap(nullptr, kRange, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -91,6 +91,10 @@ std::string describe(HandleKind kind, const void* object) {
       return std::string("function '") + static_cast<const Function*>(object)->name() + "'";
     case HandleKind::Context:
       return "callback context";
+    case HandleKind::FunctionSet:
+      return "function set";
+    case HandleKind::Optimizer:
+      return "optimizer";
   }
   return "";
 }
@@ -111,6 +115,10 @@ const char* handle_kind_name(HandleKind kind) {
       return "ch_function";
     case HandleKind::Context:
       return "ch_context";
+    case HandleKind::FunctionSet:
+      return "ch_function_set";
+    case HandleKind::Optimizer:
+      return "ch_optimizer";
   }
   return "handle";
 }
@@ -198,9 +206,9 @@ void handle_release(const void* handle, HandleKind kind, const char* who) {
 
 int64_t handle_live_count(int kind) noexcept {
   Table& t = table();
-  if (kind > 0 && kind < 5) return t.live[kind].load();
+  if (kind > 0 && kind < kHandleKindCount) return t.live[kind].load();
   int64_t n = 0;
-  for (int k = 1; k < 5; ++k) n += t.live[k].load();
+  for (int k = 1; k < kHandleKindCount; ++k) n += t.live[k].load();
   return n;
 }
 

@@ -14,7 +14,15 @@
 
 namespace chainerc {
 
-enum class HandleKind : uint8_t { Array = 1, Variable = 2, Function = 3, Context = 4 };
+enum class HandleKind : uint8_t {
+  Array = 1,
+  Variable = 2,
+  Function = 3,
+  Context = 4,
+  FunctionSet = 5,
+  Optimizer = 6,
+};
+constexpr int kHandleKindCount = 7;             // one past the largest kind
 const char* handle_kind_name(HandleKind kind);  // "ch_array", ...
 
 // New handle with reference count 1 owning `object`.

@@ -80,6 +80,43 @@ const Op kOps[] = {
      [](ch_variable** o, ch_variable* a, ch_variable*) {
        return ch_functions_broadcast_to(o, a, kShape23, 2);
      }},
+    // nn-basic: activations, array, matmul, dropout
+    {"ch_functions_relu", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) { return ch_functions_relu(o, a); }},
+    {"ch_functions_leaky_relu", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) {
+       return ch_functions_leaky_relu(o, a, 0.2);
+     }},
+    {"ch_functions_sigmoid", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) { return ch_functions_sigmoid(o, a); }},
+    {"ch_functions_tanh", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) { return ch_functions_tanh(o, a); }},
+    {"ch_functions_softmax", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) { return ch_functions_softmax(o, a); }},
+    {"ch_functions_transpose", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) {
+       return ch_functions_transpose(o, a, nullptr, 0);
+     }},
+    {"ch_functions_concat", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) {
+       return ch_functions_concat(o, &a, 1, 1);
+     }},
+    {"ch_functions_copy", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) {
+       return ch_functions_copy(o, a, ch_device_cpu());
+     }},
+    {"ch_functions_matmul", 2,
+     [](ch_variable** o, ch_variable* a, ch_variable* b) {
+       return ch_functions_matmul(o, a, b, 0, 1);
+     }},
+    {"ch_functions_batch_matmul", 2,
+     [](ch_variable** o, ch_variable* a, ch_variable* b) {
+       return ch_functions_batch_matmul(o, a, b, 1, 0);
+     }},
+    {"ch_functions_dropout", 1,
+     [](ch_variable** o, ch_variable* a, ch_variable*) {
+       return ch_functions_dropout(o, a, 0.5, CH_MODE_TRAIN);
+     }},
 };
 
 void PrintTo(const Op& op, std::ostream* os) { *os << op.name; }

@@ -1,0 +1,116 @@
+// lstm: Long Short-Term Memory units as an activation function, the seed's
+// chainer.functions.lstm(c_prev, x) -> (c, h):
+//   c = tanh(a) * sigmoid(i) + c_prev * sigmoid(f),  h = tanh(c) * sigmoid(o).
+// c_prev has shape (N, U, ...) and x (N, 4U, ...). The seed says x "is split
+// along the second dimension into four arrays a, i, f, o"; Chainer 1.0.1's
+// code does this with x.reshape(N, U, 4, ...) and takes [:, :, k], so the
+// gates are INTERLEAVED along axis 1: a = x[:, 0::4], i = x[:, 1::4],
+// f = x[:, 2::4], o = x[:, 3::4]. That is what is implemented here, so
+// weights trained with Chainer give the same results.
+// Backward recomputes the gates from the inputs (nothing is kept); a missing
+// gradient of c or h arrives as zeros.
+#include <cmath>
+
+#include "backend/cpu/parallel.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+constexpr const char* kWho = "lstm";
+
+template <typename T>
+inline T sigmoid(T v) {
+  return T(1) / (T(1) + std::exp(-v));
+}
+
+class LSTM final : public Function {
+ public:
+  const char* name() const override { return "LSTM"; }
+
+  Arrays forward(const Arrays& in) override {
+    const Array& c_prev = in[0];
+    const Array& x = in[1];
+    check_float_pair(kWho, c_prev, x);
+    if (c_prev.ndim() < 2 || x.ndim() != c_prev.ndim())
+      fail(CH_ERR_SHAPE, kWho, ": c_prev ", c_prev.shape().to_string(), " and x ",
+           x.shape().to_string(), " must have the same number (>= 2) of dimensions");
+    bool ok = x.shape()[0] == c_prev.shape()[0] && x.shape()[1] == 4 * c_prev.shape()[1];
+    for (int32_t d = 2; d < x.ndim(); ++d) ok = ok && x.shape()[d] == c_prev.shape()[d];
+    if (!ok)
+      fail(CH_ERR_SHAPE, kWho, ": x ", x.shape().to_string(), " must be c_prev ",
+           c_prev.shape().to_string(), " with four times the units (axis 1)");
+    Array c = Array::empty_like(c_prev), h = Array::empty_like(c_prev);
+    dispatch_floating(x.dtype(), kWho, [&](auto t) {
+      using T = decltype(t);
+      const T* pc = c_prev.data<T>();
+      const T* px = x.data<T>();
+      T* oc = c.data<T>();
+      T* oh = h.data<T>();
+      const int64_t R = inner_size(c_prev);
+      cpu::parallel_for(c_prev.size(), cpu::kElementwiseGrain / 8, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) {
+          const int64_t nu = k / R, r = k % R;  // (n, u) pair and trailing position
+          const T* g = px + nu * 4 * R + r;     // x[n, 4u + gate, r] = g[gate * R]
+          const T a = std::tanh(g[0]), i = sigmoid(g[R]), f = sigmoid(g[2 * R]),
+                  o = sigmoid(g[3 * R]);
+          const T cv = a * i + f * pc[k];
+          oc[k] = cv;
+          oh[k] = o * std::tanh(cv);
+        }
+      });
+    });
+    return {c, h};
+  }
+
+  Arrays backward(const Arrays& in, const Arrays& gy) override {
+    const Array& c_prev = in[0];
+    const Array& x = in[1];
+    Array gc_prev = Array::empty_like(c_prev), gx = Array::empty_like(x);
+    dispatch_floating(x.dtype(), kWho, [&](auto t) {
+      using T = decltype(t);
+      const T* pc = c_prev.data<T>();
+      const T* px = x.data<T>();
+      const T* gc = gy[0].data<T>();
+      const T* gh = gy[1].data<T>();
+      T* ogc = gc_prev.data<T>();
+      T* ogx = gx.data<T>();
+      const int64_t R = inner_size(c_prev);
+      cpu::parallel_for(c_prev.size(), cpu::kElementwiseGrain / 16, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) {
+          const int64_t nu = k / R, r = k % R;
+          const T* g = px + nu * 4 * R + r;
+          T* og = ogx + nu * 4 * R + r;
+          const T a = std::tanh(g[0]), i = sigmoid(g[R]), f = sigmoid(g[2 * R]),
+                  o = sigmoid(g[3 * R]);
+          const T co = std::tanh(a * i + f * pc[k]);
+          const T gct = gh[k] * o * (T(1) - co * co) + gc[k];  // total gradient of c
+          ogc[k] = gct * f;
+          og[0] = gct * i * (T(1) - a * a);
+          og[R] = gct * a * i * (T(1) - i);
+          og[2 * R] = gct * pc[k] * f * (T(1) - f);
+          og[3 * R] = gh[k] * co * o * (T(1) - o);
+        }
+      });
+    });
+    return {gc_prev, gx};
+  }
+
+ private:
+  // Product of the extents after axis 1 (1 for 2-d inputs).
+  static int64_t inner_size(const Array& a) {
+    int64_t r = 1;
+    for (int32_t d = 2; d < a.ndim(); ++d) r *= a.shape()[d];
+    return r;
+  }
+};
+
+}  // namespace
+
+std::pair<VarPtr, VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x) {
+  std::vector<VarPtr> ys = apply_function(std::make_shared<LSTM>(), {c_prev, x});
+  return {ys[0], ys[1]};
+}
+
+}  // namespace chainerc::ops

@@ -1,0 +1,97 @@
+// PReLU: y = x where x >= 0, W x where x < 0 (Chainer's F.PReLU(shape=(),
+// init=0.25)). The parameter W of shape S applies to the axes 1..len(S) of
+// x, broadcast over the batch axis and over the axes after its own: x has
+// shape (N, *S, ...). Backward accumulates gW += sum of x gy where x < 0 and
+// returns gx = gy, times W where x < 0.
+#include "ops/nn_util.h"
+#include "ops/ops.h"
+#include "ops/parametric.h"
+
+namespace chainerc::ops {
+namespace {
+
+class PReLU final : public Function {
+ public:
+  explicit PReLU(std::shared_ptr<Parameters> params) { parameters = std::move(params); }
+  const char* name() const override { return "PReLU"; }
+  FuncPtr clone() const override { return std::make_shared<PReLU>(parameters); }
+
+  Arrays forward(const Arrays& in) override {
+    if (in.size() != 1) fail(CH_ERR_INVALID_ARGUMENT, "PReLU: takes 1 input, got ", in.size());
+    const Array& x = in[0];
+    check_float("PReLU", x);
+    const Array& W = parameter_at(*this, 0).param;
+    if (x.dtype() != W.dtype())
+      fail(CH_ERR_DTYPE, "PReLU: input x is ", dtype_name(x.dtype()), " but W is ",
+           dtype_name(W.dtype()));
+    bool ok = x.ndim() >= 1 + W.ndim();
+    for (int32_t d = 0; ok && d < W.ndim(); ++d) ok = x.shape()[1 + d] == W.shape()[d];
+    if (!ok)
+      fail(CH_ERR_SHAPE, "PReLU: input x has shape ", x.shape().to_string(), " but W has shape ",
+           W.shape().to_string(), "; x must have shape (N, ", W.ndim() ? "" : "...",
+           shape_body(W.shape()), ")");
+    Array y = Array::empty_like(x);
+    dispatch_floating(x.dtype(), "PReLU", [&](auto t) {
+      using T = decltype(t);
+      const T *px = x.data<T>(), *pw = W.data<T>();
+      T* py = y.data<T>();
+      for_each_block(x, W, [&](int64_t off, int64_t w, int64_t inner) {
+        const T a = pw[w];
+        for (int64_t i = off; i < off + inner; ++i) py[i] = px[i] < 0 ? a * px[i] : px[i];
+      });
+    });
+    return {y};
+  }
+
+  Arrays backward(const Arrays& in, const Arrays& gys) override {
+    const Array &x = in[0], &gy = gys[0];
+    Parameter& p = parameter_at(*this, 0);
+    Array gx = Array::empty_like(x);
+    dispatch_floating(x.dtype(), "PReLU", [&](auto t) {
+      using T = decltype(t);
+      const T *px = x.data<T>(), *pg = gy.data<T>(), *pw = p.param.template data<T>();
+      T *pgx = gx.data<T>(), *pgw = p.grad.template data<T>();
+      for_each_block(x, p.param, [&](int64_t off, int64_t w, int64_t inner) {
+        const T a = pw[w];
+        T acc = 0;
+        for (int64_t i = off; i < off + inner; ++i) {
+          const bool neg = px[i] < 0;
+          pgx[i] = neg ? a * pg[i] : pg[i];
+          acc += neg ? px[i] * pg[i] : T(0);
+        }
+        pgw[w] += acc;
+      });
+    });
+    return {gx};
+  }
+
+ private:
+  static std::string shape_body(const Shape& s) {
+    std::string out;
+    for (int32_t i = 0; i < s.ndim(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+    return out + (s.ndim() ? ", ..." : "");
+  }
+  // f(offset, w, inner): the run of `inner` contiguous elements of x starting
+  // at `offset` that all use W's element w.
+  template <typename F>
+  static void for_each_block(const Array& x, const Array& W, F f) {
+    const int64_t wn = W.size();
+    int64_t inner = 1;
+    for (int32_t d = 1 + W.ndim(); d < x.ndim(); ++d) inner *= x.shape()[d];
+    const int64_t batch = x.ndim() ? x.shape()[0] : 1;
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t w = 0; w < wn; ++w) f((n * wn + w) * inner, w, inner);
+  }
+};
+
+}  // namespace
+
+FuncPtr prelu_new(const Shape& shape, DType dtype, double init) {
+  auto params = std::make_shared<Parameters>();
+  Array W = initial_parameter("PReLU", "W", nullptr, dtype, shape);
+  W.fill(init);
+  params->push_back(make_parameter("W", W));
+  return std::make_shared<PReLU>(std::move(params));
+}
+
+}  // namespace chainerc::ops

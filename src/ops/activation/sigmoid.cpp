@@ -1,0 +1,34 @@
+// sigmoid: y = 1 / (1 + exp(-x)) (Chainer's F.sigmoid); gx = gy y (1 - y).
+// Keeps y for backward.
+#include <cmath>
+
+#include "ops/nn_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+class Sigmoid final : public Function {
+ public:
+  const char* name() const override { return "Sigmoid"; }
+  Arrays forward(const Arrays& in) override {
+    y_ = par_unary("sigmoid", in[0], [](auto x) {
+      using T = decltype(x);
+      return T(1) / (T(1) + std::exp(-x));
+    });
+    return {y_};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override {
+    return {par_binary("sigmoid", y_, gy[0],
+                       [](auto y, auto g) { return g * y * (decltype(y)(1) - y); })};
+  }
+
+ private:
+  Array y_;
+};
+
+}  // namespace
+
+VarPtr sigmoid(const VarPtr& x) { return apply1(std::make_shared<Sigmoid>(), {x}); }
+
+}  // namespace chainerc::ops

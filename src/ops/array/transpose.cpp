@@ -1,0 +1,121 @@
+// transpose: permute the axes of x (NumPy's transpose); axes omitted reverses
+// them. Backward applies the inverse permutation to gy. Any dtype.
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/parallel.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+// out = x with axes permuted: out axis i is x axis perm[i].
+template <typename T>
+void permute(const T* x, const Shape& xs, const std::vector<int32_t>& perm, T* out) {
+  const int32_t nd = xs.ndim();
+  const int64_t n = xs.size();
+  if (n == 0) return;
+  if (nd == 0) {
+    out[0] = x[0];
+    return;
+  }
+  int64_t xstride[CH_MAX_NDIM], st[CH_MAX_NDIM], os[CH_MAX_NDIM];
+  int64_t s = 1;
+  for (int32_t i = nd - 1; i >= 0; --i) {
+    xstride[i] = s;
+    s *= xs[i];
+  }
+  for (int32_t i = 0; i < nd; ++i) {
+    st[i] = xstride[perm[i]];
+    os[i] = xs[perm[i]];
+  }
+  const int64_t inner = os[nd - 1], inner_stride = st[nd - 1];
+  const int64_t rows = n / inner;
+  // Each output row (last axis) starts at an input offset found from its index.
+  cpu::parallel_for(rows, std::max<int64_t>(1, cpu::kElementwiseGrain / inner),
+                    [&](int64_t r0, int64_t r1) {
+                      int64_t idx[CH_MAX_NDIM] = {};
+                      int64_t rem = r0, off = 0;
+                      for (int32_t d = nd - 2; d >= 0; --d) {
+                        idx[d] = rem % os[d];
+                        rem /= os[d];
+                        off += idx[d] * st[d];
+                      }
+                      for (int64_t r = r0; r < r1; ++r) {
+                        T* o = out + r * inner;
+                        const T* src = x + off;
+                        if (inner_stride == 1)
+                          std::memcpy(o, src, static_cast<size_t>(inner) * sizeof(T));
+                        else
+                          for (int64_t k = 0; k < inner; ++k) o[k] = src[k * inner_stride];
+                        for (int32_t d = nd - 2; d >= 0; --d) {
+                          off += st[d];
+                          if (++idx[d] < os[d]) break;
+                          off -= st[d] * os[d];
+                          idx[d] = 0;
+                        }
+                      }
+                    });
+}
+
+Array permuted(const Array& x, const std::vector<int32_t>& perm) {
+  cpu::require_cpu(x, "transpose");
+  Shape s;
+  for (int32_t p : perm) s.push_back(x.shape()[p]);
+  Array y = Array::empty(x.dtype(), s, x.device());
+  if (dtype_size(x.dtype()) == 8)
+    permute(x.data<uint64_t>(), x.shape(), perm, y.data<uint64_t>());
+  else
+    permute(x.data<uint32_t>(), x.shape(), perm, y.data<uint32_t>());
+  return y;
+}
+
+class Transpose final : public Function {
+ public:
+  Transpose(std::vector<int32_t> axes, bool reverse) : axes_(std::move(axes)), reverse_(reverse) {}
+  const char* name() const override { return "Transpose"; }
+  Arrays forward(const Arrays& in) override {
+    const Array& x = in[0];
+    const int32_t nd = x.ndim();
+    if (reverse_) {
+      for (int32_t i = nd - 1; i >= 0; --i) axes_.push_back(i);
+    } else {
+      if (static_cast<int32_t>(axes_.size()) != nd)
+        fail(CH_ERR_SHAPE, "transpose: ", axes_.size(), " axes given for an array of shape ",
+             x.shape().to_string());
+      std::vector<bool> seen(static_cast<size_t>(nd), false);
+      for (int32_t& a : axes_) {
+        const int32_t given = a;
+        a = normalize_axis(a, nd, "transpose");
+        if (seen[static_cast<size_t>(a)])
+          fail(CH_ERR_INVALID_ARGUMENT, "transpose: axis ", given, " is repeated in the axes");
+        seen[static_cast<size_t>(a)] = true;
+      }
+    }
+    return {permuted(x, axes_)};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override {
+    std::vector<int32_t> inverse(axes_.size());
+    for (size_t i = 0; i < axes_.size(); ++i)
+      inverse[static_cast<size_t>(axes_[i])] = static_cast<int32_t>(i);
+    return {permuted(gy[0], inverse)};
+  }
+
+ private:
+  std::vector<int32_t> axes_;
+  bool reverse_;
+};
+
+}  // namespace
+
+VarPtr transpose(const VarPtr& x, const int32_t* axes, int32_t naxes) {
+  if (naxes < 0 || naxes > CH_MAX_NDIM)
+    fail(CH_ERR_INVALID_ARGUMENT, "transpose: naxes ", naxes, " is out of range [0, ", CH_MAX_NDIM,
+         "]");
+  if (naxes && !axes) fail(CH_ERR_INVALID_ARGUMENT, "transpose: axes is NULL with naxes ", naxes);
+  std::vector<int32_t> list(axes ? axes : nullptr, axes ? axes + naxes : nullptr);
+  return apply1(std::make_shared<Transpose>(std::move(list), axes == nullptr), {x});
+}
+
+}  // namespace chainerc::ops

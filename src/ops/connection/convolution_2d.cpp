@@ -1,0 +1,227 @@
+// Convolution2D: y[n, o] = sum_c W[o, c] (*) x[n, c] + b[o] (correlation) on
+// NCHW arrays, with stride and zero padding, as Chainer 1.0.1's
+// chainer.functions.Convolution2D.
+//
+// CPU algorithm: im2col over a chunk of samples into one column matrix
+// (C*kh*kw rows, chunk*oh*ow columns), one GEMM per chunk for the whole chunk
+// (W (O, C*kh*kw) x col), then a scatter into NCHW that adds the bias.
+// Backward recomputes the columns (cheaper than keeping them) and does, per
+// chunk, gW += gy_mat x col^T (one GEMM accumulating straight into the
+// parameter gradient: no race), gcol = W^T x gy_mat and col2im into gx.
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/im2col.h"
+#include "backend/cpu/parallel.h"
+#include "core/random.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+// Column buffers hold at most about this many elements (the batch is chunked).
+constexpr int64_t kColumnBudget = int64_t{1} << 22;
+
+struct ConvConfig {
+  int64_t in, out, kh, kw, sy, sx, ph, pw;
+  bool nobias;
+};
+
+class Convolution2D final : public Function {
+ public:
+  Convolution2D(const ConvConfig& c, std::shared_ptr<Parameters> p) : c_(c) {
+    parameters = std::move(p);
+  }
+  const char* name() const override { return "Convolution2D"; }
+  FuncPtr clone() const override { return std::make_shared<Convolution2D>(c_, parameters); }
+
+  Arrays forward(const Arrays& in) override {
+    const Array& x = check_input(in);
+    const Array& W = (*parameters)[0].param;
+    const cpu::Conv2DGeometry g = geometry(x);
+    const int64_t N = x.shape()[0], O = c_.out, P = g.positions(), rows = g.rows();
+    Array y = Array::empty(x.dtype(), Shape{N, O, g.oh, g.ow}, x.device());
+    const int64_t chunk = chunk_size(N, rows, P);
+    dispatch_floating(x.dtype(), "convolution_2d", [&](auto t) {
+      using T = decltype(t);
+      const T* px = x.data<T>();
+      const T* pw = W.data<T>();
+      const T* pb = c_.nobias ? nullptr : (*parameters)[1].param.data<T>();
+      T* py = y.data<T>();
+      Array col = Array::empty(x.dtype(), Shape{rows * chunk * P}, x.device());
+      Array tmp = Array::empty(x.dtype(), Shape{O * chunk * P}, x.device());
+      T* pcol = col.data<T>();
+      T* ptmp = tmp.data<T>();
+      for (int64_t n0 = 0; n0 < N; n0 += chunk) {
+        const int64_t nc = std::min(chunk, N - n0), ld = nc * P;
+        cpu::im2col(px, g, n0, nc, pcol);
+        cpu::gemm(false, false, O, ld, rows, T(1), pw, rows, pcol, ld, T(0), ptmp, ld);
+        cpu::parallel_for(nc * O,
+                          std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(P, 1)),
+                          [&](int64_t b, int64_t e) {
+                            for (int64_t i = b; i < e; ++i) {
+                              const int64_t n = i / O, o = i % O;
+                              const T* s = ptmp + o * ld + n * P;
+                              T* d = py + ((n0 + n) * O + o) * P;
+                              const T bias = pb ? pb[o] : T(0);
+                              for (int64_t p = 0; p < P; ++p) d[p] = s[p] + bias;
+                            }
+                          });
+      }
+    });
+    return {y};
+  }
+
+  Arrays backward(const Arrays& in, const Arrays& gys) override {
+    const Array& x = in[0];
+    const Array& gy = gys[0];
+    Parameter& Wp = (*parameters)[0];
+    const cpu::Conv2DGeometry g = geometry(x);
+    const int64_t N = x.shape()[0], O = c_.out, P = g.positions(), rows = g.rows();
+    if (Wp.param.dtype() != x.dtype() || Wp.grad.dtype() != x.dtype())
+      fail(CH_ERR_DTYPE, "convolution_2d: W changed dtype between forward and backward");
+    Array gx = Array::zeros_like(x);
+    const int64_t chunk = chunk_size(N, rows, P);
+    dispatch_floating(x.dtype(), "convolution_2d", [&](auto t) {
+      using T = decltype(t);
+      const T* px = x.data<T>();
+      const T* pgy = gy.data<T>();
+      const T* pw = Wp.param.data<T>();
+      T* pgw = Wp.grad.data<T>();
+      T* pgb = c_.nobias ? nullptr : (*parameters)[1].grad.data<T>();
+      T* pgx = gx.data<T>();
+      Array col = Array::empty(x.dtype(), Shape{rows * chunk * P}, x.device());
+      Array gmat = Array::empty(x.dtype(), Shape{O * chunk * P}, x.device());
+      T* pcol = col.data<T>();
+      T* pg = gmat.data<T>();
+      for (int64_t n0 = 0; n0 < N; n0 += chunk) {
+        const int64_t nc = std::min(chunk, N - n0), ld = nc * P;
+        // gy of the chunk as an (O, nc * P) matrix; gb += its row sums.
+        cpu::parallel_for(O, 1, [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o) {
+            double s = 0;
+            for (int64_t n = 0; n < nc; ++n) {
+              const T* src = pgy + ((n0 + n) * O + o) * P;
+              T* d = pg + o * ld + n * P;
+              T part = 0;
+              for (int64_t p = 0; p < P; ++p) {
+                d[p] = src[p];
+                part += src[p];
+              }
+              s += part;
+            }
+            if (pgb) pgb[o] += static_cast<T>(s);
+          }
+        });
+        cpu::im2col(px, g, n0, nc, pcol);
+        cpu::gemm(false, true, O, rows, ld, T(1), pg, ld, pcol, ld, T(1), pgw, rows);
+        cpu::gemm(true, false, rows, ld, O, T(1), pw, rows, pg, ld, T(0), pcol, ld);
+        cpu::col2im_add(pcol, g, n0, nc, pgx);
+      }
+    });
+    return {gx};
+  }
+
+ private:
+  const Array& check_input(const Arrays& in) const {
+    if (in.size() != 1)
+      fail(CH_ERR_INVALID_ARGUMENT, "convolution_2d: takes 1 input, got ", in.size());
+    const Array& x = in[0];
+    check_float("convolution_2d", x);
+    if (x.ndim() != 4)
+      fail(CH_ERR_SHAPE, "convolution_2d: x must be 4-d (batch, channels, height, width); got a ",
+           x.describe());
+    const Array& W = (*parameters)[0].param;
+    if (x.dtype() != W.dtype())
+      fail(CH_ERR_DTYPE, "convolution_2d: x is ", dtype_name(x.dtype()), " but W is ",
+           dtype_name(W.dtype()));
+    if (x.shape()[1] != c_.in)
+      fail(CH_ERR_SHAPE, "convolution_2d: x has ", x.shape()[1], " channels (shape ",
+           x.shape().to_string(), ") but the function has in_channels ", c_.in);
+    return x;
+  }
+
+  cpu::Conv2DGeometry geometry(const Array& x) const {
+    cpu::Conv2DGeometry g{};
+    g.c = c_.in;
+    g.h = x.shape()[2];
+    g.w = x.shape()[3];
+    g.kh = c_.kh;
+    g.kw = c_.kw;
+    g.sy = c_.sy;
+    g.sx = c_.sx;
+    g.ph = c_.ph;
+    g.pw = c_.pw;
+    const int64_t hh = g.h + 2 * g.ph - g.kh, ww = g.w + 2 * g.pw - g.kw;
+    if (hh < 0 || ww < 0)
+      fail(CH_ERR_SHAPE, "convolution_2d: the ", c_.kh, "x", c_.kw,
+           " kernel is larger than the padded ", g.h, "x", g.w, " input (pad ", c_.ph, ", ", c_.pw,
+           ")");
+    g.oh = hh / g.sy + 1;
+    g.ow = ww / g.sx + 1;
+    return g;
+  }
+
+  static int64_t chunk_size(int64_t n, int64_t rows, int64_t positions) {
+    const int64_t per = std::max<int64_t>(1, rows * positions);
+    return std::max<int64_t>(1, std::min(n, kColumnBudget / per));
+  }
+
+  ConvConfig c_;
+};
+
+}  // namespace
+
+Array initial_parameter(const Array* init, DType dtype, const Shape& shape, const char* who,
+                        const char* what) {
+  Array a = Array::empty(dtype, shape);
+  if (!init) return a;
+  if (!init->defined() || init->shape() != shape)
+    fail(CH_ERR_SHAPE, who, ": initial ", what, " is a ",
+         init->defined() ? init->describe() : std::string("undefined array"), "; shape ",
+         shape.to_string(), " expected");
+  cpu::require_cpu(*init, who);
+  dispatch_floating(dtype, who, [&](auto t) {
+    using T = decltype(t);
+    T* p = a.data<T>();
+    for (int64_t i = 0, n = a.size(); i < n; ++i) p[i] = static_cast<T>(init->get(i));
+  });
+  return a;
+}
+
+FuncPtr convolution_2d_new(int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw,
+                           int64_t sy, int64_t sx, int64_t ph, int64_t pw, DType dtype,
+                           double wscale, double bias, bool nobias, const Array* initial_W,
+                           const Array* initial_b) {
+  const char* who = "convolution_2d";
+  if (in_channels <= 0 || out_channels <= 0)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": in_channels ", in_channels, " and out_channels ",
+         out_channels, " must be positive");
+  if (kh <= 0 || kw <= 0)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": ksize (", kh, ", ", kw, ") must be positive");
+  if (sy <= 0 || sx <= 0)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": stride (", sy, ", ", sx, ") must be positive");
+  if (ph < 0 || pw < 0)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": pad (", ph, ", ", pw, ") must not be negative");
+  if (!is_floating(dtype))
+    fail(CH_ERR_DTYPE, who, ": dtype ", dtype_name(dtype),
+         " is not supported (float32 or float64)");
+  auto params = std::make_shared<Parameters>();
+  const Shape ws{out_channels, in_channels, kh, kw};
+  Array W = initial_parameter(initial_W, dtype, ws, who, "W");
+  if (!initial_W)
+    random::fill_normal(W, 0.0,
+                        wscale * std::sqrt(1.0 / static_cast<double>(in_channels * kh * kw)));
+  params->push_back(Parameter{"W", W, Array::zeros(dtype, ws)});
+  if (!nobias) {
+    Array b = initial_parameter(initial_b, dtype, Shape{out_channels}, who, "b");
+    if (!initial_b) b.fill(bias);
+    params->push_back(Parameter{"b", b, Array::zeros(dtype, Shape{out_channels})});
+  }
+  ConvConfig c{in_channels, out_channels, kh, kw, sy, sx, ph, pw, nobias};
+  return std::make_shared<Convolution2D>(c, std::move(params));
+}
+
+}  // namespace chainerc::ops

@@ -1,0 +1,134 @@
+// Linear: y = x W^T + b (Chainer's F.Linear), the fully-connected layer.
+// W has shape (out_size, in_size), b (out_size,); an input of shape (N, ...)
+// is flattened to (N, in_size). Backward accumulates gW += gy^T x and
+// gb += sum(gy, 0) into the shared parameter gradients and returns gx = gy W.
+#include <cmath>
+
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/parallel.h"
+#include "core/random.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "ops/parametric.h"
+
+namespace chainerc::ops {
+namespace {
+
+class Linear final : public Function {
+ public:
+  Linear(int64_t in_size, int64_t out_size, bool has_bias, std::shared_ptr<Parameters> params)
+      : in_(in_size), out_(out_size), has_bias_(has_bias) {
+    parameters = std::move(params);
+  }
+  const char* name() const override { return "Linear"; }
+  FuncPtr clone() const override {
+    return std::make_shared<Linear>(in_, out_, has_bias_, parameters);
+  }
+
+  Arrays forward(const Arrays& in) override {
+    if (in.size() != 1) fail(CH_ERR_INVALID_ARGUMENT, "Linear: takes 1 input, got ", in.size());
+    const Array& x = in[0];
+    check_float("Linear", x);
+    const Array& W = parameter_at(*this, 0).param;
+    check_weights(W);
+    if (x.dtype() != W.dtype())
+      fail(CH_ERR_DTYPE, "Linear: input x is ", dtype_name(x.dtype()), " but W is ",
+           dtype_name(W.dtype()));
+    if (x.ndim() < 1) fail(CH_ERR_SHAPE, "Linear: input x is 0-d; (N, ", in_, ") expected");
+    const int64_t n = x.shape()[0];
+    const int64_t features = n ? x.size() / n : [&] {
+      int64_t f = 1;
+      for (int32_t i = 1; i < x.ndim(); ++i) f *= x.shape()[i];
+      return f;
+    }();
+    if (features != in_)
+      fail(CH_ERR_SHAPE, "Linear: input x has shape ", x.shape().to_string(), " (", features,
+           " features per sample) but in_size is ", in_);
+    Array y = Array::empty(x.dtype(), Shape{n, out_}, x.device());
+    dispatch_floating(x.dtype(), "Linear", [&](auto t) {
+      using T = decltype(t);
+      T* py = y.data<T>();
+      T beta = 0;
+      if (has_bias_) {  // y rows start as b; the product is added onto them
+        const T* pb = parameter_at(*this, 1).param.template data<T>();
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < out_; ++j) py[i * out_ + j] = pb[j];
+        beta = 1;
+      }
+      if (n && out_)
+        cpu::gemm(false, true, n, out_, in_, T(1), x.data<T>(), in_, W.data<T>(), in_, beta, py,
+                  out_);
+    });
+    return {y};
+  }
+
+  Arrays backward(const Arrays& in, const Arrays& gys) override {
+    const Array& x = in[0];
+    const Array& gy = gys[0];
+    Parameter& pw = parameter_at(*this, 0);
+    check_weights(pw.param);
+    const int64_t n = gy.shape()[0];
+    Array gx = Array::empty(x.dtype(), x.shape(), x.device());
+    dispatch_floating(x.dtype(), "Linear", [&](auto t) {
+      using T = decltype(t);
+      const T* pgy = gy.data<T>();
+      if (n && out_ && in_)  // gW += gy^T x
+        cpu::gemm(true, false, out_, in_, n, T(1), pgy, out_, x.data<T>(), in_, T(1),
+                  pw.grad.template data<T>(), in_);
+      if (has_bias_) {  // gb += sum(gy, axis 0)
+        T* gb = parameter_at(*this, 1).grad.template data<T>();
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < out_; ++j) gb[j] += pgy[i * out_ + j];
+      }
+      T* pgx = gx.data<T>();
+      if (n && in_) {  // gx = gy W
+        if (out_)
+          cpu::gemm(false, false, n, in_, out_, T(1), pgy, out_, pw.param.template data<T>(), in_,
+                    T(0), pgx, in_);
+        else
+          for (int64_t i = 0; i < n * in_; ++i) pgx[i] = 0;
+      }
+    });
+    return {gx};
+  }
+
+ private:
+  void check_weights(const Array& W) const {
+    if (W.shape() != Shape{out_, in_})
+      fail(CH_ERR_SHAPE, "Linear: W has shape ", W.shape().to_string(), " but (", out_, ", ", in_,
+           ") is expected");
+    if (has_bias_) {
+      const Array& b = parameter_at(*this, 1).param;
+      if (b.shape() != Shape{out_} || b.dtype() != W.dtype())
+        fail(CH_ERR_SHAPE, "Linear: b is a ", b.describe(), " but a ", dtype_name(W.dtype()),
+             " array of shape (", out_, ",) is expected");
+    }
+  }
+
+  int64_t in_, out_;
+  bool has_bias_;
+};
+
+}  // namespace
+
+FuncPtr linear_new(int64_t in_size, int64_t out_size, DType dtype, double wscale, double bias,
+                   bool nobias, const Array* initial_W, const Array* initial_b) {
+  if (in_size < 1 || out_size < 1)
+    fail(CH_ERR_INVALID_ARGUMENT, "Linear: in_size ", in_size, " and out_size ", out_size,
+         " must be positive");
+  if (nobias && initial_b)
+    fail(CH_ERR_INVALID_ARGUMENT, "Linear: initial_b is given but nobias is set");
+  auto params = std::make_shared<Parameters>();
+  Array W = initial_parameter("Linear", "W", initial_W, dtype, Shape{out_size, in_size});
+  if (!initial_W)
+    random::fill_normal(W, 0.0, wscale * std::sqrt(1.0 / static_cast<double>(in_size)));
+  params->push_back(make_parameter("W", W));
+  if (!nobias) {
+    Array b = initial_parameter("Linear", "b", initial_b, dtype, Shape{out_size});
+    if (!initial_b) b.fill(bias);
+    params->push_back(make_parameter("b", b));
+  }
+  return std::make_shared<Linear>(in_size, out_size, !nobias, std::move(params));
+}
+
+}  // namespace chainerc::ops

@@ -1,0 +1,39 @@
+// Parameter: a function with no inputs that outputs its parameter array "W"
+// (Chainer's F.Parameter). The output shares the parameter's memory (the
+// seed's shallow copy); backward accumulates the output gradient into gW.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "ops/parametric.h"
+
+namespace chainerc::ops {
+namespace {
+
+class ParameterFunction final : public Function {
+ public:
+  explicit ParameterFunction(std::shared_ptr<Parameters> params) { parameters = std::move(params); }
+  const char* name() const override { return "Parameter"; }
+  FuncPtr clone() const override { return std::make_shared<ParameterFunction>(parameters); }
+  Arrays forward(const Arrays& in) override {
+    if (!in.empty()) fail(CH_ERR_INVALID_ARGUMENT, "Parameter: takes no inputs, got ", in.size());
+    return {parameter_at(*this, 0).param};
+  }
+  Arrays backward(const Arrays&, const Arrays& gy) override {
+    Parameter& p = parameter_at(*this, 0);
+    if (gy[0].shape() != p.grad.shape() || gy[0].dtype() != p.grad.dtype())
+      fail(CH_ERR_SHAPE, "Parameter: the output gradient is a ", gy[0].describe(),
+           " but the parameter is a ", p.grad.describe());
+    cpu::add_into(p.grad, gy[0]);
+    return {};
+  }
+};
+
+}  // namespace
+
+FuncPtr parameter_new(const Array& initial) {
+  check_float("Parameter", initial);
+  auto params = std::make_shared<Parameters>();
+  params->push_back(make_parameter("W", initial.copy()));
+  return std::make_shared<ParameterFunction>(std::move(params));
+}
+
+}  // namespace chainerc::ops

@@ -1,0 +1,109 @@
+// matmul: y = op(a) op(b) for matrices (Chainer's F.matmul), where op
+// transposes when transa / transb is set; a 1-D operand is a column vector
+// (n, 1). batch_matmul: the same for each of the B matrices of (B, m, k)
+// operands; a 2-D operand (B, n) is a batch of column vectors (B, n, 1).
+// Every product goes through cpu::gemm.
+#include "backend/cpu/gemm.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+class MatMul final : public Function {
+ public:
+  MatMul(bool batched, bool transa, bool transb) : batched_(batched), ta_(transa), tb_(transb) {}
+  const char* name() const override { return batched_ ? "BatchMatMul" : "MatMul"; }
+
+  Arrays forward(const Arrays& in) override {
+    const char* who = batched_ ? "batch_matmul" : "matmul";
+    check_float_pair(who, in[0], in[1]);
+    Shape sa = as_matrices(in[0], "a"), sb = as_matrices(in[1], "b");
+    if (sa[0] != sb[0])
+      fail(CH_ERR_SHAPE, who, ": batch sizes differ (a has shape ", in[0].shape().to_string(),
+           ", b has shape ", in[1].shape().to_string(), ")");
+    const int64_t m = ta_ ? sa[2] : sa[1], ka = ta_ ? sa[1] : sa[2];
+    const int64_t kb = tb_ ? sb[2] : sb[1], n = tb_ ? sb[1] : sb[2];
+    if (ka != kb)
+      fail(CH_ERR_SHAPE, who, ": inner dimensions differ: a has shape ", in[0].shape().to_string(),
+           ta_ ? " (transposed)" : "", " and b has shape ", in[1].shape().to_string(),
+           tb_ ? " (transposed)" : "", " (", ka, " vs ", kb, ")");
+    Array y =
+        Array::empty(in[0].dtype(), batched_ ? Shape{sa[0], m, n} : Shape{m, n}, in[0].device());
+    dispatch_floating(y.dtype(), who, [&](auto t) {
+      using T = decltype(t);
+      product(ta_, tb_, sa[0], m, n, ka, in[0].data<T>(), sa[2], sa[1] * sa[2], in[1].data<T>(),
+              sb[2], sb[1] * sb[2], y.data<T>());
+    });
+    return {y};
+  }
+
+  Arrays backward(const Arrays& in, const Arrays& gys) override {
+    const Array &a = in[0], &b = in[1], &gy = gys[0];
+    Shape sa = as_matrices(a, "a"), sb = as_matrices(b, "b");
+    const int64_t batch = sa[0];
+    const int64_t m = ta_ ? sa[2] : sa[1], k = ta_ ? sa[1] : sa[2], n = tb_ ? sb[1] : sb[2];
+    Array ga = Array::empty_like(a), gb = Array::empty_like(b);
+    dispatch_floating(a.dtype(), name(), [&](auto t) {
+      using T = decltype(t);
+      const T *pa = a.data<T>(), *pb = b.data<T>(), *pg = gy.data<T>();
+      const int64_t sta = sa[1] * sa[2], stb = sb[1] * sb[2], stg = m * n;
+      // ga: op(a) = gy op(b)^T, i.e. a = gy op(b)^T (m x k) or a = op(b) gy^T (k x m)
+      if (!ta_)
+        product(false, !tb_, batch, m, k, n, pg, n, stg, pb, sb[2], stb, ga.data<T>());
+      else
+        product(tb_, true, batch, k, m, n, pb, sb[2], stb, pg, n, stg, ga.data<T>());
+      // gb: op(b) = op(a)^T gy, i.e. b = op(a)^T gy (k x n) or b = gy^T op(a) (n x k)
+      if (!tb_)
+        product(!ta_, false, batch, k, n, m, pa, sa[2], sta, pg, n, stg, gb.data<T>());
+      else
+        product(true, ta_, batch, n, k, m, pg, n, stg, pa, sa[2], sta, gb.data<T>());
+    });
+    return {ga, gb};
+  }
+
+ private:
+  // (batch, rows, cols) of an operand as stored (before op()).
+  Shape as_matrices(const Array& x, const char* arg) const {
+    const Shape& s = x.shape();
+    if (!batched_) {
+      if (s.ndim() == 1) return Shape{1, s[0], 1};
+      if (s.ndim() == 2) return Shape{1, s[0], s[1]};
+      fail(CH_ERR_SHAPE, "matmul: ", arg, " has shape ", s.to_string(),
+           "; a 1-D or 2-D array is expected");
+    }
+    if (s.ndim() == 2) return Shape{s[0], s[1], 1};
+    if (s.ndim() == 3) return Shape{s[0], s[1], s[2]};
+    fail(CH_ERR_SHAPE, "batch_matmul: ", arg, " has shape ", s.to_string(),
+         "; a 2-D or 3-D array is expected");
+  }
+
+  // For each of `batch` matrices: C (m x n) = op(A) op(B) with op(A) m x k.
+  template <typename T>
+  static void product(bool ta, bool tb, int64_t batch, int64_t m, int64_t n, int64_t k, const T* A,
+                      int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b,
+                      T* C) {
+    for (int64_t i = 0; i < batch; ++i) {
+      T* c = C + i * m * n;
+      if (m == 0 || n == 0) continue;
+      if (k == 0) {
+        for (int64_t j = 0; j < m * n; ++j) c[j] = 0;
+        continue;
+      }
+      cpu::gemm(ta, tb, m, n, k, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), c, n);
+    }
+  }
+
+  bool batched_, ta_, tb_;
+};
+
+}  // namespace
+
+VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb) {
+  return apply1(std::make_shared<MatMul>(false, transa, transb), {a, b});
+}
+VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb) {
+  return apply1(std::make_shared<MatMul>(true, transa, transb), {a, b});
+}
+
+}  // namespace chainerc::ops

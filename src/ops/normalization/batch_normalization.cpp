@@ -1,0 +1,224 @@
+// BatchNormalization: y = gamma * (x - mean) / sqrt(var + eps) + beta per
+// feature, as Chainer 1.x's chainer.functions.BatchNormalization. x is
+// (N, size..., rest...): the statistics are taken over the batch axis and the
+// trailing axes (e.g. size (C,) on NCHW: per channel over N, H, W).
+//
+// Modes (Chainer 1.x): training — batch statistics, and the running averages
+// avg_mean/avg_var move by avg = decay * avg + (1 - decay) * stat (the
+// variance unbiased by m / (m - 1)); test — normalizes with avg_mean and
+// avg_var + eps; finetune — batch statistics, and the running averages
+// become population statistics (decay = 1 - 1/N for the N-th batch since the
+// last start_finetuning).
+#include <ch/config.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/parallel.h"
+#include "core/config.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace chainerc::ops {
+namespace {
+
+struct BNConfig {
+  Shape size;
+  double decay, eps;
+  DType dtype;
+};
+
+class BatchNormalization final : public Function {
+ public:
+  BatchNormalization(const BNConfig& c, std::shared_ptr<Parameters> p,
+                     std::shared_ptr<BatchNormState> s, bool train, bool finetune)
+      : c_(c), state_(std::move(s)), train_(train), finetune_(finetune) {
+    parameters = std::move(p);
+  }
+  const char* name() const override { return "BatchNormalization"; }
+  FuncPtr clone() const override {
+    return clone_with(config::resolve_train(CH_MODE_DEFAULT), false);
+  }
+  FuncPtr clone_with(bool train, bool finetune) const {
+    return std::make_shared<BatchNormalization>(c_, parameters, state_, train, finetune);
+  }
+  const std::shared_ptr<BatchNormState>& state() const { return state_; }
+
+  Arrays forward(const Arrays& in) override {
+    const char* who = "batch_normalization";
+    if (in.size() != 1) fail(CH_ERR_INVALID_ARGUMENT, who, ": takes 1 input, got ", in.size());
+    const Array& x = in[0];
+    check_float(who, x);
+    const Array& gamma = (*parameters)[0].param;
+    if (x.dtype() != gamma.dtype())
+      fail(CH_ERR_DTYPE, who, ": x is ", dtype_name(x.dtype()), " but gamma is ",
+           dtype_name(gamma.dtype()));
+    const int32_t k = c_.size.ndim();
+    bool ok = x.ndim() >= k + 1;
+    for (int32_t i = 0; ok && i < k; ++i) ok = x.shape()[i + 1] == c_.size[i];
+    if (!ok)
+      fail(CH_ERR_SHAPE, who, ": x of shape ", x.shape().to_string(),
+           " does not have the normalized shape ", c_.size.to_string(), " after its batch axis");
+    const int64_t L = x.shape()[0], C = c_.size.size();
+    const int64_t R = L > 0 && C > 0 ? x.size() / (L * C) : 0, m = L * R;
+    use_batch_ = train_ || finetune_;
+    if (use_batch_ && m < 1)
+      fail(CH_ERR_SHAPE, who, ": x of shape ", x.shape().to_string(),
+           " has no samples to take statistics of");
+    Array y = Array::empty_like(x);
+    x_hat_ = Array::empty_like(x);
+    inv_std_ = Array::empty(x.dtype(), Shape{C});
+    dispatch_floating(x.dtype(), who, [&](auto t) {
+      using T = decltype(t);
+      const T* px = x.data<T>();
+      const T* pgamma = gamma.data<T>();
+      const T* pbeta = (*parameters)[1].param.data<T>();
+      T* py = y.data<T>();
+      T* ph = x_hat_.data<T>();
+      T* pis = inv_std_.data<T>();
+      T* am = state_->avg_mean.data<T>();
+      T* av = state_->avg_var.data<T>();
+      double decay = c_.decay;
+      if (use_batch_ && finetune_) {
+        state_->n += 1;
+        decay = 1.0 - 1.0 / static_cast<double>(state_->n);
+      }
+      const double adjust = static_cast<double>(m) / std::max(static_cast<double>(m) - 1.0, 1.0);
+      cpu::parallel_for(C, 1, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          double mean, var;
+          if (use_batch_) {
+            double s = 0;
+            for (int64_t l = 0; l < L; ++l) {
+              const T* p = px + (l * C + c) * R;
+              for (int64_t r = 0; r < R; ++r) s += p[r];
+            }
+            mean = s / static_cast<double>(m);
+            double v = 0;
+            for (int64_t l = 0; l < L; ++l) {
+              const T* p = px + (l * C + c) * R;
+              for (int64_t r = 0; r < R; ++r) {
+                const double d = p[r] - mean;
+                v += d * d;
+              }
+            }
+            var = v / static_cast<double>(m);
+            am[c] = static_cast<T>(decay * am[c] + (1 - decay) * mean);
+            av[c] = static_cast<T>(decay * av[c] + (1 - decay) * adjust * var);
+          } else {
+            mean = am[c];
+            var = av[c];
+          }
+          const T inv = static_cast<T>(1.0 / std::sqrt(var + c_.eps));
+          const T mu = static_cast<T>(mean), g = pgamma[c], bt = pbeta[c];
+          pis[c] = inv;
+          for (int64_t l = 0; l < L; ++l) {
+            const int64_t off = (l * C + c) * R;
+            for (int64_t r = 0; r < R; ++r) {
+              const T h = (px[off + r] - mu) * inv;
+              ph[off + r] = h;
+              py[off + r] = g * h + bt;
+            }
+          }
+        }
+      });
+    });
+    return {y};
+  }
+
+  Arrays backward(const Arrays& in, const Arrays& gys) override {
+    const Array& x = in[0];
+    const Array& gy = gys[0];
+    const int64_t L = x.shape()[0], C = c_.size.size();
+    const int64_t R = L > 0 && C > 0 ? x.size() / (L * C) : 0, m = L * R;
+    Array gx = Array::empty_like(x);
+    dispatch_floating(x.dtype(), "batch_normalization", [&](auto t) {
+      using T = decltype(t);
+      const T* pg = gy.data<T>();
+      const T* ph = x_hat_.data<T>();
+      const T* pis = inv_std_.data<T>();
+      const T* pgamma = (*parameters)[0].param.data<T>();
+      T* pggamma = (*parameters)[0].grad.data<T>();
+      T* pgbeta = (*parameters)[1].grad.data<T>();
+      T* pgx = gx.data<T>();
+      cpu::parallel_for(C, 1, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          double gbeta = 0, ggamma = 0;
+          for (int64_t l = 0; l < L; ++l) {
+            const int64_t off = (l * C + c) * R;
+            for (int64_t r = 0; r < R; ++r) {
+              gbeta += pg[off + r];
+              ggamma += static_cast<double>(pg[off + r]) * ph[off + r];
+            }
+          }
+          pgbeta[c] += static_cast<T>(gbeta);
+          pggamma[c] += static_cast<T>(ggamma);
+          const T coeff = pgamma[c] * pis[c];
+          if (use_batch_) {
+            const T mg = static_cast<T>(ggamma / static_cast<double>(m));
+            const T mb = static_cast<T>(gbeta / static_cast<double>(m));
+            for (int64_t l = 0; l < L; ++l) {
+              const int64_t off = (l * C + c) * R;
+              for (int64_t r = 0; r < R; ++r)
+                pgx[off + r] = coeff * (pg[off + r] - (ph[off + r] * mg + mb));
+            }
+          } else {
+            for (int64_t l = 0; l < L; ++l) {
+              const int64_t off = (l * C + c) * R;
+              for (int64_t r = 0; r < R; ++r) pgx[off + r] = coeff * pg[off + r];
+            }
+          }
+        }
+      });
+    });
+    return {gx};
+  }
+
+ private:
+  BNConfig c_;
+  std::shared_ptr<BatchNormState> state_;
+  bool train_, finetune_;
+  bool use_batch_ = true;
+  Array x_hat_, inv_std_;
+};
+
+}  // namespace
+
+FuncPtr batch_normalization_new(const Shape& size, double decay, double eps, DType dtype) {
+  const char* who = "batch_normalization";
+  if (!is_floating(dtype))
+    fail(CH_ERR_DTYPE, who, ": dtype ", dtype_name(dtype),
+         " is not supported (float32 or float64)");
+  for (int32_t i = 0; i < size.ndim(); ++i)
+    if (size[i] <= 0)
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": size ", size.to_string(), " has a non-positive extent");
+  if (size.ndim() == 0) fail(CH_ERR_INVALID_ARGUMENT, who, ": size must have at least one extent");
+  if (!(eps > 0)) fail(CH_ERR_INVALID_ARGUMENT, who, ": eps ", eps, " must be positive");
+  auto params = std::make_shared<Parameters>();
+  params->push_back(Parameter{"gamma", Array::full(dtype, size, 1.0), Array::zeros(dtype, size)});
+  params->push_back(Parameter{"beta", Array::zeros(dtype, size), Array::zeros(dtype, size)});
+  auto state = std::make_shared<BatchNormState>();
+  state->avg_mean = Array::zeros(dtype, size);
+  state->avg_var = Array::zeros(dtype, size);
+  return std::make_shared<BatchNormalization>(BNConfig{size, decay, eps, dtype}, std::move(params),
+                                              std::move(state), true, false);
+}
+
+FuncPtr batch_normalization_node(const FuncPtr& bn, bool train, bool finetune) {
+  auto* f = dynamic_cast<const BatchNormalization*>(bn.get());
+  if (!f)
+    fail(CH_ERR_INVALID_ARGUMENT, "batch_normalization: function '", bn->name(),
+         "' is not a BatchNormalization");
+  return f->clone_with(train, finetune);
+}
+
+std::shared_ptr<BatchNormState> batch_normalization_state(const FuncPtr& bn) {
+  auto* f = dynamic_cast<const BatchNormalization*>(bn.get());
+  if (!f)
+    fail(CH_ERR_INVALID_ARGUMENT, "batch_normalization: function '", bn->name(),
+         "' is not a BatchNormalization");
+  return f->state();
+}
+
+}  // namespace chainerc::ops

@@ -1,0 +1,59 @@
+// Window geometry shared by the 2-D pooling functions (NCHW arrays).
+#pragma once
+
+#include <cstdint>
+
+#include "core/array.h"
+#include "core/error.h"
+#include "ops/op_util.h"
+
+namespace chainerc::ops {
+
+struct Pool2D {
+  int64_t kh, kw, sy, sx, ph, pw;
+  bool cover_all;
+  int64_t n, c, h, w, oh, ow;  // set by bind()
+};
+
+// Validates the window arguments (stride <= 0 means the window size, as the
+// seed's stride=None).
+inline Pool2D make_pool(const char* who, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph,
+                        int64_t pw, bool cover_all) {
+  if (kh <= 0 || kw <= 0)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": ksize (", kh, ", ", kw, ") must be positive");
+  if (ph < 0 || pw < 0)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": pad (", ph, ", ", pw, ") must not be negative");
+  Pool2D p{};
+  p.kh = kh;
+  p.kw = kw;
+  p.sy = sy <= 0 ? kh : sy;
+  p.sx = sx <= 0 ? kw : sx;
+  p.ph = ph;
+  p.pw = pw;
+  p.cover_all = cover_all;
+  return p;
+}
+
+// Output extent as Chainer's get_conv_outsize.
+inline int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t p, bool cover_all) {
+  return cover_all ? (size + 2 * p - k + s - 1) / s + 1 : (size + 2 * p - k) / s + 1;
+}
+
+// Checks x (4-d float) and fills in the sizes.
+inline void bind_pool(Pool2D& p, const char* who, const Array& x) {
+  check_float(who, x);
+  if (x.ndim() != 4)
+    fail(CH_ERR_SHAPE, who, ": x must be 4-d (batch, channels, height, width); got a ",
+         x.describe());
+  p.n = x.shape()[0];
+  p.c = x.shape()[1];
+  p.h = x.shape()[2];
+  p.w = x.shape()[3];
+  if (p.h + 2 * p.ph < p.kh || p.w + 2 * p.pw < p.kw)
+    fail(CH_ERR_SHAPE, who, ": the ", p.kh, "x", p.kw, " window is larger than the padded ", p.h,
+         "x", p.w, " input (pad ", p.ph, ", ", p.pw, ")");
+  p.oh = pool_out_size(p.h, p.kh, p.sy, p.ph, p.cover_all);
+  p.ow = pool_out_size(p.w, p.kw, p.sx, p.pw, p.cover_all);
+}
+
+}  // namespace chainerc::ops

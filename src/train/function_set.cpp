@@ -1,0 +1,107 @@
+#include "function_set.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+namespace chainerc {
+
+void FunctionSet::add(const std::string& name, SetMember member, const char* who) {
+  if (name.empty()) fail(CH_ERR_INVALID_ARGUMENT, who, ": the member name is empty");
+  if (name.find('/') != std::string::npos)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": the member name '", name,
+         "' contains '/', which separates the parts of parameter paths");
+  if (member.set && member.set->contains(this))
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": adding the set as member '", name,
+         "' would make a cycle (it is this set or contains it)");
+  std::lock_guard<std::mutex> lock(mutex_);
+  members_[name] = std::move(member);
+}
+
+void FunctionSet::remove(const std::string& name, const char* who) {
+  SetMember doomed;  // destroyed outside the lock
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = members_.find(name);
+  if (it == members_.end())
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": the set has no member '", name, "'");
+  doomed = std::move(it->second);
+  members_.erase(it);
+}
+
+std::vector<std::pair<std::string, SetMember>> FunctionSet::members() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {members_.begin(), members_.end()};
+}
+
+SetMember FunctionSet::member(const std::string& name, const char* who) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = members_.find(name);
+  if (it == members_.end()) {
+    std::string known;
+    for (const auto& m : members_) known += (known.empty() ? "" : ", ") + m.first;
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": the set has no member '", name,
+         "' (members: ", known.empty() ? "none" : known, ")");
+  }
+  return it->second;
+}
+
+void FunctionSet::collect(const std::string& prefix, std::vector<NamedParameter>& out) const {
+  for (const auto& [name, m] : members()) {
+    std::string path = prefix + name;
+    if (m.set) {
+      m.set->collect(path + "/", out);
+    } else if (m.function && m.function->parameters) {
+      for (const Parameter& p : *m.function->parameters)
+        out.push_back(NamedParameter{path + "/" + p.name, p.param, p.grad});
+    }
+  }
+}
+
+std::vector<NamedParameter> FunctionSet::parameters() const {
+  std::vector<NamedParameter> out;
+  collect("", out);
+  return out;
+}
+
+bool FunctionSet::contains(const FunctionSet* s) const {
+  if (s == this) return true;
+  for (const auto& [name, m] : members())
+    if (m.set && m.set->contains(s)) return true;
+  return false;
+}
+
+const char* FunctionSet::intern(const std::string& s) const {
+  std::lock_guard<std::mutex> lock(intern_mutex_);
+  return interned_.insert(s).first->c_str();
+}
+
+void copy_parameters(const std::vector<NamedParameter>& dst, const std::vector<Array>& src,
+                     const std::vector<std::string>& src_paths, const char* who) {
+  if (dst.size() != src.size())
+    fail(CH_ERR_SHAPE, who, ": the set has ", dst.size(), " parameters but the source has ",
+         src.size());
+  auto source_name = [&](size_t i) {
+    return i < src_paths.size() ? "source '" + src_paths[i] + "'"
+                                : "source array " + std::to_string(i);
+  };
+  for (size_t i = 0; i < dst.size(); ++i) {
+    const Array& d = dst[i].param;
+    const Array& s = src[i];
+    if (!s.defined()) fail(CH_ERR_INVALID_ARGUMENT, who, ": ", source_name(i), " is undefined");
+    if (!d.device().is_cpu() || !s.device().is_cpu())
+      fail(CH_ERR_DEVICE, who, ": parameter '", dst[i].path, "' is a ", d.describe(), " and ",
+           source_name(i), " is a ", s.describe(), "; only CPU copies are available in this build");
+    if (d.dtype() != s.dtype())
+      fail(CH_ERR_DTYPE, who, ": parameter '", dst[i].path, "' is a ", d.describe(), " but ",
+           source_name(i), " is a ", s.describe());
+    if (d.shape() != s.shape())
+      fail(CH_ERR_SHAPE, who, ": parameter '", dst[i].path, "' has shape ", d.shape().to_string(),
+           " but ", source_name(i), " has shape ", s.shape().to_string());
+  }
+  for (size_t i = 0; i < dst.size(); ++i) {
+    if (dst[i].param.raw() == src[i].raw()) continue;
+    std::memmove(dst[i].param.raw(), src[i].raw(), dst[i].param.nbytes());
+  }
+}
+
+}  // namespace chainerc

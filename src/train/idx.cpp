@@ -1,0 +1,206 @@
+#include "idx.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/parallel.h"
+#include "core/error.h"
+
+namespace chainerc {
+namespace {
+
+// Closes the gz stream on every path.
+struct GzFile {
+  gzFile f = nullptr;
+  ~GzFile() {
+    if (f) gzclose(f);
+  }
+};
+
+// Reads up to n bytes; returns the count read (short at the end of the data).
+size_t read_bytes(gzFile f, void* dst, size_t n, const std::string& path, const char* who) {
+  size_t done = 0;
+  char* p = static_cast<char*>(dst);
+  while (done < n) {
+    unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - done, size_t{1} << 30));
+    int got = gzread(f, p + done, chunk);
+    if (got < 0) {
+      int code = 0;
+      const char* msg = gzerror(f, &code);
+      fail(CH_ERR_IO, who, ": cannot read '", path,
+           "': ", code == Z_ERRNO ? std::strerror(errno) : msg, " (corrupt gzip stream?)");
+    }
+    if (got == 0) {
+      int code = 0;
+      const char* msg = gzerror(f, &code);
+      if (code != Z_OK && code != Z_BUF_ERROR)
+        fail(CH_ERR_IO, who, ": cannot read '", path, "': ", msg);
+      if (code == Z_BUF_ERROR)
+        fail(CH_ERR_IO, who, ": '", path, "' ends in the middle of a gzip stream (truncated file)");
+      break;
+    }
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
+const char* type_name(unsigned code) {
+  switch (code) {
+    case 0x08:
+      return "ubyte";
+    case 0x09:
+      return "byte";
+    case 0x0B:
+      return "int16";
+    case 0x0C:
+      return "int32";
+    case 0x0D:
+      return "float32";
+    case 0x0E:
+      return "float64";
+  }
+  return "?";
+}
+
+int type_size(unsigned code) {
+  switch (code) {
+    case 0x08:
+    case 0x09:
+      return 1;
+    case 0x0B:
+      return 2;
+    case 0x0C:
+    case 0x0D:
+      return 4;
+    case 0x0E:
+      return 8;
+  }
+  return 0;
+}
+
+// The big-endian element i of type `code` as double.
+inline double element(const unsigned char* p, unsigned code) {
+  switch (code) {
+    case 0x08:
+      return p[0];
+    case 0x09:
+      return static_cast<signed char>(p[0]);
+    case 0x0B:
+      return static_cast<int16_t>(static_cast<uint16_t>((p[0] << 8) | p[1]));
+    case 0x0C:
+      return static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
+                                  (uint32_t{p[2]} << 8) | p[3]);
+    case 0x0D: {
+      uint32_t u = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+    case 0x0E: {
+      uint64_t u = 0;
+      for (int i = 0; i < 8; ++i) u = (u << 8) | p[i];
+      double d;
+      std::memcpy(&d, &u, 8);
+      return d;
+    }
+  }
+  return 0;
+}
+
+template <typename T>
+void convert(const unsigned char* src, T* dst, int64_t n, unsigned code, double scale) {
+  const int size = type_size(code);
+  if (code == 0x08) {  // the common case (pixels, labels): a tight loop
+    const T s = static_cast<T>(scale);
+    cpu::parallel_for(n, cpu::kElementwiseGrain, [=](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(src[i]) * s;
+    });
+    return;
+  }
+  cpu::parallel_for(n, cpu::kElementwiseGrain, [=](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(element(src + i * size, code) * scale);
+  });
+}
+
+}  // namespace
+
+Array read_idx(const std::string& path, DType dtype, double scale, const char* who) {
+  if (!std::isfinite(scale))
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": scale is ", scale, "; it must be finite");
+  if (dtype == DType::Int32 && scale != 1.0)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": scale is ", scale,
+         " but int32 output keeps the values (scale must be 1)");
+  GzFile gz;
+  gz.f = gzopen(path.c_str(), "rb");
+  if (!gz.f)
+    fail(CH_ERR_IO, who, ": cannot open '", path,
+         "': ", errno ? std::strerror(errno) : "gzopen failed");
+  gzbuffer(gz.f, 1 << 17);
+  unsigned char magic[4];
+  size_t got = read_bytes(gz.f, magic, 4, path, who);
+  if (got < 4)
+    fail(CH_ERR_IO, who, ": '", path, "' is not an IDX file: it has only ", got, " bytes");
+  if (magic[0] != 0 || magic[1] != 0 || type_size(magic[2]) == 0)
+    fail(CH_ERR_IO, who, ": '", path, "' is not an IDX file: bad magic bytes ", int(magic[0]), " ",
+         int(magic[1]), " ", int(magic[2]), " ", int(magic[3]),
+         " (expected 0 0 <type 8, 9, 11, 12, 13 or 14> <ndim>)");
+  const unsigned code = magic[2];
+  const int ndim = magic[3];
+  if (ndim < 1 || ndim > CH_MAX_NDIM)
+    fail(CH_ERR_IO, who, ": '", path, "' has ", ndim, " dimensions; chainerc reads 1 to ",
+         CH_MAX_NDIM);
+  if (dtype == DType::Int32 && (code == 0x0D || code == 0x0E))
+    fail(CH_ERR_DTYPE, who, ": '", path, "' holds ", type_name(code),
+         " elements, which cannot be read as int32 (ask for float32 or float64)");
+  if (!is_floating(dtype) && dtype != DType::Int32)
+    fail(CH_ERR_DTYPE, who, ": unsupported dtype ", static_cast<int>(dtype));
+  unsigned char dims_be[4 * CH_MAX_NDIM];
+  got = read_bytes(gz.f, dims_be, 4 * static_cast<size_t>(ndim), path, who);
+  if (got < 4 * static_cast<size_t>(ndim))
+    fail(CH_ERR_IO, who, ": '", path, "' is truncated inside its header of ", ndim, " dimensions");
+  Shape shape;
+  int64_t count = 1;
+  for (int i = 0; i < ndim; ++i) {
+    const unsigned char* p = dims_be + 4 * i;
+    int64_t d = (int64_t{p[0]} << 24) | (int64_t{p[1]} << 16) | (int64_t{p[2]} << 8) | p[3];
+    shape.push_back(d);
+    if (d != 0 && count > (int64_t{1} << 40) / d)
+      fail(CH_ERR_IO, who, ": '", path, "' declares the shape ", shape.to_string(),
+           "..., too large to read");
+    count *= d;
+  }
+  const size_t nbytes = static_cast<size_t>(count) * static_cast<size_t>(type_size(code));
+  std::vector<unsigned char> raw(nbytes);
+  got = read_bytes(gz.f, raw.data(), nbytes, path, who);
+  if (got < nbytes)
+    fail(CH_ERR_IO, who, ": '", path, "' is truncated: its header declares shape ",
+         shape.to_string(), " of ", type_name(code), " (", nbytes, " bytes of data) but only ", got,
+         " bytes follow");
+  unsigned char extra[64];
+  size_t more = read_bytes(gz.f, extra, sizeof extra, path, who);
+  if (more > 0)
+    fail(CH_ERR_IO, who, ": '", path, "' has data after the ", count,
+         " elements its header declares (shape ", shape.to_string(),
+         "): the extents do not match the file size");
+  Array out = Array::empty(dtype, shape);
+  switch (dtype) {
+    case DType::Float32:
+      convert(raw.data(), out.data<float>(), count, code, scale);
+      break;
+    case DType::Float64:
+      convert(raw.data(), out.data<double>(), count, code, scale);
+      break;
+    case DType::Int32:
+      convert(raw.data(), out.data<int32_t>(), count, code, 1.0);
+      break;
+  }
+  return out;
+}
+
+}  // namespace chainerc

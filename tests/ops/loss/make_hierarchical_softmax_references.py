@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Generate tests/ops/loss/hierarchical_softmax_references.h: NumPy references
+for BinaryHierarchicalSoftmax and its Huffman tree builder.
+
+Run: python3 tests/ops/loss/make_hierarchical_softmax_references.py (writes next to itself).
+
+The script re-implements Chainer 1.0.1's chainer/functions/hierarchical_softmax.py:
+TreeParser numbers internal nodes in pre-order and gives each word its path
+and codes (+1 for the left child, -1 for the right one); the loss is
+sum_n sum_k logaddexp(0, -code_k * W[path_k] . x_n); backward is
+g = -gloss * code / (1 + exp(code * W[path] . x)), gx = g . W[path],
+gW[path] += outer(g, x). create_huffman_tree is Chainer's priority-queue
+algorithm over (count, uid, node) entries, words in id order. Trees are
+written in chainerc's flat encoding (tree[2k], tree[2k+1] = children of
+internal node k; word w as -(w + 1)). Inputs come from
+numpy.random.default_rng(seed) rounded to float32; values in float64.
+"""
+
+import heapq
+import os
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "hierarchical_softmax_references.h")
+lines = []
+
+
+def tensor(name, a):
+    a = np.asarray(a, dtype=np.float64)
+    shape = ", ".join(str(d) for d in a.shape) or "0"
+    body = ", ".join(repr(float(v)) for v in a.ravel()) or "0"
+    lines.append(f"inline constexpr int64_t {name}_shape[] = {{{shape}}};")
+    lines.append(f"inline constexpr double {name}_data[] = {{{body}}};")
+    lines.append(f"inline constexpr ref::Tensor {name}{{{a.ndim}, {name}_shape, {a.size}, {name}_data}};")
+
+
+def ints(name, values):
+    lines.append(f"inline constexpr int32_t {name}[] = {{{', '.join(str(int(v)) for v in values)}}};")
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32).astype(np.float64)
+
+
+def parse(tree):
+    """Chainer's TreeParser: (n_internal, paths, codes)."""
+    paths, codes, path, code = {}, {}, [], []
+    next_id = [0]
+
+    def rec(node):
+        if isinstance(node, tuple):
+            left, right = node
+            path.append(next_id[0])
+            next_id[0] += 1
+            code.append(1.0)
+            rec(left)
+            code[-1] = -1.0
+            rec(right)
+            path.pop()
+            code.pop()
+        else:
+            paths[node] = np.array(path, dtype=np.int32)
+            codes[node] = np.array(code, dtype=np.float64)
+
+    rec(tree)
+    return next_id[0], paths, codes
+
+
+def flat(tree):
+    """chainerc's encoding of a nested tuple, internal nodes in pre-order."""
+    out = []
+
+    def rec(node):
+        if not isinstance(node, tuple):
+            return -(node + 1)
+        k = len(out) // 2
+        out.extend([0, 0])
+        out[2 * k] = rec(node[0])
+        out[2 * k + 1] = rec(node[1])
+        return k
+
+    rec(tree)
+    return out
+
+
+def huffman(counts):
+    """Chainer's create_huffman_tree for {word id: count} in id order."""
+    q = [(c, uid, w) for uid, (w, c) in enumerate(counts.items())]
+    heapq.heapify(q)
+    while len(q) >= 2:
+        c1, id1, w1 = heapq.heappop(q)
+        c2, id2, w2 = heapq.heappop(q)
+        heapq.heappush(q, (c1 + c2, min(id1, id2), (w1, w2)))
+    return q[0][2]
+
+
+def case(prefix, seed, tree, in_size, t, gloss):
+    rng = np.random.default_rng(seed)
+    n_internal, paths, codes = parse(tree)
+    W = f32(rng.uniform(-1, 1, (n_internal, in_size)))
+    x = f32(rng.uniform(-1, 1, (len(t), in_size)))
+    loss = 0.0
+    gx = np.zeros_like(x)
+    gW = np.zeros_like(W)
+    for n, word in enumerate(t):
+        w = W[paths[word]]
+        wxy = w.dot(x[n]) * codes[word]
+        loss += np.sum(np.logaddexp(0.0, -wxy))
+        g = -gloss * codes[word] / (1.0 + np.exp(wxy))
+        gx[n] = g.dot(w)
+        np.add.at(gW, paths[word], np.outer(g, x[n]))
+    ints(prefix + "_tree", flat(tree))
+    lines.append(f"inline constexpr int64_t {prefix}_n_internal = {n_internal};")
+    tensor(prefix + "_W", W)
+    tensor(prefix + "_x", x)
+    tensor(prefix + "_t", np.array(t))
+    tensor(prefix + "_loss", np.array(loss))
+    tensor(prefix + "_gloss", np.array(f32(gloss)))
+    tensor(prefix + "_gx", gx)
+    tensor(prefix + "_gW", gW)
+
+
+# The seed's example shape of tree, ((1, 2), 3) style, with 5 words; label 3
+# repeated so that gW rows accumulate over samples.
+case("small", 1, ((0, 1), (2, (3, 4))), 3, [3, 0, 4, 3, 2, 1], 1.0)
+# A Huffman tree of 7 words, non-unit upstream gradient.
+counts7 = {0: 5, 1: 1, 2: 3, 3: 3, 4: 2, 5: 8, 6: 1}
+case("huff", 2, huffman(counts7), 4, [5, 1, 6, 0, 2], 0.75)
+
+# Huffman builder references: counts with ties, in word-id order.
+for name, counts in [("h7", counts7), ("h2", {0: 4, 1: 4}),
+                     ("h6", {0: 1.5, 1: 0.5, 2: 0.5, 3: 2.0, 4: 9.0, 5: 0.25})]:
+    lines.append(f"inline constexpr double {name}_counts[] = {{{', '.join(repr(float(c)) for c in counts.values())}}};")
+    ints(name + "_tree", flat(huffman(counts)))
+
+with open(OUT, "w") as f:
+    f.write("// Generated by make_hierarchical_softmax_references.py; do not edit.\n")
+    f.write("#pragma once\n\n#include <cstdint>\n\n#include \"references.h\"\n\n")
+    f.write("namespace hsm_ref {\n\n")
+    f.write("\n".join(lines))
+    f.write("\n\n}  // namespace hsm_ref\n")
