@@ -130,7 +130,8 @@ class Function(object):
     def __call__(self, *inputs):
         fh = self._chainerc_function()
         n = len(inputs)
-        ins = [x if isinstance(x, Variable) else Variable(x) for x in inputs]
+        vol = next((x.volatile for x in inputs if isinstance(x, Variable)), False)
+        ins = [x if isinstance(x, Variable) else Variable(x, vol) for x in inputs]
         hs = (c_void_p * n)(*[x._h for x in ins])
         outs = (c_void_p * _MAX_OUTPUTS)()
         n_out = c_size_t()

@@ -5,6 +5,7 @@ Every plain function is one `_define` line: its Python signature and the C
 entry point. Argument kinds in the signature:
   x        a variable (a Variable, or an array made into one)
   name:d   a float (C double)           name:i   an int (C int32)
+  name:q   an int (C int64)
   name:b   a bool (C int32 0/1)         name:u   an unsigned 64-bit int
   name:s   a shape tuple (C int64* + int32 ndim)
   name:m   a train flag: True/False/None (C CH_MODE_TRAIN/TEST/DEFAULT)
@@ -20,14 +21,21 @@ import numpy as np
 from .. import _capi, _array
 from .._capi import lib, c_void_p, byref, raise_status, PP, S
 from ..variable import Variable, _new_var
-from ._link import ParameterizedFunction, _define_parameterized
 
-_KINDS = {"d": _capi.c_double, "i": _capi.c_int32, "b": _capi.c_int32,
+_KINDS = {"d": _capi.c_double, "i": _capi.c_int32, "b": _capi.c_int32, "q": _capi.c_int64,
           "u": ctypes.c_uint64, "m": _capi.c_int32, "a": c_void_p}
 
 
-def _var(x):
-    return x if isinstance(x, Variable) else Variable(x)
+def _var(x, volatile=False):
+    return x if isinstance(x, Variable) else Variable(x, volatile)
+
+
+def _volatile_of(*xs):
+    """Arrays given with variables become variables of the same volatility."""
+    for x in xs:
+        if isinstance(x, Variable):
+            return x.volatile
+    return False
 
 
 def _mode(train):
@@ -64,6 +72,9 @@ def _define(signature, cname, doc=""):
     params = [p.strip() for p in rest.rstrip(")").split(",") if p.strip()]
     argtypes = [PP]
     py_params, prelude, call_args = [], [], []
+    var_names = [p.strip() for p in params if ":" not in p.split("=")[0]]
+    if len(var_names) > 1:
+        prelude.append("    _vol = _volatile_of(%s)" % ", ".join(var_names))
     for p in params:
         default = None
         if "=" in p:
@@ -71,7 +82,8 @@ def _define(signature, cname, doc=""):
         name, _, kind = p.partition(":")
         py_params.append(name if default is None else "%s=%s" % (name, default))
         if not kind:  # a variable
-            prelude.append("    %s = _var(%s)" % (name, name))
+            prelude.append("    %s = _var(%s%s)" % (name, name, ", _vol" if len(var_names) > 1
+                                                            else ""))
             call_args.append("%s._h" % name)
             argtypes.append(c_void_p)
         elif kind == "s":
@@ -96,7 +108,7 @@ def _define(signature, cname, doc=""):
            "    if st:\n        raise_status(st)\n    v = _new(_Variable)\n    v._h = out.value\n    v._data = None\n    return v\n"
            % (pyname, ", ".join(py_params), "\n".join(prelude) or "    pass",
               ", ".join(call_args)))
-    env = dict(_var=_var, _shape=_shape, _mode=_mode, _ArrayArg=_ArrayArg, c_void_p=c_void_p,
+    env = dict(_var=_var, _volatile_of=_volatile_of, _shape=_shape, _mode=_mode, _ArrayArg=_ArrayArg, c_void_p=c_void_p,
                byref=byref, raise_status=raise_status, _new_var=_new_var, _fn=fn,
                _new=object.__new__, _Variable=Variable)
     exec(src, env)
@@ -142,5 +154,11 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - Chainer's name
     return _sum_axis(x, axis, keepdims)
 
 
-# --- merged neural-network functions: see _nn.py -------------------------------------
-from ._nn import *  # noqa: E402,F401,F403
+# --- neural-network functions: see _nn.py and _link.py ---------------------------------
+from . import _nn  # noqa: E402
+
+_nn.define_all(_define)
+for _name in ("max_pooling_2d", "average_pooling_2d", "transpose", "concat", "copy", "lstm"):
+    if hasattr(_nn, _name):
+        globals()[_name] = getattr(_nn, _name)
+from ._link import *  # noqa: E402,F401,F403
