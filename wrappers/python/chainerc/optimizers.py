@@ -161,4 +161,95 @@ _make("Adam", "ch_optimizer_adam_new",
 _make("RMSprop", "ch_optimizer_rmsprop_new", [("lr", 0.01), ("alpha", 0.99), ("eps", 1e-8)],
       "RMSprop(lr=0.01, alpha=0.99, eps=1e-8).")
 
-__all__ = ["Optimizer", "SGD", "MomentumSGD", "AdaGrad", "AdaDelta", "Adam", "RMSprop"]
+# --- optimizers written in Python (ch_optimizer_new callbacks) ---------------------
+
+InitStateCallback = ctypes.CFUNCTYPE(_capi.c_int32, c_void_p, c_void_p, c_void_p,
+                                     ctypes.POINTER(c_void_p), ctypes.c_size_t)
+UpdateOneCallback = ctypes.CFUNCTYPE(_capi.c_int32, c_void_p, c_void_p, c_void_p,
+                                     ctypes.POINTER(c_void_p), ctypes.c_size_t, ctypes.c_int64)
+
+
+class _OptimizerDef(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("name", ctypes.c_char_p),
+                ("n_states", ctypes.c_size_t), ("state_names", ctypes.POINTER(ctypes.c_char_p)),
+                ("init_state", InitStateCallback), ("update_one", UpdateOneCallback),
+                ("user_data", c_void_p), ("destroy", _capi.DestroyCallback)]
+
+
+_new_user = _d("ch_optimizer_new", S, [PP, ctypes.POINTER(_OptimizerDef)], optional=True)
+_view = _array.handle_to_numpy
+_retain = lib.ch_array_retain
+
+
+def _py_init_state(user_data, param, grad, states, n):
+    try:
+        opt = _capi._objects[user_data]()
+        p, g = _view(_retain(param)), _view(_retain(grad), True)
+        st = opt.init_state(p, g)
+        st = st if isinstance(st, (tuple, list)) else (st,)
+        if len(st) != n:
+            raise ValueError("%s.init_state returned %d arrays for %d state_names"
+                             % (type(opt).__name__, len(st), n))
+        for i, a in enumerate(st):
+            states[i] = _array.to_handle(a)  # ownership passes to the optimizer
+        return 0
+    except BaseException as e:
+        return _capi.fail_in_callback(e)
+
+
+def _py_update_one(user_data, param, grad, states, n, t):
+    try:
+        opt = _capi._objects[user_data]()
+        p, g = _view(_retain(param)), _view(_retain(grad), True)
+        st = tuple(_view(_retain(states[i])) for i in range(n))
+        opt.update_one(p, g, st if n != 1 else st[0], t)
+        return 0
+    except BaseException as e:
+        return _capi.fail_in_callback(e)
+
+
+_init_state_cb = _capi.immortal(InitStateCallback(_py_init_state))
+_update_one_cb = _capi.immortal(UpdateOneCallback(_py_update_one))
+
+
+class UserOptimizer(Optimizer):
+    """An optimizer written in Python, run by the engine (the seed's Optimizer
+    base class). Subclasses set `state_names` and define
+    update_one(param, grad, state, t) updating `param` (and the state) in
+    place; init_state(param, grad) returns the state arrays (default: zeros
+    like param for each name). With one state name, `state` is that array;
+    otherwise a tuple."""
+
+    state_names = ()
+
+    def __init__(self):
+        import weakref
+        names = [n.encode() for n in self.state_names]
+        keep = (ctypes.c_char_p * max(len(names), 1))(*names)
+        d = _OptimizerDef()
+        d.version = 1
+        d.name = type(self).__name__.encode()
+        d.n_states = len(names)
+        d.state_names = ctypes.cast(keep, ctypes.POINTER(ctypes.c_char_p))
+        d.init_state = _init_state_cb
+        d.update_one = _update_one_cb
+        key = _capi.register(weakref.ref(self))
+        d.user_data = key
+        d.destroy = _capi.unregister_cb
+        out = c_void_p()
+        st = _new_user(out, d)
+        if st:
+            _capi._objects.pop(key, None)
+            _capi.raise_status(st)
+        object.__setattr__(self, "_handle", out.value)
+        object.__setattr__(self, "_target", None)
+
+    def init_state(self, param, grad):
+        import numpy as np
+        return tuple(np.zeros_like(param) for _ in self.state_names)
+
+    def update_one(self, param, grad, state, t):
+        raise NotImplementedError
+
+
+__all__ = ["Optimizer", "UserOptimizer", "SGD", "MomentumSGD", "AdaGrad", "AdaDelta", "Adam", "RMSprop"]

@@ -264,3 +264,35 @@ def test_read_idx():
     assert images.shape == (10000, 28, 28) and 0 <= images.min() and images.max() <= 1
     with pytest.raises(chainerc.ChainerIOError):
         datasets.read_idx("/nonexistent.gz")
+
+
+@needs
+def test_user_optimizer_in_python():
+    class MySGD(optimizers.UserOptimizer):
+        state_names = ("n",)
+
+        def __init__(self, lr):
+            super().__init__()
+            self.my_lr = lr
+
+        def update_one(self, param, grad, state, t):
+            param -= self.my_lr * grad
+            state += 1  # counts updates
+
+    model = FunctionSet(l=F.Linear(3, 2))
+    opt = MySGD(0.5)
+    opt.setup(model)
+    model.l.gW.fill(2)
+    W0 = model.l.W.copy()
+    opt.update()
+    opt.update()
+    np.testing.assert_allclose(model.l.W, W0 - 2.0)
+    assert opt.t == 2
+
+    class Broken(optimizers.UserOptimizer):
+        def update_one(self, param, grad, state, t):
+            raise ArithmeticError("no update")
+    b = Broken()
+    b.setup(model)
+    with pytest.raises(ArithmeticError, match="no update"):
+        b.update()
