@@ -11,6 +11,7 @@
  * After each epoch it prints train loss/accuracy, test loss/accuracy and
  * samples per second; a progress bar runs on stderr during the epoch.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
 #include <ch/ch.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -260,7 +261,7 @@ static ch_optimizer* make_optimizer(const Options* o) {
   else if (!strcmp(name, "adadelta"))
     CHECK(ch_optimizer_adadelta_new(&opt, 0.95, 1e-6));
   else if (!strcmp(name, "adam"))
-    CHECK(ch_optimizer_adam_new(&opt, o->lr, 0.9, 0.999, 1e-8));
+    CHECK(ch_optimizer_adam_new(&opt, o->lr, 0.9, 0.999, 1.0 - 1e-8, 1e-8));
   else if (!strcmp(name, "rmsprop"))
     CHECK(ch_optimizer_rmsprop_new(&opt, o->lr, 0.99, 1e-8));
   else {

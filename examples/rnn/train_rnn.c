@@ -18,8 +18,8 @@
  * (stream b starts at b * length / batch), so each step feeds a batch of word
  * ids and the hidden state has shape (batch, units).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
 #include <ch/ch.h>
-
 #include <ctype.h>
 #include <math.h>
 #include <stdint.h>
@@ -28,14 +28,14 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    ch_status status_ = (call);                                                       \
-    if (status_ != CH_OK) {                                                           \
-      fprintf(stderr, "train_rnn: %s failed: %s (%s)\n", #call, ch_error_message(),   \
-              ch_status_name(status_));                                               \
-      exit(1);                                                                        \
-    }                                                                                 \
+#define CHECK(call)                                                                 \
+  do {                                                                              \
+    ch_status status_ = (call);                                                     \
+    if (status_ != CH_OK) {                                                         \
+      fprintf(stderr, "train_rnn: %s failed: %s (%s)\n", #call, ch_error_message(), \
+              ch_status_name(status_));                                             \
+      exit(1);                                                                      \
+    }                                                                               \
   } while (0)
 
 typedef struct Options {
@@ -150,14 +150,14 @@ static int32_t* read_corpus(const char* path, int64_t* length, int64_t* vocab_si
     fprintf(stderr, "train_rnn: cannot open the corpus %s\n", path);
     exit(1);
   }
-#define EMIT(str)                                                               \
-  do {                                                                          \
-    if (n == cap) {                                                             \
-      cap = cap ? 2 * cap : 4096;                                               \
-      ids = (int64_t*)realloc(ids, sizeof(int64_t) * (size_t)cap);              \
-      if (!ids) exit(1);                                                        \
-    }                                                                           \
-    ids[n++] = vocab_add(&raw, (str));                                          \
+#define EMIT(str)                                                  \
+  do {                                                             \
+    if (n == cap) {                                                \
+      cap = cap ? 2 * cap : 4096;                                  \
+      ids = (int64_t*)realloc(ids, sizeof(int64_t) * (size_t)cap); \
+      if (!ids) exit(1);                                           \
+    }                                                              \
+    ids[n++] = vocab_add(&raw, (str));                             \
   } while (0)
   while ((c = fgetc(f)) != EOF) {
     if (isalnum(c) || c == '\'') {
@@ -187,9 +187,9 @@ static int32_t* read_corpus(const char* path, int64_t* length, int64_t* vocab_si
   out = (int32_t*)malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
   for (i = 0; i < n; ++i) {
     const char* w = raw.words[ids[i]];
-    out[i] = raw.counts[ids[i]] >= 2 ? (int32_t)(vocab_find(&kept, w) >= 0 ? vocab_find(&kept, w)
-                                                                          : vocab_add(&kept, w))
-                                     : 0;
+    out[i] = raw.counts[ids[i]] >= 2
+                 ? (int32_t)(vocab_find(&kept, w) >= 0 ? vocab_find(&kept, w) : vocab_add(&kept, w))
+                 : 0;
   }
   *length = n;
   *vocab_size = kept.n;
@@ -374,8 +374,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   printf("corpus %s: %lld words, vocabulary %lld; %s units %d, embed %d; batch %d, bptt %d\n",
-         o.corpus, (long long)length, (long long)vocab, o.lstm ? "lstm" : "tanh", o.units,
-         o.embed, o.batch, o.bptt);
+         o.corpus, (long long)length, (long long)vocab, o.lstm ? "lstm" : "tanh", o.units, o.embed,
+         o.batch, o.bptt);
 
   m = make_model(&o, vocab);
   CHECK(ch_optimizer_sgd_new(&opt, o.lr));

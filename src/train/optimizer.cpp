@@ -437,9 +437,9 @@ class CallbackOptimizer final : public Optimizer {
     }
     std::vector<ch_array*> out(n, nullptr);
     ch_status st;
+    CallbackErrorScope errors;  // the caller's last error survives a callback that succeeds
     {
       BorrowedArrays args({slot.param, slot.grad});
-      clear_error_for_callback();
       st = def_.init_state(def_.user_data, args.handles()[0], args.handles()[1], out.data(), n);
     }
     // Take the references the callback handed over, whatever happens next.
@@ -456,7 +456,10 @@ class CallbackOptimizer final : public Optimizer {
         }
       }
     }
-    if (st != CH_OK) callback_failed("init_state", slot.path, st);
+    if (st != CH_OK) {
+      errors.keep_callback_error();
+      callback_failed("init_state", slot.path, st);
+    }
     for (size_t i = 0; i < n; ++i) {
       if (!out[i])
         fail(CH_ERR_CALLBACK, "optimizer '", name_, "' init_state for parameter '", slot.path,
@@ -475,10 +478,13 @@ class CallbackOptimizer final : public Optimizer {
     args.push_back(slot.grad);
     for (const Array& a : slot.state) args.push_back(a);
     BorrowedArrays h(args);
-    clear_error_for_callback();
+    CallbackErrorScope errors;
     ch_status st = def_.update_one(def_.user_data, h.handles()[0], h.handles()[1], h.handles() + 2,
                                    slot.state.size(), t);
-    if (st != CH_OK) callback_failed("update_one", slot.path, st);
+    if (st != CH_OK) {
+      errors.keep_callback_error();
+      callback_failed("update_one", slot.path, st);
+    }
   }
 
  private:
