@@ -81,3 +81,50 @@ def test_dropping_everything_frees_every_handle():
     del views
     gc.collect()
     assert chainerc.live_handles() == before
+
+
+def _has_nn():
+    return chainerc.FunctionSet is not None and hasattr(F, "Linear")
+
+
+def test_linear_model_training_memory_stays_flat():
+    import pytest
+    if not _has_nn():
+        pytest.skip("the library has no Linear/FunctionSet yet")
+    from chainerc import FunctionSet, optimizers
+    chainerc.seed(0)
+    model = FunctionSet(l1=F.Linear(6, 8), l2=F.Linear(8, 3))
+    opt = optimizers.MomentumSGD(lr=0.05)
+    opt.setup(model.collect_parameters())
+    rng = np.random.RandomState(0)
+    x_data = rng.randn(16, 6).astype(np.float32)
+    t_data = (x_data[:, 0] > 0).astype(np.int32) + (x_data[:, 1] > 0).astype(np.int32)
+
+    def steps(n):
+        for _ in range(n):
+            opt.zero_grads()
+            x, t = Variable(x_data), Variable(t_data)
+            y = model.l2(F.relu(model.l1(x)))
+            loss = F.softmax_cross_entropy(y, t)
+            loss.backward()
+            opt.update()
+        return float(loss.data)
+
+    first = steps(1000)
+    gc.collect()
+    handles = chainerc.live_handles()
+    registry = len(_capi._objects)
+    in_use = chainerc.memory_stats()["bytes_in_use"]
+    tracemalloc.start()
+    try:
+        base, _ = tracemalloc.get_traced_memory()
+        last = steps(9000)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert last < first
+    assert chainerc.live_handles() == handles
+    assert len(_capi._objects) == registry
+    assert chainerc.memory_stats()["bytes_in_use"] <= in_use
+    assert grown < 64 * 1024, "Python allocations grew by %d bytes over 9,000 steps" % grown
