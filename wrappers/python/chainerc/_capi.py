@@ -238,12 +238,11 @@ _decl("ch_config_blas", c_char_p, [])
 # C code gets small integer keys, never PyObject pointers; `destroy` callbacks
 # drop the entry. Keys start at 1 so that no key is NULL.
 _objects = {}
-_next_key = [1]
+_keys = __import__("itertools").count(1)  # next() is atomic under the GIL
 
 
-def register(obj):
-    key = _next_key[0]
-    _next_key[0] = key + 1
+def register(obj, _next=_keys.__next__):
+    key = _next()
     _objects[key] = obj
     return key
 

@@ -115,3 +115,45 @@ def test_error_classes_cover_every_status():
     for status in range(-13, 0):
         cls = chainerc.errors.error_class(status)
         assert cls is not chainerc.ChainerError and cls.status == status
+
+
+def test_cuda_without_gpu_raises_a_clear_error():
+    from chainerc import cuda
+    if cuda.available:
+        pytest.skip("this library has CUDA")
+    assert cuda.get_array_module(np.ones(1)) is np
+    a = np.ones(2, np.float32)
+    assert cuda.to_cpu(a) is a
+    with pytest.raises(chainerc.UnsupportedError, match="CUDA") as info:
+        cuda.to_gpu(a)
+    assert isinstance(info.value, NotImplementedError)
+    with pytest.raises(chainerc.UnsupportedError, match="CUDA"):
+        cuda.cupy
+
+
+def test_callbacks_from_threads():
+    import threading
+
+    class Twice(Function):
+        def forward(self, inputs):
+            return inputs[0] * 2,
+
+        def backward(self, inputs, grad_outputs):
+            return grad_outputs[0] * 2,
+    errors = []
+
+    def work():
+        try:
+            for _ in range(200):
+                x = Variable(np.ones(3, np.float32))
+                y = F.sum(Twice()(x) * 3)
+                y.backward()
+                assert (x.grad == 6).all()
+        except BaseException as e:  # pragma: no cover
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
