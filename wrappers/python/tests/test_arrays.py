@@ -130,3 +130,24 @@ def test_dlpack_torch_non_contiguous_is_refused():
     torch = _torch()
     with pytest.raises(BufferError, match="contiguous"):
         chainerc.from_dlpack(torch.ones(3, 4).t())
+
+
+def test_function_computed_with_torch_inside():
+    torch = _torch()
+    from chainerc import Function, gradient_check
+
+    class TorchSin(Function):
+        """forward/backward in PyTorch on the engine's memory (no copies)."""
+
+        def forward(self, inputs):
+            x = torch.from_dlpack(chainerc.asarray(inputs[0]))
+            return np.from_dlpack(torch.sin(x)),
+
+        def backward(self, inputs, grad_outputs):
+            x = torch.from_dlpack(chainerc.asarray(inputs[0]))
+            gy = torch.from_dlpack(chainerc.asarray(grad_outputs[0]))
+            return np.from_dlpack(gy * torch.cos(x)),
+    a = np.random.randn(3, 4)
+    y = TorchSin()(Variable(a))
+    np.testing.assert_allclose(y.data, np.sin(a), rtol=1e-12)
+    gradient_check.check_backward(TorchSin(), a, np.random.randn(3, 4))
