@@ -27,6 +27,18 @@ if ! "$PY" -c "import pytest" >/dev/null 2>&1; then
   exit 1
 fi
 
+# A sanitized library (meson -Db_sanitize=address,undefined) needs its runtimes
+# preloaded into python; PyTorch is left out then (it does not run under ASan).
+lib="${CHAINERC_LIBRARY:-$repo/build/src/libchainerc.so.0}"
+san="$(ldd "$lib" 2>/dev/null | grep -oE '/[^ ]*lib(asan|ubsan)\.so[^ ]*' | tr '\n' ' ')"
+if [ -n "$san" ]; then
+  echo "wrappers/python/test.sh: sanitized library; preloading $san" >&2
+  export LD_PRELOAD="$san${LD_PRELOAD:+ $LD_PRELOAD}"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+  export CHAINERC_TESTS_NO_TORCH=1
+fi
+
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 cd "$here"

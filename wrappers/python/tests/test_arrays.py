@@ -101,6 +101,9 @@ def test_dlpack_rejects_unsupported_dtype():
 
 
 def _torch():
+    import os
+    if os.environ.get("CHAINERC_TESTS_NO_TORCH"):
+        pytest.skip("CHAINERC_TESTS_NO_TORCH is set")
     try:
         import torch
         return torch
