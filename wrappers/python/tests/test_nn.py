@@ -296,3 +296,69 @@ def test_user_optimizer_in_python():
     b.setup(model)
     with pytest.raises(ArithmeticError, match="no update"):
         b.update()
+
+
+@needs
+def test_prelu_parameter_batchnorm_lrn_batch_matmul_copy():
+    x = np.random.randn(3, 4)
+    p = F.PReLU(init=0.1, dtype=np.float64)
+    np.testing.assert_allclose(p(x).data, np.where(x >= 0, x, 0.1 * x))
+    assert p.W.shape == () and p.parameter_names == ("W",)
+    gradient_check.check_backward(p, x + 0.01, None, atol=1e-5, rtol=1e-4)
+    p4 = F.PReLU(shape=(4,), init=0.3)
+    assert p4.W.shape == (4,)
+
+    par = F.Parameter(np.arange(3, dtype=np.float32))
+    w = par()
+    np.testing.assert_array_equal(w.data, [0., 1., 2.])
+    F.sum(w * 2).backward()
+    np.testing.assert_array_equal(par.gW, [2., 2., 2.])
+
+    bn = F.BatchNormalization(4, dtype=np.float64)
+    y = bn(x)
+    np.testing.assert_allclose(y.data, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-6)
+    np.testing.assert_allclose(bn.avg_mean, 0.1 * x.mean(0), rtol=1e-9)
+    yt = bn(x, test=True)
+    np.testing.assert_allclose(yt.data, (x - bn.avg_mean) / np.sqrt(bn.avg_var + 1e-5),
+                               rtol=1e-9)
+    bn.start_finetuning()
+    assert bn.parameter_names == ("gamma", "beta")
+
+    img = np.random.rand(2, 6, 3, 3)
+    lrn = F.local_response_normalization(img).data
+    sq = np.pad(img ** 2, ((0, 0), (2, 2), (0, 0), (0, 0)))
+    s = sum(sq[:, i:i + 6] for i in range(5))
+    np.testing.assert_allclose(lrn, img / (2 + 1e-4 * s) ** 0.75, rtol=1e-10)
+
+    a = np.random.randn(5, 2, 3)
+    b = np.random.randn(5, 3, 4)
+    np.testing.assert_allclose(F.batch_matmul(a, b).data, a @ b, rtol=1e-12)
+    c = F.copy(Variable(a), -1)
+    np.testing.assert_array_equal(c.data, a)
+    with pytest.raises(chainerc.ChainerError):
+        F.copy(Variable(a), 0)  # no GPU in this build
+
+
+@needs
+def test_binary_hierarchical_softmax():
+    tree = F.BinaryHierarchicalSoftmax.create_huffman_tree({0: 8, 1: 5, 2: 2, 3: 1})
+    words = set()
+
+    def leaves(n):
+        if isinstance(n, tuple):
+            leaves(n[0])
+            leaves(n[1])
+        else:
+            words.add(n)
+    leaves(tree)
+    assert words == {0, 1, 2, 3}
+    f = F.BinaryHierarchicalSoftmax(3, tree, dtype=np.float64)
+    assert f.W.shape == (3, 3)
+    x = np.random.randn(4, 3)
+    t = np.array([0, 1, 2, 3], np.int32)
+    loss = f(x, t)
+    assert loss.data.shape == () and float(loss.data) > 0
+    # probabilities of all words sum to one
+    total = sum(np.exp(-float(f(x[:1], np.array([w], np.int32)).data)) for w in range(4))
+    assert total == pytest.approx(1.0)
+    gradient_check.check_backward(lambda v: f(v, t), x, None, atol=1e-5, rtol=1e-4)
