@@ -188,6 +188,24 @@ class Variable(object):
     def volatile(self):
         return bool(lib.ch_variable_is_volatile(self._h))
 
+    @volatile.setter
+    def volatile(self, value):
+        """Change the volatility (the seed's `feat.volatile = False`): this
+        object becomes a root variable with the same data (shared, no copy)
+        and the new flag; the history behind it is no longer reachable from it."""
+        value = bool(value)
+        if value == self.volatile:
+            return
+        out = c_void_p()
+        check(_var_data(byref(out), self._h))
+        try:
+            nv = c_void_p()
+            check(_new(byref(nv), out.value, 1 if value else 0))
+        finally:
+            _arr_release(out.value)
+        old, self._h = self._h, nv.value
+        _release(old)
+
     def backward(self, retain_grad=False):
         """Error backpropagation from this variable (see Chainer's
         Variable.backward). If its data has one element and no grad is set,
