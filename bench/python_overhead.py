@@ -9,6 +9,11 @@ output: initial error 1), forward with history only, forward without history
 (chainerc volatile variables, torch.no_grad()). Every timed iteration builds
 the graph, runs backward and frees the graph; the figure is that time / 1,000.
 
+A second table times a user-defined function MulAdd (w = x*y + z on
+10-element float32 arrays, forward and backward written with NumPy / torch
+ops) through chainerc.Function (engine callbacks) and torch.autograd.Function:
+one call is apply + backward with an output gradient of ones.
+
 Method (as overhead.cpp): each body is calibrated alone so that a repeat lasts
 at least --min-time seconds, then the repeats of all rows are interleaved so
 background load hits both sides alike; the figure is the median of --repeats.
@@ -74,6 +79,30 @@ def chain_torch(x, n):
         else:
             x = x * 0.5
     return x
+
+
+class ChMulAdd(chainerc.Function):
+    def forward(self, inputs):
+        x, y, z = inputs
+        return x * y + z,
+
+    def backward(self, inputs, grad_outputs):
+        x, y, z = inputs
+        gw, = grad_outputs
+        return y * gw, x * gw, gw
+
+
+if torch is not None:
+    class TorchMulAdd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, z):
+            ctx.save_for_backward(x, y)
+            return x * y + z
+
+        @staticmethod
+        def backward(ctx, gw):
+            x, y = ctx.saved_tensors
+            return y * gw, x * gw, gw
 
 
 def calibrate(body, min_time):
@@ -151,7 +180,28 @@ def main():
 
         rows += [("torch fwd+bwd", t_fwd_bwd), ("torch fwd", t_fwd), ("torch no-grad", t_nograd)]
 
-    res = measure(rows, args.repeats, args.min_time, n)
+    m = [np.random.uniform(-1, 1, 10).astype(np.float32) for _ in range(3)]
+    gw = np.ones(10, np.float32)
+    f = ChMulAdd()
+
+    def ch_muladd():
+        xs = [Variable(a) for a in m]
+        w = f(*xs)
+        w.grad = gw
+        w.backward()
+    custom = [("chainerc MulAdd", ch_muladd)]
+    if torch is not None:
+        tm = [torch.from_numpy(a) for a in m]
+        tgw = torch.ones(10)
+
+        def t_muladd():
+            xs = [a.clone().requires_grad_(True) for a in tm]
+            TorchMulAdd.apply(*xs).backward(tgw)
+        custom.append(("torch MulAdd", t_muladd))
+
+    res = measure(rows + custom, args.repeats, args.min_time, n)
+    res = res[:len(rows)] + [r * n for r in res[len(rows):]]
+    rows = rows + custom
     r = dict(zip([name for name, _ in rows], res))
     print("# Python per-op overhead, 1-element float32, chain of %d ops (median of %d repeats)"
           % (n, args.repeats))
@@ -169,6 +219,13 @@ def main():
         tb = r.get(b)
         print("| %s | %.2f | %s | %s |" % (label, ca, "%.2f" % tb if tb else "n/a",
                                           "%.2f" % (ca / tb) if tb else "n/a"))
+    print()
+    print("| user-defined MulAdd, 10 elements, apply + backward | chainerc µs/call | "
+          "torch µs/call | chainerc / torch |")
+    print("| --- | ---: | ---: | ---: |")
+    ca, tb = r["chainerc MulAdd"], r.get("torch MulAdd")
+    print("| Function with NumPy (chainerc) / autograd.Function (torch) | %.2f | %s | %s |"
+          % (ca, "%.2f" % tb if tb else "n/a", "%.2f" % (ca / tb) if tb else "n/a"))
 
 
 if __name__ == "__main__":

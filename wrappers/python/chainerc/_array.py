@@ -39,6 +39,9 @@ _register = _capi.register
 _objects = _capi._objects
 _release_cb = _capi.release_cb
 _SHAPES = [c_int64 * n for n in range(9)]
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+_CPU_ONLY = not _capi.cuda_symbols
 
 
 def ch_dtype_of(dtype):
@@ -65,9 +68,13 @@ def numpy_to_handle(a):
                                 % (a.shape,), status=errors.CH_ERR_SHAPE,
                                 status_name="CH_ERR_SHAPE")
     shape = _SHAPES[nd](*a.shape)
+    try:
+        ptr = _addressof(_from_buffer(a))  # 4x faster than a.ctypes.data
+    except (TypeError, ValueError, BufferError):  # read-only or empty
+        ptr = a.ctypes.data
     key = _register(a)
     out = c_void_p()
-    st = _wrap(byref(out), code, shape, nd, a.ctypes.data, _CPU, _release_cb, key)
+    st = _wrap(out, code, shape, nd, ptr, _CPU, _release_cb, key)
     if st:
         _objects.pop(key, None)  # on failure the release callback is not called
         _capi.raise_status(st)
@@ -90,11 +97,16 @@ def handle_to_numpy(h, readonly=False):
     """NumPy view of ch_array `h`, taking over the reference `h` (no copy).
 
     Arrays on another device come back as chainerc.Array objects."""
-    dev = _device(h)
-    if dev.type != _capi.CH_DEVICE_CPU:
+    if not _CPU_ONLY and _device(h).type != _capi.CH_DEVICE_CPU:
         return Array._from_handle(h)
     nd = _ndim(h)
-    shape = tuple(_shape(h)[:nd]) if nd else ()
+    if nd == 1:
+        shape = (_shape(h)[0],)
+    elif nd == 2:
+        sp = _shape(h)
+        shape = (sp[0], sp[1])
+    else:
+        shape = tuple(_shape(h)[:nd]) if nd else ()
     code = _dtype(h)
     owner = _Owner()
     owner.handle = h

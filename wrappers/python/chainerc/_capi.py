@@ -139,6 +139,12 @@ def has(name):
     return hasattr(lib, name)
 
 
+# Names under which a CUDA build reports whether CUDA is usable. A library
+# without any of them only ever holds CPU arrays.
+CUDA_PROBES = ("ch_cuda_available", "ch_cuda_is_available", "ch_config_cuda_available")
+cuda_symbols = any(has(n) for n in CUDA_PROBES)
+
+
 # --- common.h ---------------------------------------------------------------
 _decl("ch_version", c_int32, [])
 _decl("ch_version_string", c_char_p, [])

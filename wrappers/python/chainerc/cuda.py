@@ -11,7 +11,7 @@ _lib = _capi.lib
 
 
 def _probe():
-    for name in ("ch_cuda_available", "ch_cuda_is_available", "ch_config_cuda_available"):
+    for name in _capi.CUDA_PROBES:
         if _capi.has(name):
             fn = _capi._decl(name, _capi.c_int32, [])
             return bool(fn()), None
