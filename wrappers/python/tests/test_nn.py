@@ -362,3 +362,32 @@ def test_binary_hierarchical_softmax():
     total = sum(np.exp(-float(f(x[:1], np.array([w], np.int32)).data)) for w in range(4))
     assert total == pytest.approx(1.0)
     gradient_check.check_backward(lambda v: f(v, t), x, None, atol=1e-5, rtol=1e-4)
+
+
+@needs
+def test_optimizer_checkpoint_resumes(tmp_path):
+    def make():
+        chainerc.seed(3)
+        model = FunctionSet(l=F.Linear(3, 2))
+        opt = optimizers.MomentumSGD(lr=0.1)
+        opt.setup(model)
+        return model, opt
+
+    def step(model, opt):
+        opt.zero_grads()
+        loss = F.sum(model.l(np.ones((1, 3), np.float32)) ** 2)
+        loss.backward()
+        opt.update()
+
+    m1, o1 = make()
+    step(m1, o1)
+    serializers.save_npz(str(tmp_path / "m.npz"), m1)
+    serializers.save_npz(str(tmp_path / "o.npz"), o1)
+    step(m1, o1)
+    m2, o2 = make()
+    serializers.load_npz(str(tmp_path / "m.npz"), m2)
+    serializers.load_npz(str(tmp_path / "o.npz"), o2)
+    assert o2.t == 1
+    step(m2, o2)
+    np.testing.assert_allclose(m2.l.W, m1.l.W, rtol=1e-6)  # momentum restored too
+    assert o2.t == 2
