@@ -28,6 +28,11 @@ _get_hp = _d("ch_optimizer_get_hyperparam", S, [ctypes.POINTER(_D), c_void_p, ct
 _set_hp = _d("ch_optimizer_set_hyperparam", S, [c_void_p, ctypes.c_char_p, _D])
 _name = _d("ch_optimizer_name", ctypes.c_char_p, [c_void_p])
 _param_count = _d("ch_optimizer_parameter_count", ctypes.c_size_t, [c_void_p])
+_state_count = _d("ch_optimizer_state_count", ctypes.c_size_t, [c_void_p])
+_state = _d("ch_optimizer_state", S, [PP, ctypes.POINTER(ctypes.c_char_p), c_void_p,
+                                      ctypes.c_size_t])
+_parameter = _d("ch_optimizer_parameter", S, [PP, PP, ctypes.POINTER(ctypes.c_char_p), c_void_p,
+                                              ctypes.c_size_t])
 
 
 class Optimizer(object):
@@ -122,6 +127,27 @@ class Optimizer(object):
     @property
     def name(self):
         return _name(self._handle).decode()
+
+    @property
+    def states(self):
+        """{"<path>/<state name>": array}: the optimizer's state arrays as NumPy
+        views (writing them changes the state)."""
+        res = {}
+        for i in range(_state_count(self._handle)):
+            a, key = c_void_p(), ctypes.c_char_p()
+            check(_state(a, key, self._handle, i))
+            res[key.value.decode()] = _array.handle_to_numpy(a.value)
+        return res
+
+    @property
+    def parameter_paths(self):
+        """Paths of the parameters set up ("l1/W", or "0", "1"... for arrays)."""
+        res = []
+        for i in range(_param_count(self._handle)):
+            path = ctypes.c_char_p()
+            check(_parameter(None, None, path, self._handle, i))
+            res.append(path.value.decode())
+        return tuple(res)
 
     def __repr__(self):
         return "%s(%s)" % (type(self).__name__, ", ".join(

@@ -391,3 +391,20 @@ def test_optimizer_checkpoint_resumes(tmp_path):
     step(m2, o2)
     np.testing.assert_allclose(m2.l.W, m1.l.W, rtol=1e-6)  # momentum restored too
     assert o2.t == 2
+
+
+@needs
+def test_optimizer_states_and_npz_arrays(tmp_path):
+    model = FunctionSet(l=F.Linear(2, 2))
+    opt = optimizers.Adam()
+    opt.setup(model)
+    assert opt.parameter_paths == ("l/W", "l/b")
+    assert sorted(opt.states) == ["l/W/m", "l/W/v", "l/b/m", "l/b/v"]
+    path = str(tmp_path / "a.npz")
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)
+    serializers.save_npz_arrays(path, {"a": a, "b/c": np.arange(3, dtype=np.int32)})
+    with np.load(path) as z:
+        np.testing.assert_array_equal(z["a"], a)
+    np.testing.assert_array_equal(serializers.load_npz_array(path, "b/c"), [0, 1, 2])
+    with pytest.raises(chainerc.ChainerError):
+        serializers.load_npz_array(path, "missing")
