@@ -156,18 +156,12 @@ struct ChainercNet {
       return v;
     };
     ch_array *xa, *ta;
-    const int64_t xshape[4] = {kBatch, 1, 28, 28};
+    const int64_t conv_shape[4] = {kBatch, 1, 28, 28};
+    const int64_t flat_shape[2] = {kBatch, 784};
     const int64_t tshape[1] = {kBatch};
-    CH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, xshape, conv ? 4 : 2,
+    CH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, conv ? conv_shape : flat_shape, conv ? 4 : 2,
                            const_cast<float*>(d.x.data() + begin * 784), ch_device_cpu(), nullptr,
                            nullptr));
-    if (!conv) {
-      ch_array* flat;
-      const int64_t fshape[2] = {kBatch, 784};
-      CH_CHECK(ch_array_reshape(&flat, xa, fshape, 2));
-      ch_array_release(xa);
-      xa = flat;
-    }
     CH_CHECK(ch_array_wrap(&ta, CH_INT32, tshape, 1, const_cast<int32_t*>(d.t.data() + begin),
                            ch_device_cpu(), nullptr, nullptr));
     ch_variable *x, *t;

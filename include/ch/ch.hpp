@@ -1198,6 +1198,239 @@ inline void check_backward(const GraphBuilder& build, const std::vector<Array>& 
 }
 
 // ===========================================================================================
+// Training: function sets, optimizers, .npz checkpoints, data sets
+// ===========================================================================================
+
+/// A parameter of a function set or optimizer: its path ("l1/W") and the shared arrays.
+struct NamedParameter {
+  std::string path;
+  Array param, grad;
+};
+
+/// A function set (ch_function_set, the seed's FunctionSet): named, nested parameterized
+/// functions whose parameters are collected members-sorted-by-name. A handle: copies refer to
+/// the same set. See <ch/function_set.h>.
+class FunctionSet
+    : public detail::Handle<ch_function_set, ch_function_set_retain, ch_function_set_release> {
+ public:
+  /// An empty (invalid) handle; use create() for a new set.
+  FunctionSet() noexcept = default;
+  /// A new empty set.
+  static FunctionSet create() {
+    ch_function_set* out = nullptr;
+    check(ch_function_set_new(&out));
+    return FunctionSet(out);
+  }
+  /// A new set with the given function members.
+  static FunctionSet create(const std::vector<std::pair<std::string, Function>>& members) {
+    FunctionSet s = create();
+    for (const auto& m : members) s.add(m.first, m.second);
+    return s;
+  }
+  /// Take ownership of a C handle (a new reference).
+  static FunctionSet adopt(ch_function_set* handle) noexcept { return FunctionSet(handle); }
+  /// Share a borrowed C handle: retains it.
+  static FunctionSet borrow(ch_function_set* handle) noexcept {
+    return FunctionSet(handle ? ch_function_set_retain(handle) : nullptr);
+  }
+
+  /// Add or replace the member `name` (a function object or a nested set). Returns *this.
+  FunctionSet& add(const std::string& name, const Function& function) {
+    check(ch_function_set_add_function(get(), name.c_str(), function.get()));
+    return *this;
+  }
+  FunctionSet& add(const std::string& name, const FunctionSet& set) {
+    check(ch_function_set_add_set(get(), name.c_str(), set.get()));
+    return *this;
+  }
+  void remove(const std::string& name) { check(ch_function_set_remove(get(), name.c_str())); }
+  /// The member `name` as a function / as a nested set.
+  Function function(const std::string& name) const {
+    ch_function* out = nullptr;
+    check(ch_function_set_get_function(&out, get(), name.c_str()));
+    return Function::adopt(out);
+  }
+  FunctionSet set(const std::string& name) const {
+    ch_function_set* out = nullptr;
+    check(ch_function_set_get_set(&out, get(), name.c_str()));
+    return FunctionSet(out);
+  }
+  /// Direct member names, sorted.
+  std::vector<std::string> member_names() const {
+    std::vector<std::string> names;
+    for (size_t i = 0, n = ch_function_set_member_count(get()); i < n; ++i) {
+      const char* name = nullptr;
+      check(ch_function_set_member_name(&name, get(), i));
+      names.emplace_back(name);
+    }
+    return names;
+  }
+  size_t parameter_count() const noexcept { return ch_function_set_parameter_count(get()); }
+  /// Every parameter with its gradient and path, in the set's order.
+  std::vector<NamedParameter> parameters() const {
+    std::vector<NamedParameter> out;
+    for (size_t i = 0, n = parameter_count(); i < n; ++i) {
+      ch_array *p = nullptr, *g = nullptr;
+      const char* path = nullptr;
+      check(ch_function_set_parameter(&p, &g, &path, get(), i));
+      out.push_back(NamedParameter{path, Array::adopt(p), Array::adopt(g)});
+    }
+    return out;
+  }
+  /// The seed's collect_parameters(): (parameters, gradients).
+  std::pair<std::vector<Array>, std::vector<Array>> collect_parameters() const {
+    std::pair<std::vector<Array>, std::vector<Array>> out;
+    for (NamedParameter& p : parameters()) {
+      out.first.push_back(std::move(p.param));
+      out.second.push_back(std::move(p.grad));
+    }
+    return out;
+  }
+  /// Copy parameter values from a set of the same structure (checked first).
+  void copy_parameters_from(const FunctionSet& source) {
+    check(ch_function_set_copy_parameters_from(get(), source.get()));
+  }
+  void copy_parameters_from(const std::vector<Array>& params) {
+    std::vector<ch_array*> hs = detail::handles_of(params);
+    check(ch_function_set_copy_parameters_from_arrays(get(), hs.data(), hs.size()));
+  }
+  FunctionSet& to_cpu() {
+    check(ch_function_set_to_cpu(get()));
+    return *this;
+  }
+  FunctionSet& to_gpu(ch_device device = cuda(0)) {
+    check(ch_function_set_to_gpu(get(), device));
+    return *this;
+  }
+  /// .npz checkpoint keyed by parameter path (readable by numpy.load and Chainer).
+  void save_npz(const std::string& path, bool compress = false) const {
+    check(ch_function_set_save_npz(get(), path.c_str(),
+                                   compress ? CH_NPZ_COMPRESSED : CH_NPZ_STORED));
+  }
+  /// Load every parameter from an .npz (all checked before any is written).
+  void load_npz(const std::string& path) { check(ch_function_set_load_npz(get(), path.c_str())); }
+
+ private:
+  explicit FunctionSet(ch_function_set* adopted) noexcept : Handle(adopted) {}
+};
+
+/// An optimizer (ch_optimizer): SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop with the
+/// seed's defaults. A handle: copies refer to the same optimizer. See <ch/optimizer.h>.
+class Optimizer : public detail::Handle<ch_optimizer, ch_optimizer_retain, ch_optimizer_release> {
+ public:
+  Optimizer() noexcept = default;
+  static Optimizer adopt(ch_optimizer* handle) noexcept { return Optimizer(handle); }
+  static Optimizer borrow(ch_optimizer* handle) noexcept {
+    return Optimizer(handle ? ch_optimizer_retain(handle) : nullptr);
+  }
+
+  static Optimizer sgd(double lr = CH_SGD_DEFAULT_LR) {
+    ch_optimizer* out = nullptr;
+    check(ch_optimizer_sgd_new(&out, lr));
+    return Optimizer(out);
+  }
+  static Optimizer momentum_sgd(double lr = CH_MOMENTUM_SGD_DEFAULT_LR,
+                                double momentum = CH_MOMENTUM_SGD_DEFAULT_MOMENTUM) {
+    ch_optimizer* out = nullptr;
+    check(ch_optimizer_momentum_sgd_new(&out, lr, momentum));
+    return Optimizer(out);
+  }
+  static Optimizer adagrad(double lr = CH_ADAGRAD_DEFAULT_LR, double eps = CH_ADAGRAD_DEFAULT_EPS) {
+    ch_optimizer* out = nullptr;
+    check(ch_optimizer_adagrad_new(&out, lr, eps));
+    return Optimizer(out);
+  }
+  static Optimizer adadelta(double rho = CH_ADADELTA_DEFAULT_RHO,
+                            double eps = CH_ADADELTA_DEFAULT_EPS) {
+    ch_optimizer* out = nullptr;
+    check(ch_optimizer_adadelta_new(&out, rho, eps));
+    return Optimizer(out);
+  }
+  static Optimizer adam(double alpha = CH_ADAM_DEFAULT_ALPHA, double beta1 = CH_ADAM_DEFAULT_BETA1,
+                        double beta2 = CH_ADAM_DEFAULT_BETA2, double lam = CH_ADAM_DEFAULT_LAM,
+                        double eps = CH_ADAM_DEFAULT_EPS) {
+    ch_optimizer* out = nullptr;
+    check(ch_optimizer_adam_new(&out, alpha, beta1, beta2, lam, eps));
+    return Optimizer(out);
+  }
+  static Optimizer rmsprop(double lr = CH_RMSPROP_DEFAULT_LR,
+                           double alpha = CH_RMSPROP_DEFAULT_ALPHA,
+                           double eps = CH_RMSPROP_DEFAULT_EPS) {
+    ch_optimizer* out = nullptr;
+    check(ch_optimizer_rmsprop_new(&out, lr, alpha, eps));
+    return Optimizer(out);
+  }
+
+  std::string name() const { return ch_optimizer_name(get()); }
+  double hyperparam(const std::string& name) const {
+    double v = 0;
+    check(ch_optimizer_get_hyperparam(&v, get(), name.c_str()));
+    return v;
+  }
+  void set_hyperparam(const std::string& name, double value) {
+    check(ch_optimizer_set_hyperparam(get(), name.c_str(), value));
+  }
+  /// Set up with every parameter of `set` (t = 0, fresh state). Returns *this.
+  Optimizer& setup(const FunctionSet& set) {
+    check(ch_optimizer_setup(get(), set.get()));
+    return *this;
+  }
+  Optimizer& setup(const std::vector<Array>& params, const std::vector<Array>& grads) {
+    if (params.size() != grads.size())
+      detail::fail(CH_ERR_INVALID_ARGUMENT, "Optimizer::setup: " + std::to_string(params.size()) +
+                                                " parameters but " + std::to_string(grads.size()) +
+                                                " gradients");
+    std::vector<ch_array*> ps = detail::handles_of(params), gs = detail::handles_of(grads);
+    check(ch_optimizer_setup_arrays(get(), ps.data(), gs.data(), ps.size()));
+    return *this;
+  }
+  void zero_grads() { check(ch_optimizer_zero_grads(get())); }
+  void update() { check(ch_optimizer_update(get())); }
+  int64_t t() const noexcept { return ch_optimizer_t(get()); }
+  void set_t(int64_t t) { check(ch_optimizer_set_t(get(), t)); }
+  int64_t epoch() const noexcept { return ch_optimizer_epoch(get()); }
+  void new_epoch() { check(ch_optimizer_new_epoch(get())); }
+  void accumulate_grads(const std::vector<Array>& grads) {
+    std::vector<ch_array*> gs = detail::handles_of(grads);
+    check(ch_optimizer_accumulate_grads(get(), gs.data(), gs.size()));
+  }
+  double compute_grads_norm() const {
+    double norm = 0;
+    check(ch_optimizer_compute_grads_norm(&norm, get()));
+    return norm;
+  }
+  void clip_grads(double maxnorm) { check(ch_optimizer_clip_grads(get(), maxnorm)); }
+  void weight_decay(double decay) { check(ch_optimizer_weight_decay(get(), decay)); }
+  /// State arrays by checkpoint key ("l1/W/v"), shared with the optimizer.
+  std::vector<std::pair<std::string, Array>> state() const {
+    std::vector<std::pair<std::string, Array>> out;
+    for (size_t i = 0, n = ch_optimizer_state_count(get()); i < n; ++i) {
+      ch_array* a = nullptr;
+      const char* key = nullptr;
+      check(ch_optimizer_state(&a, &key, get(), i));
+      out.emplace_back(key, Array::adopt(a));
+    }
+    return out;
+  }
+  void save_npz(const std::string& path, bool compress = false) const {
+    check(ch_optimizer_save_npz(get(), path.c_str(), compress ? CH_NPZ_COMPRESSED : CH_NPZ_STORED));
+  }
+  void load_npz(const std::string& path) { check(ch_optimizer_load_npz(get(), path.c_str())); }
+
+ private:
+  explicit Optimizer(ch_optimizer* adopted) noexcept : Handle(adopted) {}
+};
+
+namespace datasets {
+/// Read an IDX file (plain or gzip): float32/float64 values times `scale`, or int32 labels.
+inline Array read_idx(const std::string& path, ch_dtype dtype = CH_FLOAT32, double scale = 1.0) {
+  ch_array* out = nullptr;
+  check(ch_datasets_read_idx(&out, path.c_str(), dtype, scale));
+  return Array::adopt(out);
+}
+}  // namespace datasets
+
+// ===========================================================================================
 // Debugging
 // ===========================================================================================
 

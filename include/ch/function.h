@@ -130,6 +130,10 @@ CH_API ch_status ch_context_saved(ch_array** out, const ch_context* ctx, size_t 
 CH_API ch_status ch_context_set_user_data(ch_context* ctx, void* data, void (*destroy)(void*));
 /* NULL if none or for an invalid context. */
 CH_API void* ch_context_user_data(const ch_context* ctx);
+/* Backward: 0 when input `index` needs no gradient (its variable does not
+ * require one, ch_variable_set_requires_grad), so the callback may skip
+ * computing it; 1 otherwise (also outside backward or for a bad context). */
+CH_API int32_t ch_context_needs_input_grad(const ch_context* ctx, size_t index);
 /* The function object being applied. *out: new reference. */
 CH_API ch_status ch_context_function(ch_function** out, const ch_context* ctx);
 

@@ -168,6 +168,13 @@ CH_API int64_t ch_optimizer_t(const ch_optimizer* optimizer);
 /* Set t (e.g. when resuming); must be >= 0. */
 CH_API ch_status ch_optimizer_set_t(ch_optimizer* optimizer, int64_t t);
 
+/* Number of epochs finished (Chainer's Optimizer.epoch; saved in checkpoints
+ * as "epoch"). 0 for an invalid handle. */
+CH_API int64_t ch_optimizer_epoch(const ch_optimizer* optimizer);
+/* epoch += 1 (Chainer's Optimizer.new_epoch), e.g. after each pass over the
+ * training data. */
+CH_API ch_status ch_optimizer_new_epoch(ch_optimizer* optimizer);
+
 /* Fill every gradient array with zeros. */
 CH_API ch_status ch_optimizer_zero_grads(ch_optimizer* optimizer);
 /* t += 1, then update every parameter in place from its gradient and state.

@@ -51,6 +51,14 @@ CH_API ch_status ch_variable_creator(ch_function** out, const ch_variable* varia
 
 /* Getters; they return 0 for an invalid handle. */
 CH_API int32_t ch_variable_is_volatile(const ch_variable* variable);
+/* Whether backward computes a gradient for this variable (Chainer v2's
+ * requires_grad; default 1). Set it to 0 on inputs such as training data:
+ * backward then neither stores their gradient nor lets functions compute it
+ * (Linear and Convolution2D skip the input-gradient product). An output of
+ * a function requires a gradient when any of its inputs does. 0 for an
+ * invalid handle. */
+CH_API ch_status ch_variable_set_requires_grad(ch_variable* variable, int32_t requires_grad);
+CH_API int32_t ch_variable_requires_grad(const ch_variable* variable);
 /* Number of elements of the data (Chainer's len()). */
 CH_API int64_t ch_variable_size(const ch_variable* variable);
 

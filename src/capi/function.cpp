@@ -1,8 +1,8 @@
 // C API: ch_function (user-defined functions and graph nodes) and ch_context.
+#include <cstring>
+
 #include "api.h"
 #include "core/callback_function.h"
-
-#include <cstring>
 
 using namespace chainerc;
 using namespace chainerc::capi;
@@ -16,7 +16,8 @@ CallbackContext& context_of(const ch_context* h, const char* who) {
 // The parameter list of a function object; parameterless built-ins have none.
 Parameters& parameters_of(const FuncPtr& f, const char* who) {
   if (!f->parameters)
-    fail(CH_ERR_INVALID_ARGUMENT, who, ": '", f->name(), "' is a built-in function without parameters");
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": '", f->name(),
+         "' is a built-in function without parameters");
   return *f->parameters;
 }
 
@@ -40,13 +41,15 @@ ch_status ch_function_new(ch_function** out, const ch_function_def* def) {
   require_out(out, __func__);
   if (!def) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": def is NULL");
   if (def->version < 1 || def->version > CH_FUNCTION_DEF_VERSION)
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": def->version is ", def->version, "; this library knows versions 1..",
-         CH_FUNCTION_DEF_VERSION);
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": def->version is ", def->version,
+         "; this library knows versions 1..", CH_FUNCTION_DEF_VERSION);
   if (!def->forward && !def->forward_cpu && !def->forward_gpu)
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": function '", def->name ? def->name : "", "' has no forward callback");
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": function '", def->name ? def->name : "",
+         "' has no forward callback");
   auto definition = std::make_shared<CallbackDefinition>(*def);
   try {
-    *out = new_function_handle(std::make_shared<CallbackFunction>(definition, std::make_shared<Parameters>()));
+    *out = new_function_handle(
+        std::make_shared<CallbackFunction>(definition, std::make_shared<Parameters>()));
   } catch (...) {
     definition->def.destroy = nullptr;  // on failure the caller keeps ownership of user_data
     throw;
@@ -68,14 +71,16 @@ ch_status ch_function_apply(ch_function* function, ch_variable* const* inputs, s
                             ch_variable** outputs, size_t capacity, size_t* n_outputs) {
   CH_API_BEGIN
   if (n_outputs) *n_outputs = 0;
-  if (capacity && !outputs) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": outputs is NULL with capacity ", capacity);
+  if (capacity && !outputs)
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": outputs is NULL with capacity ", capacity);
   for (size_t i = 0; i < capacity; ++i) outputs[i] = nullptr;
   FuncPtr f = function_of(function, __func__, "function");
   std::vector<VarPtr> xs = variables_of(inputs, n_inputs, __func__);
   FuncPtr node = f->clone();  // the seed's copy on call: one graph node per application
   if (!node)
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": '", f->name(),
-         "' is a built-in function node and cannot be applied again; call its ch_functions_* entry point");
+         "' is a built-in function node and cannot be applied again; call its ch_functions_* entry "
+         "point");
   std::vector<VarPtr> ys = apply_function(node, xs);
   size_t n = std::min(capacity, ys.size());
   try {
@@ -111,8 +116,8 @@ ch_status ch_function_input(ch_variable** out, const ch_function* function, size
   require_out(out, __func__);
   FuncPtr f = function_of(function, __func__, "function");
   if (index >= f->inputs.size())
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ", f->inputs.size(),
-         " inputs");
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ",
+         f->inputs.size(), " inputs");
   if (f->inputs[index]) *out = new_variable_handle(f->inputs[index]);  // NULL once unchained
   CH_API_END
 }
@@ -122,8 +127,8 @@ ch_status ch_function_output(ch_variable** out, const ch_function* function, siz
   require_out(out, __func__);
   FuncPtr f = function_of(function, __func__, "function");
   if (index >= f->outputs.size())
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ", f->outputs.size(),
-         " outputs");
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ",
+         f->outputs.size(), " outputs");
   if (VarPtr y = f->outputs[index].lock()) *out = new_variable_handle(std::move(y));
   CH_API_END
 }
@@ -134,7 +139,8 @@ ch_status ch_function_unchain(ch_function* function) {
   CH_API_END
 }
 
-ch_status ch_function_add_parameter(ch_function* function, const char* name, ch_array* param, ch_array* grad) {
+ch_status ch_function_add_parameter(ch_function* function, const char* name, ch_array* param,
+                                    ch_array* grad) {
   CH_API_BEGIN
   Parameters& params = parameters_of(function_of(function, __func__, "function"), __func__);
   const Array& p = array_of(param, __func__, "param");
@@ -161,8 +167,8 @@ ch_status ch_function_parameter(ch_array** param, ch_array** grad, const char** 
   FuncPtr f = function_of(function, __func__, "function");
   Parameters& params = parameters_of(f, __func__);
   if (index >= params.size())
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ", params.size(),
-         " parameters");
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ",
+         params.size(), " parameters");
   ch_array* p = param ? new_array_handle(params[index].param) : nullptr;
   try {
     if (grad) *grad = new_array_handle(params[index].grad);
@@ -179,7 +185,8 @@ ch_status ch_context_add_output(ch_context* ctx, ch_array* output) {
   CH_API_BEGIN
   CallbackContext& c = context_of(ctx, __func__);
   if (!c.outputs)
-    fail(CH_ERR_CALLBACK, __func__, ": function '", c.function_name, "' reported an output outside forward");
+    fail(CH_ERR_CALLBACK, __func__, ": function '", c.function_name,
+         "' reported an output outside forward");
   c.outputs->push_back(array_of(output, __func__, "output"));
   CH_API_END
 }
@@ -188,15 +195,16 @@ ch_status ch_context_set_grad_input(ch_context* ctx, size_t index, ch_array* gra
   CH_API_BEGIN
   CallbackContext& c = context_of(ctx, __func__);
   if (!c.grad_inputs)
-    fail(CH_ERR_CALLBACK, __func__, ": function '", c.function_name, "' set an input gradient outside backward");
+    fail(CH_ERR_CALLBACK, __func__, ": function '", c.function_name,
+         "' set an input gradient outside backward");
   if (index >= c.grad_inputs->size())
-    fail(CH_ERR_CALLBACK, __func__, ": function '", c.function_name, "' set the gradient of input ", index,
-         " but it has ", c.grad_inputs->size(), " inputs");
+    fail(CH_ERR_CALLBACK, __func__, ": function '", c.function_name, "' set the gradient of input ",
+         index, " but it has ", c.grad_inputs->size(), " inputs");
   const Array& g = array_of(grad, __func__, "grad");
   const Array& x = (*c.inputs)[index];
   if (g.shape() != x.shape() || g.dtype() != x.dtype() || g.device() != x.device())
-    fail(CH_ERR_CALLBACK, __func__, ": function '", c.function_name, "' gave input ", index, " a gradient that is a ",
-         g.describe(), "; the input is a ", x.describe());
+    fail(CH_ERR_CALLBACK, __func__, ": function '", c.function_name, "' gave input ", index,
+         " a gradient that is a ", g.describe(), "; the input is a ", x.describe());
   (*c.grad_inputs)[index] = g;
   CH_API_END
 }
@@ -221,7 +229,8 @@ ch_status ch_context_saved(ch_array** out, const ch_context* ctx, size_t index) 
   require_out(out, __func__);
   CallbackContext& c = context_of(ctx, __func__);
   size_t n = c.saved ? c.saved->size() : 0;
-  if (index >= n) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but ", n, " arrays are saved");
+  if (index >= n)
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but ", n, " arrays are saved");
   *out = new_array_handle((*c.saved)[index]);
   CH_API_END
 }
@@ -241,6 +250,13 @@ void* ch_context_user_data(const ch_context* ctx) {
   if (!p) return nullptr;
   auto* c = static_cast<const CallbackContext*>(p->get());
   return c->user_data ? *c->user_data : nullptr;
+}
+
+int32_t ch_context_needs_input_grad(const ch_context* ctx, size_t index) {
+  const std::shared_ptr<void>* p = handle_find(ctx, HandleKind::Context);
+  if (!p) return 1;
+  auto* c = static_cast<const CallbackContext*>(p->get());
+  return !c->function || c->function->needs_input_grad(index) ? 1 : 0;
 }
 
 ch_status ch_context_function(ch_function** out, const ch_context* ctx) {

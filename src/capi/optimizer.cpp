@@ -176,6 +176,17 @@ ch_status ch_optimizer_set_t(ch_optimizer* optimizer, int64_t t) {
   CH_API_END
 }
 
+int64_t ch_optimizer_epoch(const ch_optimizer* optimizer) {
+  const std::shared_ptr<void>* p = handle_find(optimizer, HandleKind::Optimizer);
+  return p ? static_cast<const Optimizer*>(p->get())->epoch : 0;
+}
+
+ch_status ch_optimizer_new_epoch(ch_optimizer* optimizer) {
+  CH_API_BEGIN
+  ++optimizer_of(optimizer, __func__, "optimizer")->epoch;
+  CH_API_END
+}
+
 ch_status ch_optimizer_zero_grads(ch_optimizer* optimizer) {
   CH_API_BEGIN
   optimizer_of(optimizer, __func__, "optimizer")->zero_grads();

@@ -53,7 +53,8 @@ ch_status ch_variable_set_grad(ch_variable* variable, ch_array* grad) {
     v->grad = Array();
   } else {
     const Array& g = array_of(grad, __func__, "grad");
-    if (g.shape() != v->data.shape() || g.dtype() != v->data.dtype() || g.device() != v->data.device())
+    if (g.shape() != v->data.shape() || g.dtype() != v->data.dtype() ||
+        g.device() != v->data.device())
       fail(CH_ERR_SHAPE, __func__, ": grad is a ", g.describe(), " but the variable's data is a ",
            v->data.describe());
     v->grad = g;
@@ -69,6 +70,17 @@ ch_status ch_variable_creator(ch_function** out, const ch_variable* variable) {
   VarPtr v = variable_of(variable, __func__, "variable");
   if (v->creator) *out = new_function_handle(v->creator);
   CH_API_END
+}
+
+ch_status ch_variable_set_requires_grad(ch_variable* variable, int32_t requires_grad) {
+  CH_API_BEGIN
+  variable_of(variable, __func__, "variable")->requires_grad = requires_grad != 0;
+  CH_API_END
+}
+
+int32_t ch_variable_requires_grad(const ch_variable* variable) {
+  const std::shared_ptr<void>* p = handle_find(variable, HandleKind::Variable);
+  return p ? static_cast<const VariableImpl*>(p->get())->requires_grad : 0;
 }
 
 int32_t ch_variable_is_volatile(const ch_variable* variable) {

@@ -87,14 +87,19 @@ void backward(const VarPtr& root, bool retain_grad) {
     in.clear();
     gouts.clear();
     bool unchained = false;  // unchained after it was queued (e.g. by a callback)
-    for (const VarPtr& x : f->inputs) {
+    uint64_t mask = 0;
+    for (size_t i = 0; i < f->inputs.size(); ++i) {
+      const VarPtr& x = f->inputs[i];
       if (!x) {
         unchained = true;
         break;
       }
+      if (x->requires_grad) mask |= i < 64 ? uint64_t{1} << i : 0;
       in.push_back(x->data);
     }
     if (unchained) continue;
+    if (f->inputs.size() <= 64 && mask == 0) continue;  // no input wants a gradient
+    f->input_grad_mask = f->inputs.size() <= 64 ? mask : ~uint64_t{0};
     for (size_t i = 0; i < f->outputs.size(); ++i) gouts.push_back(output_grad(*f, i, epoch));
 
     Arrays gxs = f->backward(in, gouts);
@@ -110,7 +115,7 @@ void backward(const VarPtr& root, bool retain_grad) {
           if (y != root) y->grad = Array();
 
     for (size_t i = 0; i < gxs.size(); ++i) {
-      if (!gxs[i].defined()) continue;
+      if (!gxs[i].defined() || !f->inputs[i]->requires_grad) continue;
       VariableImpl& x = *f->inputs[i];
       accumulate(x, std::move(gxs[i]), epoch);
       if (x.creator && x.creator->visit_epoch != epoch) push(x.creator);

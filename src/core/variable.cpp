@@ -79,7 +79,11 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& 
   if (vol) return outs;
 
   int64_t rank = 0;
-  for (const VarPtr& x : inputs) rank = std::max(rank, x->rank);
+  bool requires_grad = false;
+  for (const VarPtr& x : inputs) {
+    rank = std::max(rank, x->rank);
+    requires_grad = requires_grad || x->requires_grad;
+  }
   f->rank = rank;
   f->inputs = inputs;
   f->outputs.reserve(outs.size());
@@ -87,6 +91,7 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& 
   for (const VarPtr& y : outs) {
     y->creator = f;
     y->rank = rank + 1;
+    y->requires_grad = requires_grad;
     f->outputs.emplace_back(y);
     f->output_info.push_back(OutputInfo{y->data.dtype(), y->data.shape(), y->data.device()});
   }

@@ -6,12 +6,12 @@
 // chains is made iterative by deferring creators (see variable.cpp).
 #pragma once
 
-#include "array.h"
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "array.h"
 
 namespace chainerc {
 
@@ -28,10 +28,13 @@ struct VariableImpl {
   VariableImpl& operator=(const VariableImpl&) = delete;
 
   Array data;
-  Array grad;       // undefined = None
-  FuncPtr creator;  // null for a root
-  int64_t rank = 0; // creator's rank + 1; orders backward
+  Array grad;        // undefined = None
+  FuncPtr creator;   // null for a root
+  int64_t rank = 0;  // creator's rank + 1; orders backward
   bool is_volatile = false;
+  // Whether backward computes a gradient for this variable (Chainer v2's
+  // requires_grad). Outputs of a function require one when any input does.
+  bool requires_grad = true;
   // Backward bookkeeping: the pass that last wrote grad, and whether grad is a
   // buffer that pass allocated itself (so further gradients may be added in place).
   uint64_t grad_epoch = 0;
@@ -83,6 +86,11 @@ class Function {
   int64_t rank = 0;
   uint64_t visit_epoch = 0;  // backward pass that last queued this node
   bool applied = false;
+  // Set by the engine before backward: bit i is set when input i needs a
+  // gradient (inputs past 63 always read as needing one). A function may
+  // skip computing (and return none for) the gradients of the others.
+  uint64_t input_grad_mask = ~uint64_t{0};
+  bool needs_input_grad(size_t i) const { return i >= 64 || ((input_grad_mask >> i) & 1) != 0; }
 
   // Parameters shared by all applications of one function object (null if none).
   std::shared_ptr<Parameters> parameters;

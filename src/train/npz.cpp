@@ -1,6 +1,7 @@
 #include "npz.h"
 
 #include <zip.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -121,7 +122,7 @@ std::string encode(const Array& a) {
 
 std::string encode_int64_scalar(int64_t v) { return encode_raw("<i8", {}, &v, sizeof v); }
 
-NpyArray decode(const std::string& b, const std::string& where) {
+NpyArray decode(std::string&& b, const std::string& where) {
   if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0)
     bad(where, "the NPY magic bytes are missing");
   const int major = static_cast<unsigned char>(b[6]);
@@ -206,7 +207,8 @@ NpyArray decode(const std::string& b, const std::string& where) {
   if (have > need)
     bad(where, "the entry has " + std::to_string(have - need) + " bytes after the data of shape " +
                    shape_str(out.shape));
-  out.data = b.substr(start + header_len, need);
+  b.erase(0, start + header_len);  // the data, without another copy
+  out.data = std::move(b);
   return out;
 }
 
@@ -325,7 +327,18 @@ NpyArray Reader::read(const std::string& key) const {
   if ((st.valid & ZIP_STAT_SIZE) && bytes.size() != st.size)
     fail(CH_ERR_IO, where, ": the entry has ", bytes.size(), " bytes but the directory says ",
          st.size);
-  return decode(bytes, where);
+  if (st.valid & ZIP_STAT_CRC) {
+    // libzip does not check the CRC of every entry (stored ones): do it here.
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (size_t at = 0; at < bytes.size(); at += (1u << 30)) {
+      uInt n = static_cast<uInt>(std::min<size_t>(bytes.size() - at, 1u << 30));
+      crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + at), n);
+    }
+    if (crc != st.crc)
+      fail(CH_ERR_IO, where, ": the entry is corrupt: its CRC-32 is ", crc,
+           " but the directory says ", st.crc);
+  }
+  return decode(std::move(bytes), where);
 }
 
 namespace {
@@ -357,8 +370,12 @@ Array to_array_any(const NpyArray& a, const std::string& path, const std::string
          "', which chainerc cannot read");
   Shape shape;
   for (int64_t d : a.shape) shape.push_back(d);
-  std::string data = a.data;
-  if (swap) swap_bytes(data.data(), a.count(), size);
+  std::string swapped;
+  if (swap) {
+    swapped = a.data;
+    swap_bytes(swapped.data(), a.count(), size);
+  }
+  const std::string& data = swap ? swapped : a.data;
   DType dt;
   if (kind == 'f' && size == 4) {
     dt = DType::Float32;

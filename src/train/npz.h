@@ -24,7 +24,7 @@ std::string encode(const Array& a);
 // Encoded .npy bytes of a 0-d int64 ('<i8') value (Chainer's t and epoch).
 std::string encode_int64_scalar(int64_t v);
 // Parses .npy bytes; Error(CH_ERR_IO) naming `where` for malformed data.
-NpyArray decode(const std::string& bytes, const std::string& where);
+NpyArray decode(std::string&& bytes, const std::string& where);
 
 // Writes entries "<name>.npy" (name -> npy bytes) to `path`, replacing it.
 void write_npz(const std::string& path,

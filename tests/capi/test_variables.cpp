@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "capi_test_util.h"
+#include "user_functions.h"
 
 using namespace capi_test;
 
@@ -561,6 +562,79 @@ TEST_F(Variables, FunctionInputIsNullOnceUnchained) {
   Var in;
   EXPECT_CH_OK(ch_function_input(in.out(), node, 0));
   EXPECT_EQ(in.get(), nullptr);
+}
+
+// ---- requires_grad (Chainer v2's flag) -------------------------------------------
+
+TEST_F(Variables, RequiresGradFalseGetsNoGradient) {
+  // y = x * w with x marked as data: w.grad = x, x gets none (PyTorch and
+  // Chainer v2 give the same for requires_grad=False inputs).
+  Var x = var_f32({3}, {1, 2, 3});
+  Var w = var_f32({3}, {4, 5, 6});
+  EXPECT_EQ(ch_variable_requires_grad(x), 1) << "the default is Chainer 1's: every grad";
+  ASSERT_CH_OK(ch_variable_set_requires_grad(x, 0));
+  EXPECT_EQ(ch_variable_requires_grad(x), 0);
+  Var y, s;
+  ASSERT_CH_OK(ch_functions_mul(y.out(), x, w));
+  ASSERT_CH_OK(ch_functions_sum(s.out(), y));
+  EXPECT_EQ(ch_variable_requires_grad(y), 1) << "w requires one";
+  ASSERT_CH_OK(ch_variable_backward(s, 0));
+  EXPECT_FALSE(has_grad(x));
+  EXPECT_TRUE(AllClose(grad_of(w), {1, 2, 3}, 0, 0));
+  EXPECT_CH_ERR(CH_ERR_NULL_HANDLE, ch_variable_set_requires_grad(nullptr, 0));
+  EXPECT_EQ(ch_variable_requires_grad(nullptr), 0);
+}
+
+TEST_F(Variables, CallbackSeesWhichInputsNeedGradients) {
+  // A custom function learns from ch_context_needs_input_grad which inputs
+  // want a gradient; a node none of whose inputs wants one is not run.
+  std::vector<int> seen;
+  int backward_calls = 0;
+  Lambda l;
+  l.forward = [](ch_context* ctx, ch_array* const* in, size_t) -> ch_status {
+    ch_array* y = nullptr;
+    ch_status st = ch_array_copy(&y, in[0]);
+    if (st) return st;
+    st = ch_context_add_output(ctx, y);
+    ch_array_release(y);
+    return st;
+  };
+  l.backward = [&](ch_context* ctx, ch_array* const* in, size_t n, ch_array* const*, size_t,
+                   ch_array* const* gout, size_t) -> ch_status {
+    ++backward_calls;
+    for (size_t i = 0; i < n; ++i) {
+      seen.push_back(ch_context_needs_input_grad(ctx, i));
+      if (!ch_context_needs_input_grad(ctx, i)) continue;
+      ch_status st = ch_context_set_grad_input(ctx, i, gout[0]);
+      if (st) return st;
+    }
+    (void)in;
+    return CH_OK;
+  };
+  Fn f = make_lambda_fn("FirstPassThrough", &l);
+  Var a = var_f32({2}, {1, 2});
+  Var b = var_f32({2}, {3, 4});
+  ASSERT_CH_OK(ch_variable_set_requires_grad(a, 0));
+  Var y = apply1(f, {a, b});
+  Var s;
+  ASSERT_CH_OK(ch_functions_sum(s.out(), y));
+  ASSERT_CH_OK(ch_variable_backward(s, 0));
+  EXPECT_EQ(seen, (std::vector<int>{0, 1}));
+  EXPECT_FALSE(has_grad(a));
+  EXPECT_TRUE(AllClose(grad_of(b), {1, 1}, 0, 0));
+  EXPECT_EQ(ch_context_needs_input_grad(nullptr, 0), 1);
+
+  // Neither input wants a gradient: the output does not either, and backward
+  // skips the node.
+  ASSERT_CH_OK(ch_variable_set_requires_grad(b, 0));
+  Var y2 = apply1(f, {a, b});
+  EXPECT_EQ(ch_variable_requires_grad(y2), 0);
+  Var s2;
+  ASSERT_CH_OK(ch_functions_sum(s2.out(), y2));
+  backward_calls = 0;
+  ASSERT_CH_OK(ch_variable_backward(s2, 0));
+  EXPECT_EQ(backward_calls, 0);
+  EXPECT_FALSE(has_grad(a));
 }
 
 }  // namespace
