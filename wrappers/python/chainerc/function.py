@@ -25,6 +25,8 @@ _ctx_user_data = lib.ch_context_user_data
 _unregister_cb = _capi.unregister_cb
 _fail = _capi.fail_in_callback
 _apply = lib.ch_function_apply
+_needs = _capi._decl("ch_context_needs_input_grad", _capi.c_int32, [c_void_p, c_size_t],
+                     optional=True)
 
 
 def _views(arrays, n):
@@ -74,6 +76,11 @@ def _make_backward(slot):
     def backward(user_data, ctx, inputs, n_in, outputs, n_out, grad_outputs, n_gout):
         try:
             node = _objects[_ctx_user_data(ctx)]
+            if _needs is not None:
+                needs = tuple([bool(_needs(ctx, i)) for i in range(n_in)])
+                node.__dict__["needs_input_grad"] = needs
+            else:
+                needs = None
             xs = _views(inputs, n_in)
             gys = _views(grad_outputs, n_gout)
             gxs = getattr(node, slot)(xs, gys)
@@ -84,7 +91,7 @@ def _make_backward(slot):
                 raise ValueError("%s.%s returned %d gradients for %d inputs"
                                  % (type(node).__name__, slot, len(gxs), n_in))
             for i, g in enumerate(gxs):
-                if g is None:
+                if g is None or (needs is not None and not needs[i]):
                     continue
                 if type(g) is not np.ndarray:
                     g = np.asarray(g)
@@ -117,6 +124,10 @@ class Function(object):
     views of the engine's memory, no copy) and return tuples of arrays.
     Calling the object copies it (shallowly) per application, so attributes set
     in forward are there in backward of the same application.
+
+    In backward, `self.needs_input_grad` (a tuple of bools, one per input)
+    tells which inputs need a gradient (those whose variables have
+    requires_grad False do not); gradients for the others are dropped.
 
     Parameterized functions list their parameter and gradient attributes
     (NumPy arrays) in parameter_names and gradient_names; the engine shares

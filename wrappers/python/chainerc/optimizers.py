@@ -28,6 +28,8 @@ _get_hp = _d("ch_optimizer_get_hyperparam", S, [ctypes.POINTER(_D), c_void_p, ct
 _set_hp = _d("ch_optimizer_set_hyperparam", S, [c_void_p, ctypes.c_char_p, _D])
 _name = _d("ch_optimizer_name", ctypes.c_char_p, [c_void_p])
 _param_count = _d("ch_optimizer_parameter_count", ctypes.c_size_t, [c_void_p])
+_epoch = _d("ch_optimizer_epoch", ctypes.c_int64, [c_void_p], optional=True)
+_new_epoch = _d("ch_optimizer_new_epoch", S, [c_void_p], optional=True)
 _state_count = _d("ch_optimizer_state_count", ctypes.c_size_t, [c_void_p])
 _state = _d("ch_optimizer_state", S, [PP, ctypes.POINTER(ctypes.c_char_p), c_void_p,
                                       ctypes.c_size_t])
@@ -123,6 +125,15 @@ class Optimizer(object):
     @t.setter
     def t(self, value):
         check(_set_t(self._handle, int(value)))
+
+    @property
+    def epoch(self):
+        """Number of epochs finished (Chainer's Optimizer.epoch; in checkpoints)."""
+        return int(_epoch(self._handle)) if _epoch else 0
+
+    def new_epoch(self):
+        """epoch += 1, e.g. after each pass over the training data."""
+        check(_new_epoch(self._handle))
 
     @property
     def name(self):

@@ -41,6 +41,10 @@ _f_exp = _d("ch_functions_exp", [PP, _V])
 _f_log = _d("ch_functions_log", [PP, _V])
 
 _SCALAR_TYPES = (int, float)
+_set_requires_grad = _capi._decl("ch_variable_set_requires_grad", S, [_V, _capi.c_int32],
+                                 optional=True)
+_requires_grad = _capi._decl("ch_variable_requires_grad", _capi.c_int32, [_V], optional=True) \
+    or (lambda h: 1)
 
 
 def _new_var(h):
@@ -205,6 +209,19 @@ class Variable(object):
             _arr_release(out.value)
         old, self._h = self._h, nv.value
         _release(old)
+
+    @property
+    def requires_grad(self):
+        """Whether backward computes a gradient for this variable (default
+        True; Chainer v2's flag). Set it to False on inputs such as training
+        data so that functions skip their gradient."""
+        return bool(_requires_grad(self._h))
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if _set_requires_grad is None:
+            raise NotImplementedError("this libchainerc has no ch_variable_set_requires_grad")
+        check(_set_requires_grad(self._h, 1 if value else 0))
 
     def backward(self, retain_grad=False):
         """Error backpropagation from this variable (see Chainer's

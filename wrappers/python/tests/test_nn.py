@@ -308,12 +308,6 @@ def test_prelu_parameter_batchnorm_lrn_batch_matmul_copy():
     p4 = F.PReLU(shape=(4,), init=0.3)
     assert p4.W.shape == (4,)
 
-    par = F.Parameter(np.arange(3, dtype=np.float32))
-    w = par()
-    np.testing.assert_array_equal(w.data, [0., 1., 2.])
-    F.sum(w * 2).backward()
-    np.testing.assert_array_equal(par.gW, [2., 2., 2.])
-
     bn = F.BatchNormalization(4, dtype=np.float64)
     y = bn(x)
     np.testing.assert_allclose(y.data, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-6)
@@ -408,3 +402,40 @@ def test_optimizer_states_and_npz_arrays(tmp_path):
     np.testing.assert_array_equal(serializers.load_npz_array(path, "b/c"), [0, 1, 2])
     with pytest.raises(chainerc.ChainerError):
         serializers.load_npz_array(path, "missing")
+
+
+@needs
+def test_optimizer_epoch():
+    from chainerc import _capi
+    if not _capi.has("ch_optimizer_epoch"):
+        pytest.skip("this library has no optimizer epoch")
+    opt = optimizers.SGD()
+    opt.setup(FunctionSet(l=F.Linear(2, 2)))
+    assert opt.epoch == 0
+    opt.new_epoch()
+    opt.new_epoch()
+    assert opt.epoch == 2
+
+
+@needs
+def test_parameter_function_accumulates_its_gradient():
+    # Parameter has no inputs: its output must still take part in backward.
+    par = F.Parameter(np.arange(3, dtype=np.float32))
+    w = par()
+    np.testing.assert_array_equal(w.data, [0., 1., 2.])
+    F.sum(w * 2).backward()
+    np.testing.assert_array_equal(par.gW, [2., 2., 2.])
+
+
+@needs
+def test_parameter_gradients_with_inputs_not_requiring_grad():
+    # Training data marked requires_grad=False (as the C header advises) must
+    # not stop the parameters' gradients.
+    f = F.Linear(3, 2)
+    x = Variable(np.ones((1, 3), np.float32))
+    if hasattr(x, "requires_grad"):
+        x.requires_grad = False
+    F.sum(f(x)).backward()
+    np.testing.assert_array_equal(f.gW, np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(f.gb, np.ones(2, np.float32))
+    assert x.grad is None

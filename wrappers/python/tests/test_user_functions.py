@@ -274,3 +274,25 @@ def test_creator_and_unchain_backward():
     z.backward()
     assert x.grad is None
     np.testing.assert_allclose(y.grad, np.exp(y.data))
+
+
+def test_requires_grad_and_needs_input_grad():
+    from chainerc import _capi
+    if not _capi.has("ch_variable_set_requires_grad"):
+        pytest.skip("this library has no requires_grad")
+    seen = {}
+
+    class Probe(MulAdd):
+        def backward_cpu(self, inputs, grad_outputs):
+            seen["needs"] = self.needs_input_grad
+            return MulAdd.backward_cpu(self, inputs, grad_outputs)
+    x = Variable(_uniform(2, 2))
+    y = Variable(_uniform(2, 2))
+    z = Variable(_uniform(2, 2))
+    assert x.requires_grad
+    y.requires_grad = False
+    assert not y.requires_grad
+    w = Probe()(x, y, z)
+    F.sum(w).backward()
+    assert seen["needs"] == (True, False, True)
+    assert x.grad is not None and y.grad is None and z.grad is not None
