@@ -17,7 +17,7 @@ import ctypes
 import numpy as np
 
 from . import _capi
-from ._capi import lib, check, c_void_p, c_int64, byref
+from ._capi import lib, c_void_p, c_int64, byref
 from . import errors
 
 _DTYPE_TO_CH = {np.dtype(np.float32): _capi.CH_FLOAT32, np.dtype(np.float64): _capi.CH_FLOAT64,

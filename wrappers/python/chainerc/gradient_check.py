@@ -4,7 +4,7 @@ ch_numerical_grad, ch_allclose, ch_check_backward and ch_check_backward_graph.""
 import numpy as np
 
 from . import _capi, _array, errors
-from ._capi import lib, c_void_p, check, raise_status
+from ._capi import lib, c_void_p, raise_status
 from .variable import Variable, _new_var
 
 _fail = _capi.fail_in_callback

@@ -19,8 +19,8 @@ import ctypes
 import numpy as np
 
 from .. import _capi, _array
-from .._capi import lib, c_void_p, byref, raise_status, PP, S
-from ..variable import Variable, _new_var
+from .._capi import lib, c_void_p, raise_status, PP, S
+from ..variable import Variable
 
 _KINDS = {"d": _capi.c_double, "i": _capi.c_int32, "b": _capi.c_int32, "q": _capi.c_int64,
           "u": ctypes.c_uint64, "m": _capi.c_int32, "a": c_void_p}
@@ -82,8 +82,8 @@ def _define(signature, cname, doc=""):
         name, _, kind = p.partition(":")
         py_params.append(name if default is None else "%s=%s" % (name, default))
         if not kind:  # a variable
-            prelude.append("    %s = _var(%s%s)" % (name, name, ", _vol" if len(var_names) > 1
-                                                            else ""))
+            vol = ", _vol" if len(var_names) > 1 else ""
+            prelude.append("    %s = _var(%s%s)" % (name, name, vol))
             call_args.append("%s._h" % name)
             argtypes.append(c_void_p)
         elif kind == "s":
@@ -104,12 +104,19 @@ def _define(signature, cname, doc=""):
             call_args.append(name)
             argtypes.append(_KINDS[kind])
     fn = _capi._decl(cname, S, argtypes)
-    src = ("def %s(%s):\n%s\n    out = c_void_p()\n    st = _fn(out, %s)\n"
-           "    if st:\n        raise_status(st)\n    v = _new(_Variable)\n    v._h = out.value\n    v._data = None\n    return v\n"
+    src = ("def %s(%s):\n%s\n"
+           "    out = c_void_p()\n"
+           "    st = _fn(out, %s)\n"
+           "    if st:\n"
+           "        raise_status(st)\n"
+           "    v = _new(_Variable)\n"
+           "    v._h = out.value\n"
+           "    v._data = None\n"
+           "    return v\n"
            % (pyname, ", ".join(py_params), "\n".join(prelude) or "    pass",
               ", ".join(call_args)))
-    env = dict(_var=_var, _volatile_of=_volatile_of, _shape=_shape, _mode=_mode, _ArrayArg=_ArrayArg, c_void_p=c_void_p,
-               byref=byref, raise_status=raise_status, _new_var=_new_var, _fn=fn,
+    env = dict(_var=_var, _volatile_of=_volatile_of, _shape=_shape, _mode=_mode,
+               _ArrayArg=_ArrayArg, c_void_p=c_void_p, raise_status=raise_status, _fn=fn,
                _new=object.__new__, _Variable=Variable)
     exec(src, env)
     f = env[pyname]

@@ -4,19 +4,9 @@ the loaded library lacks it."""
 
 import ctypes
 
-import numpy as np
-
 from .. import _capi
-from .._capi import lib, c_void_p, raise_status, PP, S
+from .._capi import c_void_p, raise_status, PP, S
 from ..variable import Variable, _new_var
-
-_d = None  # set by functions/__init__ (its _define)
-
-
-def _bind(define):
-    global _d
-    _d = define
-
 
 def _var(x):
     return x if isinstance(x, Variable) else Variable(x)
