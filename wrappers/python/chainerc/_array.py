@@ -168,6 +168,20 @@ class Array(object):
             self.handle = None
             _release(h)
 
+    def release(self):
+        """Drop the reference now; NumPy views already taken stay valid."""
+        h = self.handle
+        self.handle = None
+        if h:
+            _release(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
     @property
     def shape(self):
         nd = _ndim(self.handle)

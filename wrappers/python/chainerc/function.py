@@ -171,6 +171,20 @@ class Function(object):
         d["_chainerc_fn"] = state
         return state.handle
 
+    def release(self):
+        """Drop the engine's function object now (a later call makes a new one)."""
+        state = self.__dict__.pop("_chainerc_fn", None)
+        if state is not None and state.handle:
+            h, state.handle = state.handle, None
+            check(lib.ch_function_release(h))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
     @property
     def label(self):
         return type(self).__name__

@@ -48,6 +48,20 @@ class FunctionSet(object):
             self.__dict__["_handle"] = None
             _release(h)
 
+    def release(self):
+        """Drop the set's engine handle now (members stay usable)."""
+        h = self.__dict__.get("_handle")
+        self.__dict__["_handle"] = None
+        if h:
+            check(_release(h))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
     def __setattr__(self, name, value):
         from .function import Function
         from .functions._link import ParameterizedFunction

@@ -54,6 +54,20 @@ class Optimizer(object):
             self.__dict__["_handle"] = None
             _release(h)
 
+    def release(self):
+        """Drop the optimizer's engine handle (and its state) now."""
+        h = self.__dict__.get("_handle")
+        self.__dict__["_handle"] = None
+        if h:
+            check(_release(h))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
     def __getattr__(self, name):
         if name in type(self)._hyperparams or name == "lr":
             v = _D()

@@ -132,6 +132,24 @@ class Variable(object):
             self._h = None
             _release(h)
 
+    # --- deterministic release (finalizers do it otherwise) ---------------------------
+    def release(self):
+        """Drop this object's reference to the engine's variable now (what the
+        finalizer would do later). NumPy views already taken stay valid; using
+        the variable afterwards raises NullHandleError."""
+        h = self._h
+        self._h = None
+        self._data = None
+        if h:
+            check(_release(h))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
     # --- data and gradient ------------------------------------------------------
     @property
     def data(self):

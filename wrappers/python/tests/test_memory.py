@@ -5,6 +5,7 @@ import gc
 import tracemalloc
 
 import numpy as np
+import pytest
 
 import chainerc
 from chainerc import Variable, Function, _capi
@@ -129,3 +130,24 @@ def test_linear_model_training_memory_stays_flat():
     assert len(_capi._objects) == registry
     assert chainerc.memory_stats()["bytes_in_use"] <= in_use
     assert grown < 64 * 1024, "Python allocations grew by %d bytes over 9,000 steps" % grown
+
+
+def test_context_managers_release_now():
+    gc.disable()  # prove it is the with-blocks, not the collector
+    try:
+        before = chainerc.live_handles()
+        data = np.ones(3, np.float32)
+        with Variable(data) as x, Scale(3) as f:
+            with F.sum(f(x) * 2) as y:
+                y.backward()
+                g = x.grad
+            assert chainerc.live_handles()["all"] > before["all"]
+        del g  # a view taken inside keeps only its own array
+        assert chainerc.live_handles() == before
+        with pytest.raises(chainerc.NullHandleError):
+            x.backward()
+        with chainerc.asarray(data) as a:
+            assert np.shares_memory(np.asarray(a), data)
+        assert chainerc.live_handles() == before
+    finally:
+        gc.enable()

@@ -70,6 +70,21 @@ class ParameterizedFunction(object):
             object.__setattr__(self, "_handle", None)
             _release(h)
 
+    def release(self):
+        """Drop this object's reference to the engine's function object now;
+        graphs already built keep theirs."""
+        h = self._handle
+        object.__setattr__(self, "_handle", None)
+        if h:
+            check(lib.ch_function_release(h))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
     def _chainerc_function(self):
         return self._handle
 
