@@ -49,7 +49,9 @@ def ch_dtype_of(dtype):
         return _DTYPE_TO_CH[np.dtype(dtype)]
     except (KeyError, TypeError):
         raise errors.DTypeError(
-            "chainerc arrays hold float32, float64 or int32 elements; got dtype %s" % (dtype,),
+            "chainerc arrays hold float32, float64 or int32 elements; got dtype %s%s"
+            % (dtype, " (labels and ids: .astype(np.int32))" if np.dtype(dtype).kind in "iub"
+               else " (convert with .astype(np.float32))"),
             status=errors.CH_ERR_DTYPE, status_name="CH_ERR_DTYPE") from None
 
 
@@ -59,7 +61,12 @@ def numpy_to_handle(a):
         a = np.asarray(a)
     code = _DTYPE_TO_CH.get(a.dtype)
     if code is None:
-        code = ch_dtype_of(a.dtype)
+        native = a.dtype.newbyteorder("=")
+        if native in _DTYPE_TO_CH:  # byte-swapped (e.g. read from a big-endian file)
+            a = a.astype(native)
+            code = _DTYPE_TO_CH[native]
+        else:
+            code = ch_dtype_of(a.dtype)
     if not a.flags.c_contiguous:
         a = np.ascontiguousarray(a)
     nd = a.ndim
