@@ -116,9 +116,8 @@ CH_API ch_status ch_functions_lstm(ch_variable** c, ch_variable** h, ch_variable
  * and gives x the gradient gy W in x's shape.
  * *out: new reference; release with ch_function_release. */
 CH_API ch_status ch_functions_linear_new(ch_function** out, int64_t in_size, int64_t out_size,
-                                         ch_dtype dtype, double wscale, double bias,
-                                         int32_t nobias, const ch_array* initial_W,
-                                         const ch_array* initial_b);
+                                         ch_dtype dtype, double wscale, double bias, int32_t nobias,
+                                         const ch_array* initial_W, const ch_array* initial_b);
 /* New Parameter function object (Chainer's Parameter(array)): applied with
  * ch_function_apply to no inputs, it outputs its parameter "W" (a copy of
  * `initial`, float32 or float64); the output shares the parameter's memory.
@@ -164,6 +163,27 @@ CH_API ch_status ch_functions_convolution_2d_new(ch_function** out, int64_t in_c
  * *out: new reference; release with ch_function_release. */
 CH_API ch_status ch_functions_embed_id_new(ch_function** out, int64_t in_size, int64_t out_size,
                                            ch_dtype dtype, const ch_array* initial_W);
+
+/* Inception (Chainer 1.0.1): GoogLeNet's module as a parameterized function
+ * object. For NCHW x (batch, in_channels, h, w):
+ *   y = relu(concat(conv1(x), conv3(relu(proj3(x))), conv5(relu(proj5(x))),
+ *                   projp(max_pooling_2d(x, 3, stride 1, pad 1)))) on channels,
+ * conv1 1x1 in -> out1; proj3 1x1 in -> proj3, conv3 3x3 pad 1 -> out3;
+ * proj5 1x1 in -> proj5, conv5 5x5 pad 2 -> out5; projp 1x1 in -> proj_pool.
+ * y is (batch, out1 + out3 + out5 + proj_pool, h, w). Parameters (12, in
+ * this order, Chainer's FunctionSet order): "conv1/W", "conv1/b", "conv3/W",
+ * "conv3/b", "conv5/W", "conv5/b", "proj3/W", "proj3/b", "proj5/W",
+ * "proj5/b", "projp/W", "projp/b", each initialised as Convolution2D's
+ * defaults (wscale 1, bias 0). Applied with ch_function_apply, the module is
+ * one graph node (Chainer inserts its sub-graph; gradients are the same);
+ * backward adds to all twelve parameter gradients. Errors:
+ * CH_ERR_INVALID_ARGUMENT for a non-positive channel count, CH_ERR_DTYPE for a
+ * non-float dtype; at apply: CH_ERR_SHAPE for x not 4-d or with another
+ * channel count, CH_ERR_DTYPE for x of another dtype.
+ * *out: new reference; release with ch_function_release. */
+CH_API ch_status ch_functions_inception_new(ch_function** out, int64_t in_channels, int64_t out1,
+                                            int64_t proj3, int64_t out3, int64_t proj5,
+                                            int64_t out5, int64_t proj_pool, ch_dtype dtype);
 
 /* (end of connection) */
 
@@ -259,8 +279,10 @@ CH_API ch_status ch_functions_binary_hierarchical_softmax_new(ch_function** out,
  * Writes the tree in the encoding above, with internal nodes numbered in
  * pre-order (as Chainer), to tree[0 .. 2 * (n_words - 1)); n_internal is
  * n_words - 1. capacity: entries available at `tree` (caller-owned). */
-CH_API ch_status ch_functions_binary_hierarchical_softmax_create_huffman_tree(
-    int32_t* tree, int64_t capacity, const double* counts, int64_t n_words);
+CH_API ch_status ch_functions_binary_hierarchical_softmax_create_huffman_tree(int32_t* tree,
+                                                                              int64_t capacity,
+                                                                              const double* counts,
+                                                                              int64_t n_words);
 
 /* (end of loss) */
 

@@ -35,6 +35,16 @@ ch_status ch_functions_convolution_2d_new(ch_function** out, int64_t in_channels
   CH_API_END
 }
 
+ch_status ch_functions_inception_new(ch_function** out, int64_t in_channels, int64_t out1,
+                                     int64_t proj3, int64_t out3, int64_t proj5, int64_t out5,
+                                     int64_t proj_pool, ch_dtype dtype) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_function_handle(ops::inception_new(in_channels, out1, proj3, out3, proj5, out5,
+                                                proj_pool, dtype_arg(dtype, __func__)));
+  CH_API_END
+}
+
 ch_status ch_functions_max_pooling_2d(ch_variable** out, ch_variable* x, int64_t kh, int64_t kw,
                                       int64_t sy, int64_t sx, int64_t ph, int64_t pw,
                                       int32_t cover_all) {

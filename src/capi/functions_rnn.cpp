@@ -31,10 +31,11 @@ ch_status ch_functions_lstm(ch_variable** c, ch_variable** h, ch_variable* c_pre
   CH_API_BEGIN
   require_out(c, __func__);
   require_out(h, __func__);
-  auto [vc, vh] = ops::lstm(variable_of(c_prev, __func__, "c_prev"), variable_of(x, __func__, "x"));
-  ch_variable* hc = new_variable_handle(std::move(vc));
+  std::vector<VarPtr> ys =
+      ops::lstm(variable_of(c_prev, __func__, "c_prev"), variable_of(x, __func__, "x"));
+  ch_variable* hc = new_variable_handle(std::move(ys[0]));
   try {
-    *h = new_variable_handle(std::move(vh));
+    *h = new_variable_handle(std::move(ys[1]));
   } catch (...) {
     handle_release(hc, HandleKind::Variable, __func__);
     throw;

@@ -98,7 +98,8 @@ void backward(const VarPtr& root, bool retain_grad) {
       in.push_back(x->data);
     }
     if (unchained) continue;
-    if (f->inputs.size() <= 64 && mask == 0) continue;  // no input wants a gradient
+    // Nothing wants a gradient from this node: no input, no parameter.
+    if (!f->inputs.empty() && f->inputs.size() <= 64 && mask == 0 && !f->has_parameters()) continue;
     f->input_grad_mask = f->inputs.size() <= 64 ? mask : ~uint64_t{0};
     for (size_t i = 0; i < f->outputs.size(); ++i) gouts.push_back(output_grad(*f, i, epoch));
 

@@ -1,13 +1,13 @@
 // Functions defined by user callbacks through the C API (ch_function_new).
 #pragma once
 
-#include "variable.h"
-
 #include <ch/function.h>
 
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "variable.h"
 
 namespace chainerc {
 
@@ -27,8 +27,8 @@ struct CallbackDefinition {
 struct CallbackContext {
   enum class Phase { Forward, Backward, Eval } phase;
   const char* function_name;
-  FuncPtr function;            // the application (null for eval callbacks)
-  Arrays* outputs = nullptr;   // forward/eval: outputs reported so far
+  FuncPtr function;                // the application (null for eval callbacks)
+  Arrays* outputs = nullptr;       // forward/eval: outputs reported so far
   const Arrays* inputs = nullptr;  // backward: to check gradient shapes
   Arrays* grad_inputs = nullptr;   // backward
   Arrays* saved = nullptr;
@@ -36,7 +36,8 @@ struct CallbackContext {
   void (**user_destroy)(void*) = nullptr;
 };
 
-class CallbackFunction final : public Function, public std::enable_shared_from_this<CallbackFunction> {
+class CallbackFunction final : public Function,
+                               public std::enable_shared_from_this<CallbackFunction> {
  public:
   CallbackFunction(std::shared_ptr<CallbackDefinition> def, std::shared_ptr<Parameters> params)
       : def_(std::move(def)) {

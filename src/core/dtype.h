@@ -11,7 +11,9 @@ namespace chainerc {
 
 enum class DType : int32_t { Float32 = CH_FLOAT32, Float64 = CH_FLOAT64, Int32 = CH_INT32 };
 
-inline bool is_valid_dtype(int32_t d) { return d == CH_FLOAT32 || d == CH_FLOAT64 || d == CH_INT32; }
+inline bool is_valid_dtype(int32_t d) {
+  return d == CH_FLOAT32 || d == CH_FLOAT64 || d == CH_INT32;
+}
 inline bool is_floating(DType d) { return d == DType::Float32 || d == DType::Float64; }
 inline size_t dtype_size(DType d) { return d == DType::Float64 ? 8 : 4; }
 const char* dtype_name(DType d);
@@ -44,7 +46,8 @@ decltype(auto) dispatch_floating(DType d, const char* who, F&& f) {
     case DType::Float64:
       return f(double{});
     default:
-      fail(CH_ERR_DTYPE, who, ": dtype ", dtype_name(d), " is not supported (float32 or float64 expected)");
+      fail(CH_ERR_DTYPE, who, ": dtype ", dtype_name(d),
+           " is not supported (float32 or float64 expected)");
   }
 }
 }  // namespace chainerc

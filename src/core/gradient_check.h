@@ -1,11 +1,11 @@
 // Gradient checking (the seed's chainer.gradient_check).
 #pragma once
 
-#include "variable.h"
-
 #include <ch/gradient_check.h>
 
 #include <functional>
+
+#include "variable.h"
 
 namespace chainerc {
 

@@ -79,7 +79,9 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& 
   if (vol) return outs;
 
   int64_t rank = 0;
-  bool requires_grad = false;
+  // Parameters (and functions of no input, which exist for theirs) need
+  // backward whatever the inputs say.
+  bool requires_grad = inputs.empty() || f->has_parameters();
   for (const VarPtr& x : inputs) {
     rank = std::max(rank, x->rank);
     requires_grad = requires_grad || x->requires_grad;

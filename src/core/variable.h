@@ -94,6 +94,7 @@ class Function {
 
   // Parameters shared by all applications of one function object (null if none).
   std::shared_ptr<Parameters> parameters;
+  bool has_parameters() const { return parameters && !parameters->empty(); }
 
   // Drop the links to the inputs (each becomes null, the count stays) and the
   // outputs' creator links (the seed's Function.unchain).

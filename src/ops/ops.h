@@ -4,8 +4,6 @@
 
 #include "core/variable.h"
 
-#include <utility>
-
 namespace chainerc::ops {
 
 // math/
@@ -40,8 +38,8 @@ VarPtr sigmoid(const VarPtr& x);
 VarPtr tanh(const VarPtr& x);
 VarPtr softmax(const VarPtr& x);  // over axis 1
 FuncPtr prelu_new(const Shape& shape, DType dtype, double init);
-// Chainer 1.0.1's lstm: returns (c, h); gates interleaved in x (see lstm.cpp).
-std::pair<VarPtr, VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
+// Chainer 1.0.1's lstm: returns {c, h}; gates interleaved in x (see lstm.cpp).
+std::vector<VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
 // (end of activation)
 
 // ---- connection: Linear, Convolution2D, EmbedID, Parameter, Inception
@@ -56,6 +54,10 @@ FuncPtr convolution_2d_new(int64_t in_channels, int64_t out_channels, int64_t kh
                            int64_t sy, int64_t sx, int64_t ph, int64_t pw, DType dtype,
                            double wscale, double bias, bool nobias, const Array* initial_W,
                            const Array* initial_b);
+// A node of Convolution2D `conv` that reads its W (and b) at params[offset]
+// (and [offset + 1]) instead of its own list.
+FuncPtr convolution_2d_rebind(const FuncPtr& conv, std::shared_ptr<Parameters> params,
+                              size_t offset);
 // A parameter array of `shape` and `dtype`: uninitialised, or a converted copy
 // of *init (Error(CH_ERR_SHAPE) naming `who` and `what` if its shape differs).
 Array initial_parameter(const Array* init, DType dtype, const Shape& shape, const char* who,

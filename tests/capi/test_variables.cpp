@@ -637,4 +637,22 @@ TEST_F(Variables, CallbackSeesWhichInputsNeedGradients) {
   EXPECT_FALSE(has_grad(a));
 }
 
+TEST_F(Variables, ParametersGetGradientsWhenTheInputNeedsNone) {
+  // Linear(x) with x as data: W and b still get their gradients (the node has
+  // parameters), x none, and Linear skips computing gx.
+  Var x = var_f32({1, 2}, {1, 2});
+  ASSERT_CH_OK(ch_variable_set_requires_grad(x, 0));
+  Fn l;
+  ASSERT_CH_OK(ch_functions_linear_new(l.out(), 2, 1, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+  Var y = apply1(l, {x});
+  EXPECT_EQ(ch_variable_requires_grad(y), 1);
+  ASSERT_CH_OK(ch_variable_backward(y, 0));
+  EXPECT_FALSE(has_grad(x));
+  Arr gw, gb;
+  ASSERT_CH_OK(ch_function_parameter(nullptr, gw.out(), nullptr, l, 0));
+  ASSERT_CH_OK(ch_function_parameter(nullptr, gb.out(), nullptr, l, 1));
+  EXPECT_TRUE(AllClose(values(gw), {1, 2}, 0, 0));  // gW = gy^T x with gy = 1
+  EXPECT_TRUE(AllClose(values(gb), {1}, 0, 0));
+}
+
 }  // namespace

@@ -38,6 +38,50 @@ inline void valid_range(int64_t k, int64_t s, int64_t p, int64_t in, int64_t out
   end = std::min(std::max(end, begin), out);
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
+// Rows are short (often 8 to 32 elements): GCC must not turn the copy and
+// zero loops into calls to memcpy/memset.
+#define CH_IM2COL_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define CH_IM2COL_LOOPS
+#endif
+
+// The (oh, ow) block of one column row (c, ky, kx) for one sample:
+// d[oy * ow + ox] = plane[iy * w + ix] or 0 in the padding.
+template <typename T>
+CH_IM2COL_LOOPS void im2col_block(const T* __restrict plane, const Conv2DGeometry& g, int64_t ky,
+                                  int64_t kx, T* __restrict d) {
+  int64_t x0, x1;
+  valid_range(kx, g.sx, g.pw, g.w, g.ow, x0, x1);
+  const int64_t off = kx - g.pw, ow = g.ow, sx = g.sx;
+  for (int64_t oy = 0; oy < g.oh; ++oy, d += ow) {
+    const int64_t iy = oy * g.sy - g.ph + ky;
+    if (iy < 0 || iy >= g.h) {
+      for (int64_t ox = 0; ox < ow; ++ox) d[ox] = T(0);
+      continue;
+    }
+    const T* row = plane + iy * g.w;
+    for (int64_t ox = 0; ox < x0; ++ox) d[ox] = T(0);
+    if (sx == 1) {
+      for (int64_t ox = x0; ox < x1; ++ox) d[ox] = row[off + ox];
+    } else {
+      for (int64_t ox = x0; ox < x1; ++ox) d[ox] = row[off + ox * sx];
+    }
+    for (int64_t ox = x1; ox < ow; ++ox) d[ox] = T(0);
+  }
+}
+
+// row[off + ox * sx] += s[ox] for ox in [x0, x1).
+template <typename T>
+inline void add_row(const T* __restrict s, T* __restrict row, int64_t off, int64_t sx, int64_t x0,
+                    int64_t x1) {
+  if (sx == 1) {
+    for (int64_t ox = x0; ox < x1; ++ox) row[off + ox] += s[ox];
+  } else {
+    for (int64_t ox = x0; ox < x1; ++ox) row[off + ox * sx] += s[ox];
+  }
+}
+
 // x: the whole input (N, C, H, W); fills col for samples [n0, n0 + nc).
 template <typename T>
 void im2col(const T* x, const Conv2DGeometry& g, int64_t n0, int64_t nc, T* col) {
@@ -47,60 +91,39 @@ void im2col(const T* x, const Conv2DGeometry& g, int64_t n0, int64_t nc, T* col)
         for (int64_t t = b; t < e; ++t) {
           const int64_t r = t / nc, n = t % nc;
           const int64_t c = r / (g.kh * g.kw), ky = (r / g.kw) % g.kh, kx = r % g.kw;
-          const T* plane = x + ((n0 + n) * g.c + c) * g.h * g.w;
-          T* dst = col + r * ld + n * P;
-          int64_t x0, x1;
-          valid_range(kx, g.sx, g.pw, g.w, g.ow, x0, x1);
-          for (int64_t oy = 0; oy < g.oh; ++oy) {
-            T* d = dst + oy * g.ow;
-            const int64_t iy = oy * g.sy - g.ph + ky;
-            if (iy < 0 || iy >= g.h) {
-              std::fill(d, d + g.ow, T(0));
-              continue;
-            }
-            std::fill(d, d + x0, T(0));
-            const int64_t base = iy * g.w - g.pw + kx;  // input column of ox = 0
-            if (g.sx == 1) {
-              if (x1 > x0)
-                std::memcpy(d + x0, plane + base + x0, static_cast<size_t>(x1 - x0) * sizeof(T));
-            } else {
-              for (int64_t ox = x0; ox < x1; ++ox) d[ox] = plane[base + ox * g.sx];
-            }
-            std::fill(d + x1, d + g.ow, T(0));
-          }
+          im2col_block(x + ((n0 + n) * g.c + c) * g.h * g.w, g, ky, kx, col + r * ld + n * P);
         }
       });
 }
 
 // gx (N, C, H, W) += col2im(col) for samples [n0, n0 + nc); col as im2col lays it out.
+// Tasks are (channel, block of samples): each reads its rows of col in order
+// (streaming) and adds into its own gx planes (no two tasks share a plane).
 template <typename T>
 void col2im_add(const T* col, const Conv2DGeometry& g, int64_t n0, int64_t nc, T* gx) {
   const int64_t P = g.positions(), ld = nc * P;
-  parallel_for(nc * g.c, std::max<int64_t>(1, 4096 / std::max<int64_t>(P * g.kh * g.kw, 1)),
-               [&](int64_t b, int64_t e) {
-                 for (int64_t t = b; t < e; ++t) {
-                   const int64_t n = t / g.c, c = t % g.c;
-                   T* plane = gx + ((n0 + n) * g.c + c) * g.h * g.w;
-                   for (int64_t ky = 0; ky < g.kh; ++ky)
-                     for (int64_t kx = 0; kx < g.kw; ++kx) {
-                       const int64_t r = (c * g.kh + ky) * g.kw + kx;
-                       const T* src = col + r * ld + n * P;
-                       int64_t x0, x1;
-                       valid_range(kx, g.sx, g.pw, g.w, g.ow, x0, x1);
-                       for (int64_t oy = 0; oy < g.oh; ++oy) {
-                         const int64_t iy = oy * g.sy - g.ph + ky;
-                         if (iy < 0 || iy >= g.h) continue;
-                         const T* s = src + oy * g.ow;
-                         const int64_t base = iy * g.w - g.pw + kx;
-                         if (g.sx == 1) {
-                           for (int64_t ox = x0; ox < x1; ++ox) plane[base + ox] += s[ox];
-                         } else {
-                           for (int64_t ox = x0; ox < x1; ++ox) plane[base + ox * g.sx] += s[ox];
-                         }
-                       }
-                     }
-                 }
-               });
+  constexpr int64_t kBlock = 16;
+  const int64_t blocks = (nc + kBlock - 1) / kBlock;
+  parallel_for(g.c * blocks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t c = t / blocks, nb = (t % blocks) * kBlock, ne = std::min(nb + kBlock, nc);
+      for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t r = (c * g.kh + ky) * g.kw + kx;
+          int64_t x0, x1;
+          valid_range(kx, g.sx, g.pw, g.w, g.ow, x0, x1);
+          for (int64_t n = nb; n < ne; ++n) {
+            const T* src = col + r * ld + n * P;
+            T* plane = gx + ((n0 + n) * g.c + c) * g.h * g.w;
+            for (int64_t oy = 0; oy < g.oh; ++oy) {
+              const int64_t iy = oy * g.sy - g.ph + ky;
+              if (iy < 0 || iy >= g.h) continue;
+              add_row(src + oy * g.ow, plane + iy * g.w, kx - g.pw, g.sx, x0, x1);
+            }
+          }
+        }
+    }
+  });
 }
 
 }  // namespace chainerc::cpu

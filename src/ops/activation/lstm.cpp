@@ -108,9 +108,8 @@ class LSTM final : public Function {
 
 }  // namespace
 
-std::pair<VarPtr, VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x) {
-  std::vector<VarPtr> ys = apply_function(std::make_shared<LSTM>(), {c_prev, x});
-  return {ys[0], ys[1]};
+std::vector<VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x) {
+  return apply_function(std::make_shared<LSTM>(), {c_prev, x});
 }
 
 }  // namespace chainerc::ops

@@ -2,6 +2,7 @@
 // an (N, C, ...) input every position of the trailing axes is normalised
 // over C). Computed as exp(x - max) for stability. Keeps y for backward:
 // gx = y (gy - sum(gy y, axis 1)).
+#include <algorithm>
 #include <cmath>
 
 #include "ops/nn_util.h"

@@ -1,5 +1,6 @@
 // transpose: permute the axes of x (NumPy's transpose); axes omitted reverses
 // them. Backward applies the inverse permutation to gy. Any dtype.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 

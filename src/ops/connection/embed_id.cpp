@@ -81,11 +81,17 @@ class EmbedID final : public Function {
       using T = decltype(t);
       T* gw = p.grad.data<T>();
       const T* g = gy[0].data<T>();
-      for (int64_t k = 0; k < n; ++k) {  // scatter-add: ids may repeat
-        T* dst = gw + ids[k] * m;
-        const T* src = g + k * m;
-        for (int64_t j = 0; j < m; ++j) dst[j] += src[j];
-      }
+      // Scatter-add (ids may repeat): threads split the columns, so no two
+      // write the same element.
+      const int64_t col_grain =
+          std::max<int64_t>(8, cpu::kElementwiseGrain / std::max<int64_t>(1, n));
+      cpu::parallel_for(m, col_grain, [&](int64_t jb, int64_t je) {
+        for (int64_t k = 0; k < n; ++k) {
+          T* dst = gw + ids[k] * m;
+          const T* src = g + k * m;
+          for (int64_t j = jb; j < je; ++j) dst[j] += src[j];
+        }
+      });
     });
     return {Array()};
   }

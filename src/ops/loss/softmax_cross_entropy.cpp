@@ -3,6 +3,7 @@
 // (N,), computed as log-sum-exp with the row maximum subtracted. The output is
 // a 0-d array of x's dtype. Keeps softmax(x) for backward:
 // gx = (softmax(x) - onehot(t)) * gloss / N; t gets no gradient.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 

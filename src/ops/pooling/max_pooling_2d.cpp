@@ -14,6 +14,39 @@
 namespace chainerc::ops {
 namespace {
 
+// One (h, w) plane: the maximum of each window and its flat index (the first
+// maximum in window order; -inf and -1 for a window wholly in the padding).
+// Branch-free selection: maxima of random data mispredict half the time.
+template <typename T>
+void pool_plane(const T* xs, T* ys, int32_t* as, const Pool2D& p) {
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    const int64_t y0 = oy * p.sy - p.ph;
+    const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
+    for (int64_t ox = 0; ox < p.ow; ++ox) {
+      const int64_t x0 = ox * p.sx - p.pw;
+      const int64_t xa = std::max<int64_t>(x0, 0), xb = std::min(x0 + p.kw, p.w);
+      if (ya >= yb || xa >= xb) {
+        ys[oy * p.ow + ox] = -std::numeric_limits<T>::infinity();
+        as[oy * p.ow + ox] = -1;
+        continue;
+      }
+      int32_t arg = static_cast<int32_t>(ya * p.w + xa);
+      T best = xs[arg];
+      for (int64_t iy = ya; iy < yb; ++iy) {
+        const T* row = xs + iy * p.w;
+        for (int64_t ix = xa; ix < xb; ++ix) {
+          const T v = row[ix];
+          const int32_t m = -static_cast<int32_t>(v > best);  // all ones if v wins
+          arg = (static_cast<int32_t>(iy * p.w + ix) & m) | (arg & ~m);
+          best = std::max(best, v);
+        }
+      }
+      ys[oy * p.ow + ox] = best;
+      as[oy * p.ow + ox] = arg;
+    }
+  }
+}
+
 class MaxPooling2D final : public Function {
  public:
   explicit MaxPooling2D(const Pool2D& p) : p_(p) {}
@@ -34,35 +67,12 @@ class MaxPooling2D final : public Function {
       T* py = y.data<T>();
       int32_t* pa = argmax_.data<int32_t>();
       const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
-      cpu::parallel_for(
-          p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
-          [&](int64_t b, int64_t e) {
-            for (int64_t q = b; q < e; ++q) {
-              const T* xs = px + q * plane_in;
-              T* ys = py + q * plane_out;
-              int32_t* as = pa + q * plane_out;
-              for (int64_t oy = 0; oy < p.oh; ++oy) {
-                const int64_t y0 = oy * p.sy - p.ph;
-                const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
-                for (int64_t ox = 0; ox < p.ow; ++ox) {
-                  const int64_t x0 = ox * p.sx - p.pw;
-                  const int64_t xa = std::max<int64_t>(x0, 0), xb = std::min(x0 + p.kw, p.w);
-                  T best = -std::numeric_limits<T>::infinity();
-                  int64_t arg = -1;
-                  for (int64_t iy = ya; iy < yb; ++iy)
-                    for (int64_t ix = xa; ix < xb; ++ix) {
-                      const T v = xs[iy * p.w + ix];
-                      if (arg < 0 || v > best) {
-                        best = v;
-                        arg = iy * p.w + ix;
-                      }
-                    }
-                  ys[oy * p.ow + ox] = best;  // -inf for a window wholly in the padding
-                  as[oy * p.ow + ox] = static_cast<int32_t>(arg);
-                }
-              }
-            }
-          });
+      cpu::parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
+                        [&](int64_t b, int64_t e) {
+                          for (int64_t q = b; q < e; ++q)
+                            pool_plane(px + q * plane_in, py + q * plane_out, pa + q * plane_out,
+                                       p);
+                        });
     });
     return {y};
   }

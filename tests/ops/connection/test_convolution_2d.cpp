@@ -248,6 +248,9 @@ TEST_F(Conv2DTest, BadInputs) {
                                                          CH_FLOAT32, 1, 0, 0, nullptr, badb.get()),
                          CH_ERR_SHAPE, {"(3,)", "(2,)"}));
   EXPECT_FALSE(g);
+  EXPECT_TRUE(fails_with(ch_functions_convolution_2d_new(nullptr, 3, 2, 3, 3, 1, 1, 0, 0,
+                                                         CH_FLOAT32, 1, 0, 0, nullptr, nullptr),
+                         CH_ERR_INVALID_ARGUMENT, {"out"}));
 }
 
 }  // namespace

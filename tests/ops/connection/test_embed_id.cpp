@@ -169,4 +169,33 @@ TEST_F(EmbedIDTest, InitialWIsCopied) {
   EXPECT_TRUE(all_equal(param_of(f, 0).param, CH_FLOAT64, {2, 2}, {1, 2, 3, 4}));
 }
 
+// Enough ids for the threaded loops: rows copied exactly, and gW's rows are
+// the sums of the gy rows of each id (computed here; dyadic values, exact).
+TEST_F(EmbedIDTest, LargeBatch) {
+  const int64_t in = 50, out = 64, n = 3000;
+  std::vector<double> w(static_cast<size_t>(in * out)), ids(static_cast<size_t>(n)),
+      gy(static_cast<size_t>(n * out));
+  for (size_t k = 0; k < w.size(); ++k) w[k] = large_a(static_cast<int64_t>(k));
+  for (int64_t k = 0; k < n; ++k) ids[static_cast<size_t>(k)] = static_cast<double>((k * 7) % in);
+  for (size_t k = 0; k < gy.size(); ++k) gy[k] = large_b(static_cast<int64_t>(k));
+  std::vector<double> y(static_cast<size_t>(n * out)), gw(w.size(), 0.0);
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t j = 0; j < out; ++j) {
+      const int64_t id = static_cast<int64_t>(ids[static_cast<size_t>(k)]);
+      y[static_cast<size_t>(k * out + j)] = w[static_cast<size_t>(id * out + j)];
+      gw[static_cast<size_t>(id * out + j)] += gy[static_cast<size_t>(k * out + j)];
+    }
+  for (ch_dtype dt : {CH_FLOAT64, CH_FLOAT32}) {
+    SCOPED_TRACE(ch_dtype_name(dt));
+    Array wa = make_array(dt, {in, out}, w);
+    Func f;
+    OPTEST_OK(ch_functions_embed_id_new(f.out(), in, out, dt, wa.get()));
+    Var x = make_var(CH_INT32, {n}, ids);
+    Var v = apply1(f, x);
+    EXPECT_TRUE(all_equal(data_of(v), dt, {n, out}, y));
+    backward(v, make_array(dt, {n, out}, gy));
+    EXPECT_TRUE(all_equal(param_of(f, 0).grad, dt, {in, out}, gw));
+  }
+}
+
 }  // namespace

@@ -85,6 +85,19 @@ TEST_F(DropoutTest, SeedReproducible) {
   EXPECT_EQ(values_of(a), values_of(b));
 }
 
+// Successive calls draw new masks; halves of one mask are not copies.
+TEST_F(DropoutTest, MasksDiffer) {
+  const int64_t n = 2000;
+  Var x = make_var(CH_FLOAT64, {n}, std::vector<double>(static_cast<size_t>(n), 1.0));
+  Var a, b;
+  ASSERT_EQ(ch_functions_dropout(a.out(), x.get(), 0.5, CH_MODE_TRAIN), CH_OK);
+  ASSERT_EQ(ch_functions_dropout(b.out(), x.get(), 0.5, CH_MODE_TRAIN), CH_OK);
+  const std::vector<double> va = values_of(a), vb = values_of(b);
+  EXPECT_NE(va, vb);
+  EXPECT_NE(std::vector<double>(va.begin(), va.begin() + n / 2),
+            std::vector<double>(va.begin() + n / 2, va.end()));
+}
+
 TEST_F(DropoutTest, BadInputs) {
   Var x = make_var(iota(CH_FLOAT32, {4}));
   Var i = make_var(iota(CH_INT32, {4}));

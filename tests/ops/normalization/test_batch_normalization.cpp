@@ -211,6 +211,13 @@ TEST_F(BNTest, BadInputs) {
   EXPECT_TRUE(fails_with(ch_functions_batch_normalization_new(g.out(), size, 1, 0.9, 0, CH_FLOAT32),
                          CH_ERR_INVALID_ARGUMENT, {"eps 0"}));
   EXPECT_FALSE(g);
+  EXPECT_TRUE(fails_with(ch_functions_batch_normalization_apply(y.out(), nullptr, x.get(), 1, 0),
+                         CH_ERR_NULL_HANDLE, {"bn"}));
+  EXPECT_TRUE(
+      fails_with(ch_functions_batch_normalization_start_finetuning(nullptr), CH_ERR_NULL_HANDLE));
+  EXPECT_TRUE(
+      fails_with(ch_functions_batch_normalization_new(nullptr, size, 1, 0.9, 1e-5, CH_FLOAT32),
+                 CH_ERR_INVALID_ARGUMENT, {"out"}));
 }
 
 }  // namespace
