@@ -286,7 +286,7 @@ def test_user_optimizer_in_python():
     W0 = model.l.W.copy()
     opt.update()
     opt.update()
-    np.testing.assert_allclose(model.l.W, W0 - 2.0)
+    np.testing.assert_allclose(model.l.W, W0 - 2.0, rtol=1e-6)
     assert opt.t == 2
 
     class Broken(optimizers.UserOptimizer):
@@ -439,3 +439,17 @@ def test_parameter_gradients_with_inputs_not_requiring_grad():
     np.testing.assert_array_equal(f.gW, np.ones((2, 3), np.float32))
     np.testing.assert_array_equal(f.gb, np.ones(2, np.float32))
     assert x.grad is None
+
+
+@needs
+def test_inception():
+    if not hasattr(F, "Inception"):
+        pytest.skip("this library has no Inception")
+    f = F.Inception(3, 2, 2, 3, 1, 2, 2)
+    assert len(f.parameter_names) == 12 and f.parameter_names[0] == "conv1/W"
+    y = f(np.random.randn(2, 3, 5, 5).astype(np.float32))
+    assert y.data.shape == (2, 2 + 3 + 2 + 2, 5, 5) and (y.data >= 0).all()
+    model = FunctionSet(inc=f)
+    assert model.parameter_paths[0] == "inc/conv1/W"
+    F.sum(y).backward()
+    assert np.abs(f.gradients[0]).sum() > 0

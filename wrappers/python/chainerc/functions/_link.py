@@ -157,6 +157,7 @@ _conv_new = _ctor("ch_functions_convolution_2d_new",
 _embed_new = _ctor("ch_functions_embed_id_new", [_I64, _I64, _I32, _P])
 _prelu_new = _ctor("ch_functions_prelu_new", [ctypes.POINTER(_I64), _I32, _I32, _D])
 _param_new = _ctor("ch_functions_parameter_new", [_P])
+_inception_new = _ctor("ch_functions_inception_new", [_I64] * 7 + [_I32])
 _bn_new = _ctor("ch_functions_batch_normalization_new",
                 [ctypes.POINTER(_I64), _I32, _D, _D, _I32])
 _bn_apply = _capi._decl("ch_functions_batch_normalization_apply", S,
@@ -224,6 +225,18 @@ if _prelu_new:
             self._init_handle(_prelu_new, (_I64 * max(len(shape), 1))(*shape), len(shape),
                               _dtype_code(dtype), float(init))
     __all__.append("PReLU")
+
+if _inception_new:
+    class Inception(ParameterizedFunction):
+        """Inception(in_channels, out1, proj3, out3, proj5, out5, proj_pool)
+        (Chainer 1.0.1, GoogLeNet's module); parameters "conv1/W", "conv1/b",
+        ... "projp/b" (attributes: f.parameters / f.gradients)."""
+
+        def __init__(self, in_channels, out1, proj3, out3, proj5, out5, proj_pool,
+                     dtype=np.float32):
+            self._init_handle(_inception_new, int(in_channels), int(out1), int(proj3), int(out3),
+                              int(proj5), int(out5), int(proj_pool), _dtype_code(dtype))
+    __all__.append("Inception")
 
 if _param_new:
     class Parameter(ParameterizedFunction):
