@@ -23,6 +23,7 @@ def no_leaked_handles(request):
     (a failed test's traceback keeps its variables alive: not checked)."""
     import numpy as np
     np.random.seed(0)
+    chainerc.seed(0)  # parameter initialisation and dropout are reproducible
     gc.collect()
     gc.freeze()  # later collections skip what exists now (torch's objects): fast
     before = chainerc.live_handles()

@@ -21,7 +21,7 @@ def test_seed_linear_example():
     np.testing.assert_array_equal(f.b, np.zeros(2, np.float32))
     x = Variable(np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32))
     y = f(x)
-    np.testing.assert_allclose(y.data, x.data.dot(f.W.T) + f.b, rtol=1e-6)
+    np.testing.assert_allclose(y.data, x.data.dot(f.W.T) + f.b, rtol=1e-6, atol=1e-6)
     f.gW.fill(0)
     f.gb.fill(0)
     y.grad = np.ones((2, 2), dtype=np.float32)
@@ -38,7 +38,7 @@ def test_linear_initial_values_and_check_backward():
     f = F.Linear(3, 4, initialW=W, initial_bias=b, dtype=np.float64)
     np.testing.assert_array_equal(f.W, W)
     x = np.random.randn(5, 3)
-    np.testing.assert_allclose(f(Variable(x)).data, x.dot(W.T) + b, rtol=1e-12)
+    np.testing.assert_allclose(f(Variable(x)).data, x.dot(W.T) + b, rtol=1e-12, atol=1e-12)
     gradient_check.check_backward(f, x, np.random.randn(5, 4), atol=1e-5, rtol=1e-4)
 
 
@@ -66,7 +66,7 @@ def test_seed_function_set_example():
     W_before = model.l1.W.copy()
     gW = model.l1.gW.copy()
     optimizer.update()
-    np.testing.assert_allclose(model.l1.W, W_before - 0.01 * gW, rtol=1e-6)
+    np.testing.assert_allclose(model.l1.W, W_before - 0.01 * gW, rtol=1e-6, atol=1e-7)
     assert optimizer.t == 1
 
 
@@ -102,7 +102,7 @@ def test_activation_and_loss_functions_against_numpy():
     t = np.array([0, 3, 4, 1], np.int32)
     np.testing.assert_allclose(F.relu(x).data, np.maximum(x, 0))
     np.testing.assert_allclose(F.sigmoid(x).data, 1 / (1 + np.exp(-x)), rtol=1e-12)
-    np.testing.assert_allclose(F.tanh(x).data, np.tanh(x), rtol=1e-12)
+    np.testing.assert_allclose(F.tanh(x).data, np.tanh(x), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(F.leaky_relu(x).data, np.where(x > 0, x, 0.2 * x))
     e = np.exp(x - x.max(axis=1, keepdims=True))
     sm = e / e.sum(axis=1, keepdims=True)
@@ -113,7 +113,7 @@ def test_activation_and_loss_functions_against_numpy():
     y = np.random.randn(4, 5)
     np.testing.assert_allclose(F.mean_squared_error(x, y).data, ((x - y) ** 2).mean(),
                                rtol=1e-12)
-    np.testing.assert_allclose(F.matmul(x, y, transb=True).data, x.dot(y.T), rtol=1e-12)
+    np.testing.assert_allclose(F.matmul(x, y, transb=True).data, x.dot(y.T), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(F.transpose(x).data, x.T)
     np.testing.assert_allclose(F.concat((x, y)).data, np.concatenate((x, y), axis=1))
     for f in (F.relu, F.sigmoid, F.tanh, F.softmax, lambda v: F.softmax_cross_entropy(v, t)):
@@ -249,7 +249,7 @@ def test_user_function_in_function_set():
     F.sum(y).backward()
     W0 = f.W.copy()
     opt.update()
-    np.testing.assert_allclose(f.W, W0 - 2.0)  # the user's own array was updated
+    np.testing.assert_allclose(f.W, W0 - 2.0, rtol=1e-6, atol=1e-6)  # the user's own array
 
 
 IDX = "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"
@@ -286,7 +286,7 @@ def test_user_optimizer_in_python():
     W0 = model.l.W.copy()
     opt.update()
     opt.update()
-    np.testing.assert_allclose(model.l.W, W0 - 2.0, rtol=1e-6)
+    np.testing.assert_allclose(model.l.W, W0 - 2.0, rtol=1e-6, atol=1e-6)
     assert opt.t == 2
 
     class Broken(optimizers.UserOptimizer):
@@ -326,7 +326,7 @@ def test_prelu_parameter_batchnorm_lrn_batch_matmul_copy():
 
     a = np.random.randn(5, 2, 3)
     b = np.random.randn(5, 3, 4)
-    np.testing.assert_allclose(F.batch_matmul(a, b).data, a @ b, rtol=1e-12)
+    np.testing.assert_allclose(F.batch_matmul(a, b).data, a @ b, rtol=1e-12, atol=1e-12)
     c = F.copy(Variable(a), -1)
     np.testing.assert_array_equal(c.data, a)
     with pytest.raises(chainerc.ChainerError):
