@@ -167,6 +167,8 @@ struct ChainercNet {
     ch_variable *x, *t;
     CH_CHECK(ch_variable_new(&x, xa, 0));
     CH_CHECK(ch_variable_new(&t, ta, 0));
+    CH_CHECK(ch_variable_set_requires_grad(x, 0));  // as libtorch's data tensors
+    CH_CHECK(ch_variable_set_requires_grad(t, 0));
     ch_array_release(xa);
     ch_array_release(ta);
     keep(x);

@@ -232,6 +232,9 @@ static void batch_vars(float* xb, int32_t* tb, int64_t n, int is_volatile, ch_va
   CHECK(ch_array_wrap(&ta, CH_INT32, ts, 1, tb, ch_device_cpu(), NULL, NULL));
   CHECK(ch_variable_new(x, xa, is_volatile));
   CHECK(ch_variable_new(t, ta, is_volatile));
+  /* Data needs no gradient: the first layer then skips computing one. */
+  CHECK(ch_variable_set_requires_grad(*x, 0));
+  CHECK(ch_variable_set_requires_grad(*t, 0));
   ch_array_release(xa);
   ch_array_release(ta);
 }

@@ -93,7 +93,8 @@ class Convolution2D final : public Function {
     const int64_t N = x.shape()[0], O = c_.out, P = g.positions(), rows = g.rows();
     if (Wp.param.dtype() != x.dtype() || Wp.grad.dtype() != x.dtype())
       fail(CH_ERR_DTYPE, "convolution_2d: W changed dtype between forward and backward");
-    Array gx = Array::zeros_like(x);
+    const bool want_gx = needs_input_grad(0);  // not for data (requires_grad 0)
+    Array gx = want_gx ? Array::zeros_like(x) : Array();
     const int64_t chunk = chunk_size(N, rows, P);
     dispatch_floating(x.dtype(), "convolution_2d", [&](auto t) {
       using T = decltype(t);
@@ -102,7 +103,7 @@ class Convolution2D final : public Function {
       const T* pw = Wp.param.data<T>();
       T* pgw = Wp.grad.data<T>();
       T* pgb = c_.nobias ? nullptr : (*parameters)[offset_ + 1].grad.data<T>();
-      T* pgx = gx.data<T>();
+      T* pgx = want_gx ? gx.data<T>() : nullptr;
       Array col = Array::empty(x.dtype(), Shape{rows * chunk * P}, x.device());
       Array gmat = Array::empty(x.dtype(), Shape{O * chunk * P}, x.device());
       T* pcol = col.data<T>();
@@ -128,6 +129,7 @@ class Convolution2D final : public Function {
         });
         cpu::im2col(px, g, n0, nc, pcol);
         cpu::gemm(false, true, O, rows, ld, T(1), pg, ld, pcol, ld, T(1), pgw, rows);
+        if (!pgx) continue;
         cpu::gemm(true, false, rows, ld, O, T(1), pw, rows, pg, ld, T(0), pcol, ld);
         cpu::col2im_add(pcol, g, n0, nc, pgx);
       }

@@ -68,7 +68,8 @@ class Linear final : public Function {
     Parameter& pw = parameter_at(*this, 0);
     check_weights(pw.param);
     const int64_t n = gy.shape()[0];
-    Array gx = Array::empty(x.dtype(), x.shape(), x.device());
+    const bool want_gx = needs_input_grad(0);  // not for data (requires_grad 0)
+    Array gx = want_gx ? Array::empty(x.dtype(), x.shape(), x.device()) : Array();
     dispatch_floating(x.dtype(), "Linear", [&](auto t) {
       using T = decltype(t);
       const T* pgy = gy.data<T>();
@@ -80,6 +81,7 @@ class Linear final : public Function {
         for (int64_t i = 0; i < n; ++i)
           for (int64_t j = 0; j < out_; ++j) gb[j] += pgy[i * out_ + j];
       }
+      if (!want_gx) return;
       T* pgx = gx.data<T>();
       if (n && in_) {  // gx = gy W
         if (out_)
