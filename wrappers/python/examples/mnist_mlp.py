@@ -67,6 +67,7 @@ def main():
     def forward(x_data, y_data, train=True):
         x = Variable(x_data, volatile=not train)
         t = Variable(y_data, volatile=not train)
+        x.requires_grad = False  # not in the seed: l1 then skips the input gradient
         h1 = F.relu(model.l1(x))
         h2 = F.relu(model.l2(h1))
         y = model.l3(h2)
