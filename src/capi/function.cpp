@@ -81,7 +81,7 @@ ch_status ch_function_apply(ch_function* function, ch_variable* const* inputs, s
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": '", f->name(),
          "' is a built-in function node and cannot be applied again; call its ch_functions_* entry "
          "point");
-  std::vector<VarPtr> ys = apply_function(node, xs);
+  std::vector<VarPtr> ys = apply_function(node, std::move(xs));
   size_t n = std::min(capacity, ys.size());
   try {
     for (size_t i = 0; i < n; ++i) outputs[i] = new_variable_handle(ys[i]);

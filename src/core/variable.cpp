@@ -59,7 +59,7 @@ void Function::unchain() {
   for (VarPtr& x : inputs) x.reset();
 }
 
-std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& inputs) {
+std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs) {
   if (f->applied)
     fail(CH_ERR_GRAPH, "function '", f->name(), "' is a graph node that was already applied");
   bool vol = !inputs.empty() && inputs[0]->is_volatile;
@@ -87,7 +87,7 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& 
     requires_grad = requires_grad || x->requires_grad;
   }
   f->rank = rank;
-  f->inputs = inputs;
+  f->inputs = std::move(inputs);  // the caller's list: no copy for the usual temporary
   f->outputs.reserve(outs.size());
   f->output_info.reserve(outs.size());
   for (const VarPtr& y : outs) {
@@ -101,8 +101,8 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& 
   return outs;
 }
 
-VarPtr apply1(const FuncPtr& f, const std::vector<VarPtr>& inputs) {
-  std::vector<VarPtr> outs = apply_function(f, inputs);
+VarPtr apply1(const FuncPtr& f, std::vector<VarPtr> inputs) {
+  std::vector<VarPtr> outs = apply_function(f, std::move(inputs));
   if (outs.size() != 1)
     fail(CH_ERR_INTERNAL, f->name(), ": expected one output, got ", outs.size());
   return std::move(outs[0]);

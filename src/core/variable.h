@@ -103,8 +103,8 @@ class Function {
 
 // Run forward and, unless inputs are volatile, record the node in the graph.
 // Mixing volatile and non-volatile inputs is Error(CH_ERR_GRAPH).
-std::vector<VarPtr> apply_function(const FuncPtr& f, const std::vector<VarPtr>& inputs);
-VarPtr apply1(const FuncPtr& f, const std::vector<VarPtr>& inputs);
+std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs);
+VarPtr apply1(const FuncPtr& f, std::vector<VarPtr> inputs);
 
 // Error backpropagation from `v` (see ch_variable_backward).
 void backward(const VarPtr& v, bool retain_grad);

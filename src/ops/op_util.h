@@ -22,8 +22,8 @@ inline void check_float_pair(const char* who, const Array& a, const Array& b) {
     fail(CH_ERR_DTYPE, who, ": operands have different dtypes (", dtype_name(a.dtype()), " and ",
          dtype_name(b.dtype()), ")");
   if (a.device() != b.device())
-    fail(CH_ERR_DEVICE, who, ": operands are on different devices (", a.device().to_string(), " and ",
-         b.device().to_string(), ")");
+    fail(CH_ERR_DEVICE, who, ": operands are on different devices (", a.device().to_string(),
+         " and ", b.device().to_string(), ")");
 }
 
 // y[i] = f(x[i]) for a float array, f called with the element type.
@@ -33,7 +33,7 @@ Array unary(const char* who, const Array& x, F f) {
   Array y = Array::empty_like(x);
   dispatch_floating(x.dtype(), who, [&](auto t) {
     using T = decltype(t);
-    cpu::map(x.data<T>(), y.data<T>(), x.size(), [&](T v) { return f(v); });
+    cpu::map(x.data<T>(), y.data<T>(), x.size(), [f](T v) { return f(v); });
   });
   return y;
 }

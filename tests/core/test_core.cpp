@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "backend/cpu/parallel.h"
 #include "core/allocator.h"
 #include "core/array.h"
 #include "core/error.h"
@@ -420,3 +421,29 @@ TEST(CoreError, FailFormatsParts) {
 }
 
 }  // namespace
+
+// ---- CPU thread pool -----------------------------------------------------------------------
+
+TEST(CoreParallel, EveryIndexOnceWhateverTheThreadCount) {
+  const int saved = cpu::num_threads();
+  for (int threads : {1, 2, 3, 8}) {
+    cpu::set_num_threads(threads);
+    for (int64_t n : {0, 1, 7, 1000, 100003}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      cpu::parallel_for(n, 10, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+      });
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n " << n << " threads " << threads;
+    }
+  }
+  // A parallel_for inside another runs inline (no deadlock), still covering all.
+  cpu::set_num_threads(2);
+  std::atomic<int64_t> total{0};
+  cpu::parallel_for(4, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      cpu::parallel_for(1000, 10, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
+  });
+  EXPECT_EQ(total.load(), 4000);
+  cpu::set_num_threads(saved);
+}

@@ -24,7 +24,8 @@ int default_threads() {
 std::atomic<int> g_threads{0};                 // 0 = not yet initialised
 thread_local bool in_parallel_region = false;  // nested parallel_for runs inline
 
-// Workers wait for a job generation to change, run their chunk, and report.
+// Workers sleep until a job has chunks left, then take chunks (as the caller
+// does) until none is left.
 class Pool {
  public:
   static Pool& instance() {
@@ -35,26 +36,32 @@ class Pool {
   void run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& body) {
     std::lock_guard<std::mutex> one_job(job_mutex_);  // one parallel job at a time
     ensure_workers(static_cast<int>(chunks) - 1);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      body_ = &body;
-      n_ = n;
-      chunks_ = chunks;
-      next_chunk_ = 1;  // chunk 0 is the caller's
-      pending_ = chunks - 1;
-      ++generation_;
-    }
-    wake_.notify_all();
-    run_chunk(0);
     std::unique_lock<std::mutex> lock(mutex_);
+    body_ = &body;
+    n_ = n;
+    chunks_ = chunks;
+    next_chunk_ = 0;
+    pending_ = chunks;
+    wake_.notify_all();
+    // The caller takes chunks too: on a busy machine a worker may be slow to
+    // wake, and then the caller does its share instead of waiting for it.
+    drain(lock);
     done_.wait(lock, [&] { return pending_ == 0; });
     body_ = nullptr;
   }
 
  private:
-  void run_chunk(int64_t c) {
-    int64_t begin = n_ * c / chunks_, end = n_ * (c + 1) / chunks_;
-    if (begin < end) (*body_)(begin, end);
+  // Take and run chunks of the current job until none is left (lock held on
+  // entry and exit, released while a chunk runs).
+  void drain(std::unique_lock<std::mutex>& lock) {
+    while (next_chunk_ < chunks_) {
+      const int64_t c = next_chunk_++;
+      lock.unlock();
+      const int64_t begin = n_ * c / chunks_, end = n_ * (c + 1) / chunks_;
+      if (begin < end) (*body_)(begin, end);
+      lock.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
   }
 
   void ensure_workers(int wanted) {
@@ -63,16 +70,10 @@ class Pool {
 
   void work() {
     in_parallel_region = true;
-    uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return generation_ != seen && next_chunk_ < chunks_; });
-      seen = generation_;
-      int64_t c = next_chunk_++;
-      lock.unlock();
-      run_chunk(c);
-      lock.lock();
-      if (--pending_ == 0) done_.notify_one();
+      wake_.wait(lock, [&] { return next_chunk_ < chunks_; });
+      drain(lock);
     }
   }
 
@@ -81,7 +82,6 @@ class Pool {
   int workers_ = 0;  // detached threads, alive for the life of the process
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t n_ = 0, chunks_ = 0, next_chunk_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
 };
 
 }  // namespace
