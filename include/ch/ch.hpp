@@ -13,6 +13,8 @@
 //  - Operators and free functions over ch::Variable for the built-in functions.
 //  - ch::FunctionBase: subclass it to write a differentiable function in C++.
 //  - Gradient checking: ch::numerical_grad, ch::allclose, ch::check_backward.
+//  - ch::F: the neural-network functions (F::relu, F::Linear(...), ...); ch::config.
+//  - Training: ch::FunctionSet, ch::Optimizer, ch::datasets.
 //
 // Exceptions and callbacks. No C++ exception ever unwinds through the C library: every
 // callback this header hands to the library catches everything. An exception thrown inside
@@ -571,6 +573,12 @@ class Variable : public detail::Handle<ch_variable, ch_variable_retain, ch_varia
   void unchain_backward() { check(ch_variable_unchain_backward(get())); }
 
   bool is_volatile() const noexcept { return ch_variable_is_volatile(get()) != 0; }
+  /// Whether backward computes this variable's gradient (default true). Mark data false:
+  /// the first layer then skips its input gradient.
+  bool requires_grad() const noexcept { return ch_variable_requires_grad(get()) != 0; }
+  void set_requires_grad(bool requires_grad) {
+    check(ch_variable_set_requires_grad(get(), requires_grad ? 1 : 0));
+  }
   /// Number of elements of the data.
   int64_t size() const noexcept { return ch_variable_size(get()); }
   /// Shape and dtype of the data.
@@ -1429,6 +1437,287 @@ inline Array read_idx(const std::string& path, ch_dtype dtype = CH_FLOAT32, doub
   return Array::adopt(out);
 }
 }  // namespace datasets
+
+// ===========================================================================================
+// Neural networks: ch::F (Chainer's chainer.functions) and ch::config
+// ===========================================================================================
+
+/// Chainer's `F.`: the built-in neural-network functions as free functions over Variables,
+/// and the parameterized ones (Linear, Convolution2D, ...) as factories of function objects
+/// applied with their call operator:
+///
+///   ch::Function l1 = ch::F::Linear(784, 100), l2 = ch::F::Linear(100, 10);
+///   ch::Variable y = l2(ch::F::relu(l1(x)));
+///   ch::Variable loss = ch::F::softmax_cross_entropy(y, t);
+///
+/// Defaults are the seed's (Chainer 1.0.1). Parameterized functions hold float32 parameters
+/// unless a dtype is given (last argument). Errors throw ch::Error with the library's message.
+namespace F {
+
+/// A pair of extents (height, width): from one int (both) or two ({kh, kw}, a std::pair).
+struct Int2 {
+  int64_t h = 0, w = 0;
+  Int2(int64_t both) noexcept : h(both), w(both) {}  // NOLINT: implicit on purpose
+  Int2(int64_t h_, int64_t w_) noexcept : h(h_), w(w_) {}
+  template <class A, class B>
+  Int2(const std::pair<A, B>& p) noexcept  // NOLINT: implicit on purpose
+      : h(static_cast<int64_t>(p.first)), w(static_cast<int64_t>(p.second)) {}
+};
+
+// ---- activation
+
+inline Variable relu(const Variable& x) { return detail::call(ch_functions_relu, x); }
+/// y = x (x >= 0), slope * x (x < 0).
+inline Variable leaky_relu(const Variable& x, double slope = 0.2) {
+  return detail::call(ch_functions_leaky_relu, x, slope);
+}
+inline Variable sigmoid(const Variable& x) { return detail::call(ch_functions_sigmoid, x); }
+inline Variable tanh(const Variable& x) { return detail::call(ch_functions_tanh, x); }
+/// Softmax over axis 1.
+inline Variable softmax(const Variable& x) { return detail::call(ch_functions_softmax, x); }
+/// LSTM activation: returns (c, h) from the previous cell state c_prev (N, U) and the
+/// signal x (N, 4U), gates interleaved as Chainer 1.0.1.
+inline std::pair<Variable, Variable> lstm(const Variable& c_prev, const Variable& x) {
+  ch_variable* c = nullptr;
+  ch_variable* h = nullptr;
+  ch_status st = ch_functions_lstm(&c, &h, c_prev.get(), x.get());
+  std::pair<Variable, Variable> out(Variable::adopt(c), Variable::adopt(h));
+  check(st);
+  return out;
+}
+
+// ---- array
+
+/// Permute the axes (output axis i = input axis axes[i]); no axes reverses them.
+inline Variable transpose(const Variable& x, const std::vector<int32_t>& axes = {}) {
+  ch_variable* out = nullptr;
+  check(ch_functions_transpose(&out, x.get(), axes.empty() ? nullptr : axes.data(),
+                               static_cast<int32_t>(axes.size())));
+  return Variable::adopt(out);
+}
+/// Concatenate along `axis` (default 1).
+inline Variable concat(const std::vector<Variable>& xs, int32_t axis = 1) {
+  std::vector<ch_variable*> hs;
+  hs.reserve(xs.size());
+  for (const Variable& v : xs) hs.push_back(v.get());
+  ch_variable* out = nullptr;
+  check(ch_functions_concat(&out, hs.data(), hs.size(), axis));
+  return Variable::adopt(out);
+}
+/// Copy to the device `dst` (gradient copied back).
+inline Variable copy(const Variable& x, ch_device dst) {
+  ch_variable* out = nullptr;
+  check(ch_functions_copy(&out, x.get(), dst));
+  return Variable::adopt(out);
+}
+
+// ---- math
+
+/// op(a) op(b) for 2-D operands (a 1-D one is a column vector).
+inline Variable matmul(const Variable& a, const Variable& b, bool transa = false,
+                       bool transb = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_matmul(&out, a.get(), b.get(), transa ? 1 : 0, transb ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// Batched op(a[i]) op(b[i]) for (B, m, k) and (B, k, n) operands.
+inline Variable batch_matmul(const Variable& a, const Variable& b, bool transa = false,
+                             bool transb = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_batch_matmul(&out, a.get(), b.get(), transa ? 1 : 0, transb ? 1 : 0));
+  return Variable::adopt(out);
+}
+
+// ---- loss and evaluation
+
+/// Mean over the batch of -log softmax(x)[i, t[i]]; t: int32 labels.
+inline Variable softmax_cross_entropy(const Variable& x, const Variable& t) {
+  return detail::call(ch_functions_softmax_cross_entropy, x, t);
+}
+/// mean((x0 - x1)^2) over all elements.
+inline Variable mean_squared_error(const Variable& x0, const Variable& x1) {
+  return detail::call(ch_functions_mean_squared_error, x0, x1);
+}
+/// Fraction of rows of y whose arg-max is the int32 label.
+inline Variable accuracy(const Variable& y, const Variable& t) {
+  return detail::call(ch_functions_accuracy, y, t);
+}
+
+// ---- noise
+
+/// Dropout with probability `ratio`; train: CH_MODE_TRAIN / CH_MODE_TEST (or true / false), or
+/// CH_MODE_DEFAULT for ch::config::train(). In test mode returns x itself.
+inline Variable dropout(const Variable& x, double ratio = 0.5, int32_t train = CH_MODE_DEFAULT) {
+  ch_variable* out = nullptr;
+  check(ch_functions_dropout(&out, x.get(), ratio, train));
+  return Variable::adopt(out);
+}
+
+// ---- normalization and pooling
+
+inline Variable local_response_normalization(const Variable& x, int32_t n = 5, double k = 2,
+                                             double alpha = 1e-4, double beta = 0.75) {
+  ch_variable* out = nullptr;
+  check(ch_functions_local_response_normalization(&out, x.get(), n, k, alpha, beta));
+  return Variable::adopt(out);
+}
+/// Max pooling of NCHW x; stride 0 means the window size (the seed's stride=None).
+inline Variable max_pooling_2d(const Variable& x, Int2 ksize, Int2 stride = 0, Int2 pad = 0,
+                               bool cover_all = true) {
+  ch_variable* out = nullptr;
+  check(ch_functions_max_pooling_2d(&out, x.get(), ksize.h, ksize.w, stride.h, stride.w, pad.h,
+                                    pad.w, cover_all ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// Average pooling of NCHW x (padding counts as zeros); stride 0 means the window size.
+inline Variable average_pooling_2d(const Variable& x, Int2 ksize, Int2 stride = 0, Int2 pad = 0) {
+  ch_variable* out = nullptr;
+  check(ch_functions_average_pooling_2d(&out, x.get(), ksize.h, ksize.w, stride.h, stride.w, pad.h,
+                                        pad.w));
+  return Variable::adopt(out);
+}
+
+// ---- parameterized functions (factories of function objects)
+
+/// y = x W^T + b; W (out_size, in_size) ~ N(0, wscale^2 / in_size) unless initialW, b = bias
+/// unless initial_bias; nobias drops b. Parameters "W", "b".
+inline Function Linear(int64_t in_size, int64_t out_size, double wscale = 1, double bias = 0,
+                       bool nobias = false, const Array& initialW = Array(),
+                       const Array& initial_bias = Array(), ch_dtype dtype = CH_FLOAT32) {
+  ch_function* out = nullptr;
+  check(ch_functions_linear_new(&out, in_size, out_size, dtype, wscale, bias, nobias ? 1 : 0,
+                                initialW.get(), initial_bias.get()));
+  return Function::adopt(out);
+}
+/// 2-D convolution of NCHW input; ksize, stride, pad: one int or {h, w}.
+inline Function Convolution2D(int64_t in_channels, int64_t out_channels, Int2 ksize,
+                              Int2 stride = 1, Int2 pad = 0, double wscale = 1, double bias = 0,
+                              bool nobias = false, const Array& initialW = Array(),
+                              const Array& initial_bias = Array(), ch_dtype dtype = CH_FLOAT32) {
+  ch_function* out = nullptr;
+  check(ch_functions_convolution_2d_new(&out, in_channels, out_channels, ksize.h, ksize.w, stride.h,
+                                        stride.w, pad.h, pad.w, dtype, wscale, bias, nobias ? 1 : 0,
+                                        initialW.get(), initial_bias.get()));
+  return Function::adopt(out);
+}
+/// Embedding: W (in_size, out_size) ~ N(0, 1) unless initialW; applied to int32 ids.
+inline Function EmbedID(int64_t in_size, int64_t out_size, const Array& initialW = Array(),
+                        ch_dtype dtype = CH_FLOAT32) {
+  ch_function* out = nullptr;
+  check(ch_functions_embed_id_new(&out, in_size, out_size, dtype, initialW.get()));
+  return Function::adopt(out);
+}
+/// Parametric ReLU with slopes W of `shape` (empty: one slope) filled with `init`.
+inline Function PReLU(const Shape& shape = {}, double init = 0.25, ch_dtype dtype = CH_FLOAT32) {
+  ch_function* out = nullptr;
+  check(ch_functions_prelu_new(&out, shape.data(), detail::shape_ndim(shape), dtype, init));
+  return Function::adopt(out);
+}
+/// A function of no inputs that outputs its parameter "W" (a copy of `array`): p().
+inline Function Parameter(const Array& array) {
+  ch_function* out = nullptr;
+  check(ch_functions_parameter_new(&out, array.get()));
+  return Function::adopt(out);
+}
+/// GoogLeNet's inception module (12 parameters).
+inline Function Inception(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3,
+                          int64_t proj5, int64_t out5, int64_t proj_pool,
+                          ch_dtype dtype = CH_FLOAT32) {
+  ch_function* out = nullptr;
+  check(ch_functions_inception_new(&out, in_channels, out1, proj3, out3, proj5, out5, proj_pool,
+                                   dtype));
+  return Function::adopt(out);
+}
+/// Hierarchical softmax over a binary tree given flat (see <ch/functions.h>): tree[2k],
+/// tree[2k + 1] are the children of internal node k; a code c < 0 is word -c - 1. Applied
+/// to (x, t), it returns the summed loss.
+inline Function BinaryHierarchicalSoftmax(int64_t in_size, const std::vector<int32_t>& tree,
+                                          const Array& initialW = Array(),
+                                          ch_dtype dtype = CH_FLOAT32) {
+  ch_function* out = nullptr;
+  check(ch_functions_binary_hierarchical_softmax_new(
+      &out, in_size, tree.data(), static_cast<int64_t>(tree.size() / 2), dtype, initialW.get()));
+  return Function::adopt(out);
+}
+/// The seed's BinaryHierarchicalSoftmax.create_huffman_tree for words 0..counts.size()-1,
+/// in the flat encoding BinaryHierarchicalSoftmax takes.
+inline std::vector<int32_t> create_huffman_tree(const std::vector<double>& counts) {
+  std::vector<int32_t> tree(counts.empty() ? 0 : 2 * (counts.size() - 1));
+  check(ch_functions_binary_hierarchical_softmax_create_huffman_tree(
+      tree.data(), static_cast<int64_t>(tree.size()), counts.data(),
+      static_cast<int64_t>(counts.size())));
+  return tree;
+}
+
+/// Batch normalization over the batch axis (and trailing axes) per feature of shape `size`
+/// ({C} for NCHW input, {D} for (N, D)). A Function: bn(x) runs in the process default mode;
+/// bn(x, train, finetune) in a given one.
+class BatchNormalization : public Function {
+ public:
+  explicit BatchNormalization(const Shape& size, double decay = 0.9, double eps = 1e-5,
+                              ch_dtype dtype = CH_FLOAT32)
+      : Function(create(size, decay, eps, dtype)) {}
+  /// View a function object made by the C API as a BatchNormalization (checked on use).
+  explicit BatchNormalization(const Function& bn) : Function(bn) {}
+
+  using Function::operator();
+  /// Apply in mode `train` (CH_MODE_TRAIN / CH_MODE_TEST / CH_MODE_DEFAULT, or a bool).
+  Variable operator()(const Variable& x, int32_t train, bool finetune = false) const {
+    ch_variable* out = nullptr;
+    check(ch_functions_batch_normalization_apply(&out, get(), x.get(), train, finetune ? 1 : 0));
+    return Variable::adopt(out);
+  }
+  /// Running mean and variance (shared with the function: writing them changes them).
+  Array avg_mean() const { return state().first; }
+  Array avg_var() const { return state().second; }
+  std::pair<Array, Array> state() const {
+    ch_array* mean = nullptr;
+    ch_array* var = nullptr;
+    ch_status st = ch_functions_batch_normalization_state(&mean, &var, get());
+    std::pair<Array, Array> out(Array::adopt(mean), Array::adopt(var));
+    check(st);
+    return out;
+  }
+  /// The seed's start_finetuning().
+  void start_finetuning() { check(ch_functions_batch_normalization_start_finetuning(get())); }
+
+ private:
+  static Function create(const Shape& size, double decay, double eps, ch_dtype dtype) {
+    ch_function* out = nullptr;
+    check(ch_functions_batch_normalization_new(&out, size.data(), detail::shape_ndim(size), decay,
+                                               eps, dtype));
+    return Function::adopt(out);
+  }
+};
+
+}  // namespace F
+
+/// Process-wide settings (<ch/config.h>).
+namespace config {
+/// Default mode of dropout and batch normalization called with CH_MODE_DEFAULT.
+inline void set_train(bool train) noexcept { ch_config_set_train(train ? 1 : 0); }
+inline bool train() noexcept { return ch_config_train() != 0; }
+/// Threads of the CPU kernels and BLAS (>= 1).
+inline void set_num_threads(int32_t n) { check(ch_config_set_num_threads(n)); }
+inline int32_t num_threads() noexcept { return ch_config_num_threads(); }
+/// Reseed the engine's generator (parameter initialisation, dropout).
+inline void seed(uint64_t seed) noexcept { ch_config_seed(seed); }
+/// The BLAS library in use.
+inline std::string blas() { return ch_config_blas(); }
+
+/// Sets the default mode for its lifetime and restores the previous one:
+///   { ch::config::TrainMode test(false); ... evaluate ... }
+class TrainMode {
+ public:
+  explicit TrainMode(bool train) noexcept : saved_(ch::config::train()) { set_train(train); }
+  ~TrainMode() { set_train(saved_); }
+  TrainMode(const TrainMode&) = delete;
+  TrainMode& operator=(const TrainMode&) = delete;
+
+ private:
+  bool saved_;
+};
+}  // namespace config
 
 // ===========================================================================================
 // Debugging

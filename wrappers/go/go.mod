@@ -1,0 +1,3 @@
+module chainerc.dev/chainerc
+
+go 1.19

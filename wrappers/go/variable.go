@@ -1,0 +1,236 @@
+package chainerc
+
+/*
+#include "capi_gen.h"
+#include "capi_extra.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Variable is an array with the history of the computation that produced
+// it: one reference to a chainerc variable. The graph behind a variable is
+// freed when no variable references it. A graph must not be used from two
+// goroutines at once; handles may be closed from any goroutine.
+type Variable struct {
+	p        *C.ch_variable
+	borrowed bool
+	fin      bool // a finalizer is set (see SetFinalizers)
+}
+
+func newVariable(p unsafe.Pointer) *Variable {
+	v := &Variable{p: (*C.ch_variable)(p)}
+	if finalizers.Load() {
+		v.fin = true
+		runtime.SetFinalizer(v, (*Variable).Close)
+	}
+	return v
+}
+
+// NewVariable makes a root variable holding data (shared, not copied).
+func NewVariable(data *Array) (*Variable, error) { return newVar(data, false) }
+
+// NewVolatile makes a volatile variable: functions applied to it record no
+// history.
+func NewVolatile(data *Array) (*Variable, error) { return newVar(data, true) }
+
+func newVar(data *Array, volatile bool) (*Variable, error) {
+	vol := C.int32_t(0)
+	if volatile {
+		vol = 1
+	}
+	r := C.g_ch_variable_new(data.p, vol)
+	runtime.KeepAlive(data)
+	if err := errOf(r); err != nil {
+		return nil, err
+	}
+	return newVariable(r.out), nil
+}
+
+// VariableOf makes a root variable from a copy of values.
+func VariableOf[T Elem](values []T, shape ...int64) (*Variable, error) {
+	a, err := NewArray(values, shape...)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	return NewVariable(a)
+}
+
+// Close releases the handle (idempotent).
+func (v *Variable) Close() {
+	if v == nil || v.p == nil || v.borrowed {
+		return
+	}
+	C.ch_variable_release(v.p)
+	v.p = nil
+	if v.fin {
+		v.fin = false
+		runtime.SetFinalizer(v, nil)
+	}
+}
+
+// Retain returns another owned handle to the same variable.
+func (v *Variable) Retain() *Variable {
+	p := C.ch_variable_retain(v.p)
+	runtime.KeepAlive(v)
+	return newVariable(unsafe.Pointer(p))
+}
+
+// Ptr is the C handle, valid while v is alive.
+func (v *Variable) Ptr() unsafe.Pointer { return unsafe.Pointer(v.p) }
+
+// Data is the data array (shared).
+func (v *Variable) Data() (*Array, error) {
+	r := C.g_ch_variable_data(v.p)
+	runtime.KeepAlive(v)
+	if err := errOf(r); err != nil {
+		return nil, err
+	}
+	return newArray(r.out), nil
+}
+
+// SetData replaces the data array (shared, not copied).
+func (v *Variable) SetData(a *Array) error {
+	r := C.g_ch_variable_set_data(v.p, a.p)
+	runtime.KeepAlive(v)
+	runtime.KeepAlive(a)
+	return errOf(r)
+}
+
+// Grad is the gradient, or nil before backward reached it.
+func (v *Variable) Grad() (*Array, error) {
+	r := C.g_ch_variable_grad(v.p)
+	runtime.KeepAlive(v)
+	if err := errOf(r); err != nil {
+		return nil, err
+	}
+	if r.out == nil {
+		return nil, nil
+	}
+	return newArray(r.out), nil
+}
+
+// SetGrad sets (nil clears) the gradient, e.g. the initial error.
+func (v *Variable) SetGrad(g *Array) error {
+	var p *C.ch_array
+	if g != nil {
+		p = g.p
+	}
+	r := C.g_ch_variable_set_grad(v.p, p)
+	runtime.KeepAlive(v)
+	runtime.KeepAlive(g)
+	return errOf(r)
+}
+
+// Creator is the function application that made v (nil for a root).
+func (v *Variable) Creator() (*Function, error) {
+	r := C.g_ch_variable_creator(v.p)
+	runtime.KeepAlive(v)
+	if err := errOf(r); err != nil {
+		return nil, err
+	}
+	if r.out == nil {
+		return nil, nil
+	}
+	return newFunction(r.out), nil
+}
+
+func (v *Variable) IsVolatile() bool {
+	b := C.ch_variable_is_volatile(v.p) != 0
+	runtime.KeepAlive(v)
+	return b
+}
+
+// SetRequiresGrad sets whether backward computes a gradient for v (default
+// true; false on inputs such as training data skips their gradients).
+func (v *Variable) SetRequiresGrad(requiresGrad bool) error {
+	r := C.g_ch_variable_set_requires_grad(v.p, b32(requiresGrad))
+	runtime.KeepAlive(v)
+	return errOf(r)
+}
+
+// RequiresGrad reports the flag.
+func (v *Variable) RequiresGrad() bool {
+	b := C.ch_variable_requires_grad(v.p) != 0
+	runtime.KeepAlive(v)
+	return b
+}
+
+// Size is the number of elements.
+func (v *Variable) Size() int {
+	n := int(C.ch_variable_size(v.p))
+	runtime.KeepAlive(v)
+	return n
+}
+
+// Backward backpropagates from v (its grad, or ones for one element, is the
+// initial error); intermediate grads are freed as they are used.
+func (v *Variable) Backward() error { return v.backward(0) }
+
+// BackwardRetainGrad keeps the grads of intermediate variables.
+func (v *Variable) BackwardRetainGrad() error { return v.backward(1) }
+
+func (v *Variable) backward(retain C.int32_t) error {
+	r := C.g_ch_variable_backward(v.p, retain)
+	runtime.KeepAlive(v)
+	return errOf(r)
+}
+
+// UnchainBackward cuts the graph behind v (truncated BPTT).
+func (v *Variable) UnchainBackward() error {
+	r := C.g_ch_variable_unchain_backward(v.p)
+	runtime.KeepAlive(v)
+	return errOf(r)
+}
+
+// Float32s, Float64s copy the data; GradFloat32s, GradFloat64s the gradient
+// (nil when there is none).
+func (v *Variable) Float32s() ([]float32, error)     { return varValues[float32](v) }
+func (v *Variable) Float64s() ([]float64, error)     { return varValues[float64](v) }
+func (v *Variable) GradFloat32s() ([]float32, error) { return gradValues[float32](v) }
+func (v *Variable) GradFloat64s() ([]float64, error) { return gradValues[float64](v) }
+
+func varValues[T Elem](v *Variable) ([]T, error) {
+	d, err := v.Data()
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return Values[T](d)
+}
+
+func gradValues[T Elem](v *Variable) ([]T, error) {
+	g, err := v.Grad()
+	if err != nil || g == nil {
+		return nil, err
+	}
+	defer g.Close()
+	return Values[T](g)
+}
+
+// Shape of the data.
+func (v *Variable) Shape() ([]int64, error) {
+	d, err := v.Data()
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Shape(), nil
+}
+
+func (v *Variable) String() string {
+	if v == nil || v.p == nil {
+		return "Variable(<closed>)"
+	}
+	d, err := v.Data()
+	if err != nil {
+		return "Variable(<" + err.Error() + ">)"
+	}
+	defer d.Close()
+	return fmt.Sprintf("Variable(%v, volatile %v)", d, v.IsVolatile())
+}

@@ -1,0 +1,64 @@
+//! Process-wide settings (include/ch/config.h) and debugging counters.
+use crate::error::{check, Result};
+use chainerc_sys as sys;
+use std::ffi::CStr;
+
+/// Train/test flag for functions that behave differently (dropout, batch
+/// normalization).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Test,
+    Train,
+    /// Whatever `set_train` last set.
+    Default,
+}
+
+impl Mode {
+    pub fn raw(self) -> i32 {
+        match self {
+            Mode::Test => sys::CH_MODE_TEST,
+            Mode::Train => sys::CH_MODE_TRAIN,
+            Mode::Default => sys::CH_MODE_DEFAULT,
+        }
+    }
+}
+
+pub fn set_train(train: bool) {
+    unsafe { sys::ch_config_set_train(train as i32) }
+}
+pub fn train() -> bool {
+    unsafe { sys::ch_config_train() != 0 }
+}
+pub fn set_num_threads(n: i32) -> Result<()> {
+    check(unsafe { sys::ch_config_set_num_threads(n) })
+}
+pub fn num_threads() -> i32 {
+    unsafe { sys::ch_config_num_threads() }
+}
+/// Reseed the CPU random generator.
+pub fn seed(seed: u64) {
+    unsafe { sys::ch_config_seed(seed) }
+}
+pub fn blas() -> String {
+    unsafe { CStr::from_ptr(sys::ch_config_blas()).to_string_lossy().into_owned() }
+}
+
+/// Live handle counts, for leak checks.
+pub mod debug {
+    use chainerc_sys as sys;
+    pub fn live_handles() -> i64 {
+        unsafe { sys::ch_debug_live_handles() }
+    }
+    pub fn live_arrays() -> i64 {
+        unsafe { sys::ch_debug_live_arrays() }
+    }
+    pub fn live_variables() -> i64 {
+        unsafe { sys::ch_debug_live_variables() }
+    }
+    pub fn live_functions() -> i64 {
+        unsafe { sys::ch_debug_live_functions() }
+    }
+    pub fn report_live_handles() {
+        unsafe { sys::ch_debug_report_live_handles() }
+    }
+}

@@ -1,0 +1,354 @@
+//! Function objects (`ch_function`): built-in parameterized functions,
+//! recorded applications (a variable's creator) and custom functions written
+//! in Rust.
+use crate::array::Array;
+use crate::error::{check, guard, Error, ErrorKind, Result};
+use crate::variable::Variable;
+use chainerc_sys as sys;
+use std::ffi::{c_void, CStr, CString};
+use std::ptr::{self, NonNull};
+
+/// A function object or a recorded application: a reference-counted handle.
+#[repr(transparent)]
+pub struct Function {
+    raw: NonNull<sys::ch_function>,
+}
+
+unsafe impl Send for Function {}
+unsafe impl Sync for Function {}
+
+/// A parameter of a function: its array, its gradient and its name.
+#[derive(Debug, Clone)]
+pub struct Parameter {
+    pub name: String,
+    pub param: Array,
+    pub grad: Array,
+}
+
+impl Function {
+    /// # Safety
+    /// `raw` must be a live ch_function reference that the caller owns.
+    pub unsafe fn from_raw(raw: *mut sys::ch_function) -> Function {
+        Function { raw: NonNull::new(raw).expect("a non-NULL ch_function") }
+    }
+    pub fn into_raw(self) -> *mut sys::ch_function {
+        let p = self.raw.as_ptr();
+        std::mem::forget(self);
+        p
+    }
+    pub fn as_ptr(&self) -> *mut sys::ch_function {
+        self.raw.as_ptr()
+    }
+
+    /// A function object whose forward and backward are `imp`'s methods.
+    /// `imp` is moved into the object and dropped when the object and every
+    /// application of it are gone.
+    pub fn new<T: FunctionImpl>(name: &str, imp: T) -> Result<Function> {
+        let cname = CString::new(name)
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("function name {name:?} contains NUL")))?;
+        let user: Box<Box<dyn FunctionImpl>> = Box::new(Box::new(imp));
+        let user = Box::into_raw(user) as *mut c_void;
+        let def = sys::ch_function_def {
+            version: sys::CH_FUNCTION_DEF_VERSION as u32,
+            name: cname.as_ptr(),
+            forward: Some(forward_trampoline::<0>),
+            backward: Some(backward_trampoline::<0>),
+            forward_cpu: Some(forward_trampoline::<1>),
+            backward_cpu: Some(backward_trampoline::<1>),
+            forward_gpu: Some(forward_trampoline::<2>),
+            backward_gpu: Some(backward_trampoline::<2>),
+            user_data: user,
+            destroy: Some(destroy_impl),
+        };
+        let mut out = ptr::null_mut();
+        let st = unsafe { sys::ch_function_new(&mut out, &def) };
+        if st != sys::CH_OK {
+            unsafe { destroy_impl(user) }; // on failure destroy is not called
+            return Err(crate::error::last_error(st));
+        }
+        Ok(unsafe { Function::from_raw(out) })
+    }
+
+    /// Apply to `inputs` (all volatile or none); returns every output.
+    pub fn apply(&self, inputs: &[&Variable]) -> Result<Vec<Variable>> {
+        let ins: Vec<*mut sys::ch_variable> = inputs.iter().map(|v| v.as_ptr()).collect();
+        let mut outs: [*mut sys::ch_variable; 8] = [ptr::null_mut(); 8];
+        let mut n = 0usize;
+        check(unsafe {
+            sys::ch_function_apply(self.as_ptr(), ins.as_ptr(), ins.len(), outs.as_mut_ptr(), outs.len(), &mut n)
+        })?;
+        let mut result: Vec<Variable> = outs[..n.min(8)].iter().map(|p| unsafe { Variable::from_raw(*p) }).collect();
+        if n > 8 {
+            // More outputs than the first try could hold: apply once more with room for all.
+            drop(result);
+            let mut big = vec![ptr::null_mut(); n];
+            check(unsafe {
+                sys::ch_function_apply(self.as_ptr(), ins.as_ptr(), ins.len(), big.as_mut_ptr(), n, &mut n)
+            })?;
+            result = big.into_iter().map(|p| unsafe { Variable::from_raw(p) }).collect();
+        }
+        Ok(result)
+    }
+    /// Apply and return the single (first) output.
+    pub fn apply1(&self, inputs: &[&Variable]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        let st = with_handles(inputs, |ins, n| unsafe {
+            sys::ch_function_apply(self.as_ptr(), ins, n, &mut out, 1, ptr::null_mut())
+        });
+        check(st)?;
+        Ok(unsafe { Variable::from_raw(out) })
+    }
+
+    pub fn name(&self) -> String {
+        unsafe { CStr::from_ptr(sys::ch_function_name(self.as_ptr())).to_string_lossy().into_owned() }
+    }
+    pub fn input_count(&self) -> usize {
+        unsafe { sys::ch_function_input_count(self.as_ptr()) }
+    }
+    pub fn output_count(&self) -> usize {
+        unsafe { sys::ch_function_output_count(self.as_ptr()) }
+    }
+    /// Input i of an application (None once unchained).
+    pub fn input(&self, index: usize) -> Result<Option<Variable>> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::ch_function_input(&mut out, self.as_ptr(), index) })?;
+        Ok(if out.is_null() { None } else { Some(unsafe { Variable::from_raw(out) }) })
+    }
+    /// Output i of an application (None once freed).
+    pub fn output(&self, index: usize) -> Result<Option<Variable>> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::ch_function_output(&mut out, self.as_ptr(), index) })?;
+        Ok(if out.is_null() { None } else { Some(unsafe { Variable::from_raw(out) }) })
+    }
+    /// Remove this application from the graph.
+    pub fn unchain(&self) -> Result<()> {
+        check(unsafe { sys::ch_function_unchain(self.as_ptr()) })
+    }
+
+    /// Give the function a parameter and its gradient (shared, not copied).
+    pub fn add_parameter(&self, name: &str, param: &Array, grad: &Array) -> Result<()> {
+        let cname = CString::new(name)
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("parameter name {name:?} contains NUL")))?;
+        check(unsafe { sys::ch_function_add_parameter(self.as_ptr(), cname.as_ptr(), param.as_ptr(), grad.as_ptr()) })
+    }
+    pub fn parameter_count(&self) -> usize {
+        unsafe { sys::ch_function_parameter_count(self.as_ptr()) }
+    }
+    pub fn parameter(&self, index: usize) -> Result<Parameter> {
+        let (mut p, mut g, mut n) = (ptr::null_mut(), ptr::null_mut(), ptr::null());
+        check(unsafe { sys::ch_function_parameter(&mut p, &mut g, &mut n, self.as_ptr(), index) })?;
+        let name = unsafe { CStr::from_ptr(n).to_string_lossy().into_owned() };
+        Ok(Parameter { name, param: unsafe { Array::from_raw(p) }, grad: unsafe { Array::from_raw(g) } })
+    }
+    pub fn parameters(&self) -> Result<Vec<Parameter>> {
+        (0..self.parameter_count()).map(|i| self.parameter(i)).collect()
+    }
+    /// The parameter named `name`.
+    pub fn param(&self, name: &str) -> Result<Parameter> {
+        for p in self.parameters()? {
+            if p.name == name {
+                return Ok(p);
+            }
+        }
+        Err(Error::new(ErrorKind::InvalidArgument, format!("function '{}' has no parameter '{name}'", self.name())))
+    }
+}
+
+impl Clone for Function {
+    fn clone(&self) -> Function {
+        unsafe { Function::from_raw(sys::ch_function_retain(self.as_ptr())) }
+    }
+}
+
+impl Drop for Function {
+    fn drop(&mut self) {
+        unsafe {
+            sys::ch_function_release(self.raw.as_ptr());
+        }
+    }
+}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Function({:?})", self.name())
+    }
+}
+
+/// The raw handles of `inputs` as a C array: on the stack for up to 8 inputs
+/// (no allocation on the common path), else in a Vec.
+fn with_handles<R>(inputs: &[&Variable], f: impl FnOnce(*const *mut sys::ch_variable, usize) -> R) -> R {
+    if inputs.len() <= 8 {
+        let mut buf: [*mut sys::ch_variable; 8] = [ptr::null_mut(); 8];
+        for (b, v) in buf.iter_mut().zip(inputs) {
+            *b = v.as_ptr();
+        }
+        f(buf.as_ptr(), inputs.len())
+    } else {
+        let v: Vec<*mut sys::ch_variable> = inputs.iter().map(|v| v.as_ptr()).collect();
+        f(v.as_ptr(), v.len())
+    }
+}
+
+// --- custom functions ----------------------------------------------------------------
+
+/// Per-application context passed to the callbacks: keep arrays from forward
+/// to backward. Borrowed for the duration of one callback.
+pub struct Context<'a> {
+    raw: *mut sys::ch_context,
+    _p: std::marker::PhantomData<&'a mut sys::ch_context>,
+}
+
+impl<'a> Context<'a> {
+    /// Keep `array` (retained) for backward.
+    pub fn save(&mut self, array: &Array) -> Result<()> {
+        check(unsafe { sys::ch_context_save(self.raw, array.as_ptr()) })
+    }
+    pub fn saved_count(&self) -> usize {
+        unsafe { sys::ch_context_saved_count(self.raw) }
+    }
+    /// Saved array i (in save order).
+    pub fn saved(&self, index: usize) -> Result<Array> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::ch_context_saved(&mut out, self.raw, index) })?;
+        Ok(unsafe { Array::from_raw(out) })
+    }
+    /// The function object being applied (e.g. to read its parameters).
+    pub fn function(&self) -> Result<Function> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::ch_context_function(&mut out, self.raw) })?;
+        Ok(unsafe { Function::from_raw(out) })
+    }
+    /// In backward: false when input `index` needs no gradient (its variable
+    /// does not require one), so the callback may skip computing it.
+    pub fn needs_input_grad(&self, index: usize) -> bool {
+        unsafe { sys::ch_context_needs_input_grad(self.raw, index) != 0 }
+    }
+    pub fn as_ptr(&self) -> *mut sys::ch_context {
+        self.raw
+    }
+}
+
+/// A differentiable function written in Rust. The engine calls the methods
+/// through the C callbacks: arrays arrive without copying, as a slice of
+/// borrowed handles (`inputs[i].as_slice::<f32>()` views the memory; clone a
+/// handle to keep it past the call). Inputs, outputs and grad_outputs must
+/// not be written. An `Err` or a panic fails the API call that ran the
+/// callback; its caller gets an `Error` whose `cause()` is the original error
+/// or panic payload.
+pub trait FunctionImpl: Send + Sync + 'static {
+    /// Compute the outputs (at least one).
+    fn forward(&self, ctx: &mut Context<'_>, inputs: &[Array]) -> Result<Vec<Array>>;
+    /// Gradients of the inputs: one entry per input at most, None for no
+    /// gradient (a grad_outputs handle may be returned as it is, cloned).
+    fn backward(
+        &self,
+        ctx: &mut Context<'_>,
+        inputs: &[Array],
+        outputs: &[Array],
+        grad_outputs: &[Array],
+    ) -> Result<Vec<Option<Array>>>;
+    /// Forward for CPU inputs (defaults to `forward`).
+    fn forward_cpu(&self, ctx: &mut Context<'_>, inputs: &[Array]) -> Result<Vec<Array>> {
+        self.forward(ctx, inputs)
+    }
+    /// Forward for GPU inputs (defaults to `forward`).
+    fn forward_gpu(&self, ctx: &mut Context<'_>, inputs: &[Array]) -> Result<Vec<Array>> {
+        self.forward(ctx, inputs)
+    }
+    fn backward_cpu(
+        &self,
+        ctx: &mut Context<'_>,
+        inputs: &[Array],
+        outputs: &[Array],
+        grad_outputs: &[Array],
+    ) -> Result<Vec<Option<Array>>> {
+        self.backward(ctx, inputs, outputs, grad_outputs)
+    }
+    fn backward_gpu(
+        &self,
+        ctx: &mut Context<'_>,
+        inputs: &[Array],
+        outputs: &[Array],
+        grad_outputs: &[Array],
+    ) -> Result<Vec<Option<Array>>> {
+        self.backward(ctx, inputs, outputs, grad_outputs)
+    }
+}
+
+/// The borrowed handles as `&[Array]` without copying: Array is a
+/// transparent non-NULL pointer, and a slice never drops its elements. A NULL
+/// entry (never passed by the engine) is refused rather than turned into an
+/// invalid `Array`.
+unsafe fn borrowed<'a>(p: *const *mut sys::ch_array, n: usize) -> Result<&'a [Array]> {
+    if n == 0 || p.is_null() {
+        return Ok(&[]);
+    }
+    let raw = std::slice::from_raw_parts(p, n);
+    if let Some(i) = raw.iter().position(|q| q.is_null()) {
+        return Err(Error::new(ErrorKind::Callback, format!("the engine passed a NULL array at position {i}")));
+    }
+    Ok(std::slice::from_raw_parts(p as *const Array, n))
+}
+
+unsafe extern "C" fn forward_trampoline<const WHICH: u8>(
+    user: *mut c_void,
+    ctx: *mut sys::ch_context,
+    inputs: *const *mut sys::ch_array,
+    n: usize,
+) -> sys::ch_status {
+    guard(|| {
+        let imp = &**(user as *const Box<dyn FunctionImpl>);
+        let mut c = Context { raw: ctx, _p: std::marker::PhantomData };
+        let ins = borrowed(inputs, n)?;
+        let outs = match WHICH {
+            1 => imp.forward_cpu(&mut c, ins)?,
+            2 => imp.forward_gpu(&mut c, ins)?,
+            _ => imp.forward(&mut c, ins)?,
+        };
+        for o in &outs {
+            check(sys::ch_context_add_output(ctx, o.as_ptr()))?;
+        }
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn backward_trampoline<const WHICH: u8>(
+    user: *mut c_void,
+    ctx: *mut sys::ch_context,
+    inputs: *const *mut sys::ch_array,
+    n_in: usize,
+    outputs: *const *mut sys::ch_array,
+    n_out: usize,
+    gouts: *const *mut sys::ch_array,
+    n_gout: usize,
+) -> sys::ch_status {
+    guard(|| {
+        let imp = &**(user as *const Box<dyn FunctionImpl>);
+        let mut c = Context { raw: ctx, _p: std::marker::PhantomData };
+        let (i, o, g) = (borrowed(inputs, n_in)?, borrowed(outputs, n_out)?, borrowed(gouts, n_gout)?);
+        let grads = match WHICH {
+            1 => imp.backward_cpu(&mut c, i, o, g)?,
+            2 => imp.backward_gpu(&mut c, i, o, g)?,
+            _ => imp.backward(&mut c, i, o, g)?,
+        };
+        if grads.len() > n_in {
+            return Err(Error::new(
+                ErrorKind::Callback,
+                format!("backward returned {} gradients for {} inputs", grads.len(), n_in),
+            ));
+        }
+        for (k, gr) in grads.iter().enumerate() {
+            if let Some(gr) = gr {
+                check(sys::ch_context_set_grad_input(ctx, k, gr.as_ptr()))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn destroy_impl(user: *mut c_void) {
+    if !user.is_null() {
+        let _ = std::panic::catch_unwind(|| drop(Box::from_raw(user as *mut Box<dyn FunctionImpl>)));
+    }
+}

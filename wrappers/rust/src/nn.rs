@@ -1,0 +1,365 @@
+//! Neural-network built-ins (include/ch/functions.h sections activation,
+//! connection, array, math, loss, evaluation, noise, normalization, pooling):
+//! stateless functions return variables; parameterized ones ("links": Linear,
+//! Convolution2D, EmbedID, PReLU, Parameter, Inception, BatchNormalization,
+//! BinaryHierarchicalSoftmax) are `Function` objects applied with
+//! `Function::apply1`, whose parameters (`Function::parameters`) are shared
+//! by every application, optimizers update them in place.
+use crate::array::{Array, Device, Dtype};
+use crate::config::Mode;
+use crate::error::{check, Result};
+use crate::function::Function;
+use crate::functions::wrap_out;
+use crate::variable::Variable;
+use chainerc_sys as sys;
+use std::ptr;
+
+fn opt_ptr(a: Option<&Array>) -> *const sys::ch_array {
+    a.map_or(ptr::null(), |a| a.as_ptr() as *const _)
+}
+
+fn wrap_fn(st: sys::ch_status, out: *mut sys::ch_function) -> Result<Function> {
+    check(st)?;
+    Ok(unsafe { Function::from_raw(out) })
+}
+
+macro_rules! unary {
+    ($(#[$doc:meta])* $name:ident, $c:ident) => {
+        $(#[$doc])*
+        pub fn $name(x: &Variable) -> Result<Variable> {
+            let mut out = ptr::null_mut();
+            wrap_out(unsafe { sys::$c(&mut out, x.as_ptr()) }, out)
+        }
+    };
+}
+
+// ---- activation
+unary!(/// max(0, x)
+    relu, ch_functions_relu);
+unary!(/// 1 / (1 + exp(-x))
+    sigmoid, ch_functions_sigmoid);
+unary!(/// tanh(x)
+    tanh, ch_functions_tanh);
+unary!(/// Softmax along axis 1.
+    softmax, ch_functions_softmax);
+
+/// x for x >= 0, slope * x otherwise (Chainer's default slope: 0.2).
+pub fn leaky_relu(x: &Variable, slope: f64) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_leaky_relu(&mut out, x.as_ptr(), slope) }, out)
+}
+
+/// LSTM unit: (c, h) from the previous cell state and the (N, 4 * units) input.
+pub fn lstm(c_prev: &Variable, x: &Variable) -> Result<(Variable, Variable)> {
+    let (mut c, mut h) = (ptr::null_mut(), ptr::null_mut());
+    check(unsafe { sys::ch_functions_lstm(&mut c, &mut h, c_prev.as_ptr(), x.as_ptr()) })?;
+    Ok(unsafe { (Variable::from_raw(c), Variable::from_raw(h)) })
+}
+
+// ---- array
+/// Permute the axes.
+pub fn transpose(x: &Variable, axes: &[i32]) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_transpose(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32) }, out)
+}
+/// Concatenate along `axis` (Chainer's default: 1).
+pub fn concat(xs: &[&Variable], axis: i32) -> Result<Variable> {
+    let ps: Vec<*mut sys::ch_variable> = xs.iter().map(|v| v.as_ptr()).collect();
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_concat(&mut out, ps.as_ptr(), ps.len(), axis) }, out)
+}
+/// Copy to a device.
+pub fn copy(x: &Variable, dst: Device) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_copy(&mut out, x.as_ptr(), dst.raw()) }, out)
+}
+
+// ---- math
+/// Matrix product (optionally transposed operands).
+pub fn matmul(a: &Variable, b: &Variable, transa: bool, transb: bool) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_matmul(&mut out, a.as_ptr(), b.as_ptr(), transa as i32, transb as i32) }, out)
+}
+/// Batched matrix product.
+pub fn batch_matmul(a: &Variable, b: &Variable, transa: bool, transb: bool) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(
+        unsafe { sys::ch_functions_batch_matmul(&mut out, a.as_ptr(), b.as_ptr(), transa as i32, transb as i32) },
+        out,
+    )
+}
+
+// ---- loss, evaluation
+/// Mean softmax cross entropy of (N, C) scores and int32 labels t.
+pub fn softmax_cross_entropy(x: &Variable, t: &Variable) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_softmax_cross_entropy(&mut out, x.as_ptr(), t.as_ptr()) }, out)
+}
+/// Mean squared error.
+pub fn mean_squared_error(x0: &Variable, x1: &Variable) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_mean_squared_error(&mut out, x0.as_ptr(), x1.as_ptr()) }, out)
+}
+/// Fraction of rows whose argmax equals the label.
+pub fn accuracy(y: &Variable, t: &Variable) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_accuracy(&mut out, y.as_ptr(), t.as_ptr()) }, out)
+}
+
+// ---- noise
+/// Dropout with `ratio` (Chainer's default 0.5) in train mode.
+pub fn dropout(x: &Variable, ratio: f64, mode: Mode) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_dropout(&mut out, x.as_ptr(), ratio, mode.raw()) }, out)
+}
+
+// ---- normalization, pooling
+/// Local response normalization (Chainer's defaults n=5, k=2, alpha=1e-4, beta=0.75).
+pub fn local_response_normalization(x: &Variable, n: i32, k: f64, alpha: f64, beta: f64) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_local_response_normalization(&mut out, x.as_ptr(), n, k, alpha, beta) }, out)
+}
+/// 2-d max pooling: kernel (kh, kw), stride (sy, sx), padding (ph, pw).
+pub fn max_pooling_2d(x: &Variable, k: (i64, i64), s: (i64, i64), p: (i64, i64), cover_all: bool) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(
+        unsafe {
+            sys::ch_functions_max_pooling_2d(&mut out, x.as_ptr(), k.0, k.1, s.0, s.1, p.0, p.1, cover_all as i32)
+        },
+        out,
+    )
+}
+/// 2-d average pooling.
+pub fn average_pooling_2d(x: &Variable, k: (i64, i64), s: (i64, i64), p: (i64, i64)) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_average_pooling_2d(&mut out, x.as_ptr(), k.0, k.1, s.0, s.1, p.0, p.1) }, out)
+}
+
+// ---- parameterized functions (links)
+
+/// Options of `linear` (Chainer's defaults: wscale 1, bias 0, with bias, random W).
+#[derive(Debug, Clone, Copy)]
+pub struct LinearOptions<'a> {
+    pub dtype: Dtype,
+    pub wscale: f64,
+    pub bias: f64,
+    pub nobias: bool,
+    pub initial_w: Option<&'a Array>,
+    pub initial_b: Option<&'a Array>,
+}
+
+impl Default for LinearOptions<'_> {
+    fn default() -> Self {
+        LinearOptions { dtype: Dtype::F32, wscale: 1.0, bias: 0.0, nobias: false, initial_w: None, initial_b: None }
+    }
+}
+
+/// Linear (fully connected) layer: parameters "W" (out, in) and "b" (out).
+pub fn linear(in_size: i64, out_size: i64, o: LinearOptions<'_>) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(
+        unsafe {
+            sys::ch_functions_linear_new(
+                &mut out,
+                in_size,
+                out_size,
+                o.dtype.raw(),
+                o.wscale,
+                o.bias,
+                o.nobias as i32,
+                opt_ptr(o.initial_w),
+                opt_ptr(o.initial_b),
+            )
+        },
+        out,
+    )
+}
+
+/// Options of `convolution_2d` (stride 1, no padding, wscale 1, bias 0).
+#[derive(Debug, Clone, Copy)]
+pub struct ConvOptions<'a> {
+    pub stride: (i64, i64),
+    pub pad: (i64, i64),
+    pub dtype: Dtype,
+    pub wscale: f64,
+    pub bias: f64,
+    pub nobias: bool,
+    pub initial_w: Option<&'a Array>,
+    pub initial_b: Option<&'a Array>,
+}
+
+impl Default for ConvOptions<'_> {
+    fn default() -> Self {
+        ConvOptions {
+            stride: (1, 1),
+            pad: (0, 0),
+            dtype: Dtype::F32,
+            wscale: 1.0,
+            bias: 0.0,
+            nobias: false,
+            initial_w: None,
+            initial_b: None,
+        }
+    }
+}
+
+/// 2-d convolution: parameters "W" (out, in, kh, kw) and "b" (out).
+pub fn convolution_2d(in_channels: i64, out_channels: i64, ksize: (i64, i64), o: ConvOptions<'_>) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(
+        unsafe {
+            sys::ch_functions_convolution_2d_new(
+                &mut out,
+                in_channels,
+                out_channels,
+                ksize.0,
+                ksize.1,
+                o.stride.0,
+                o.stride.1,
+                o.pad.0,
+                o.pad.1,
+                o.dtype.raw(),
+                o.wscale,
+                o.bias,
+                o.nobias as i32,
+                opt_ptr(o.initial_w),
+                opt_ptr(o.initial_b),
+            )
+        },
+        out,
+    )
+}
+
+/// Embedding of int32 ids: parameter "W" (in_size, out_size).
+pub fn embed_id(in_size: i64, out_size: i64, dtype: Dtype, initial_w: Option<&Array>) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(
+        unsafe { sys::ch_functions_embed_id_new(&mut out, in_size, out_size, dtype.raw(), opt_ptr(initial_w)) },
+        out,
+    )
+}
+
+/// Parametric ReLU with slopes "W" of `shape` initialised to `init` (Chainer: 0.25).
+pub fn prelu(shape: &[i64], dtype: Dtype, init: f64) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(
+        unsafe { sys::ch_functions_prelu_new(&mut out, shape.as_ptr(), shape.len() as i32, dtype.raw(), init) },
+        out,
+    )
+}
+
+/// A function with no input returning its parameter "W" (a copy of `initial`).
+pub fn parameter(initial: &Array) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(unsafe { sys::ch_functions_parameter_new(&mut out, initial.as_ptr()) }, out)
+}
+
+/// GoogLeNet's Inception module (twelve parameters "conv1/W" ... "projp/b").
+#[allow(clippy::too_many_arguments)]
+pub fn inception(
+    in_channels: i64,
+    out1: i64,
+    proj3: i64,
+    out3: i64,
+    proj5: i64,
+    out5: i64,
+    proj_pool: i64,
+    dtype: Dtype,
+) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(
+        unsafe {
+            sys::ch_functions_inception_new(
+                &mut out,
+                in_channels,
+                out1,
+                proj3,
+                out3,
+                proj5,
+                out5,
+                proj_pool,
+                dtype.raw(),
+            )
+        },
+        out,
+    )
+}
+
+/// Batch normalization over `size` (Chainer's defaults: decay 0.9, eps 1e-5).
+pub fn batch_normalization(size: &[i64], decay: f64, eps: f64, dtype: Dtype) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(
+        unsafe {
+            sys::ch_functions_batch_normalization_new(
+                &mut out,
+                size.as_ptr(),
+                size.len() as i32,
+                decay,
+                eps,
+                dtype.raw(),
+            )
+        },
+        out,
+    )
+}
+
+/// Apply a batch normalization in train or test mode (finetune: accumulate
+/// the population statistics).
+pub fn batch_normalization_apply(bn: &Function, x: &Variable, mode: Mode, finetune: bool) -> Result<Variable> {
+    let mut out = ptr::null_mut();
+    wrap_out(
+        unsafe {
+            sys::ch_functions_batch_normalization_apply(&mut out, bn.as_ptr(), x.as_ptr(), mode.raw(), finetune as i32)
+        },
+        out,
+    )
+}
+
+/// The running (avg_mean, avg_var) of a batch normalization.
+pub fn batch_normalization_state(bn: &Function) -> Result<(Array, Array)> {
+    let (mut m, mut v) = (ptr::null_mut(), ptr::null_mut());
+    check(unsafe { sys::ch_functions_batch_normalization_state(&mut m, &mut v, bn.as_ptr()) })?;
+    Ok(unsafe { (Array::from_raw(m), Array::from_raw(v)) })
+}
+
+/// Reset the statistics before fine-tuning.
+pub fn batch_normalization_start_finetuning(bn: &Function) -> Result<()> {
+    check(unsafe { sys::ch_functions_batch_normalization_start_finetuning(bn.as_ptr()) })
+}
+
+/// Hierarchical softmax over a binary tree (`tree` as produced by
+/// `create_huffman_tree`).
+pub fn binary_hierarchical_softmax(
+    in_size: i64,
+    tree: &[i32],
+    n_internal: i64,
+    dtype: Dtype,
+    initial_w: Option<&Array>,
+) -> Result<Function> {
+    let mut out = ptr::null_mut();
+    wrap_fn(
+        unsafe {
+            sys::ch_functions_binary_hierarchical_softmax_new(
+                &mut out,
+                in_size,
+                tree.as_ptr(),
+                n_internal,
+                dtype.raw(),
+                opt_ptr(initial_w),
+            )
+        },
+        out,
+    )
+}
+
+/// Chainer's create_huffman_tree for words 0..counts.len(); returns the
+/// pre-order tree and its number of internal nodes.
+pub fn create_huffman_tree(counts: &[f64]) -> Result<(Vec<i32>, i64)> {
+    let n = counts.len() as i64;
+    let cap = (2 * (n.max(1) - 1)).max(0);
+    let mut tree = vec![0i32; cap as usize];
+    check(unsafe {
+        sys::ch_functions_binary_hierarchical_softmax_create_huffman_tree(tree.as_mut_ptr(), cap, counts.as_ptr(), n)
+    })?;
+    Ok((tree, n - 1))
+}
