@@ -1,0 +1,90 @@
+"""chainerc: Chainer 1.x's define-by-run API in Python over libchainerc's C ABI.
+
+    from chainerc import Variable, Function, FunctionSet, optimizers, cuda, gradient_check
+    import chainerc.functions as F
+
+NumPy arrays are shared with the engine without copies; DLPack moves arrays
+to and from NumPy and PyTorch without copies (from_dlpack, __dlpack__).
+"""
+
+from . import _capi
+from .errors import *  # noqa: F401,F403
+from . import errors
+from ._array import Array, from_dlpack, asarray
+from .variable import Variable
+from .function import Function, FunctionNode
+from . import functions, gradient_check, testing, cuda
+
+library_path = _capi.library_path
+__version__ = _capi.lib.ch_version_string().decode()
+
+
+def version():
+    """The library's run-time version string, e.g. "0.1.0"."""
+    return _capi.lib.ch_version_string().decode()
+
+
+# --- process-wide settings (include/ch/config.h) ------------------------------------
+def set_train(train):
+    """Default train/test flag for dropout and batch normalization."""
+    _capi.lib.ch_config_set_train(1 if train else 0)
+
+
+def get_train():
+    return bool(_capi.lib.ch_config_train())
+
+
+def set_num_threads(n):
+    _capi.check(_capi.lib.ch_config_set_num_threads(int(n)))
+
+
+def get_num_threads():
+    return int(_capi.lib.ch_config_num_threads())
+
+
+def seed(value):
+    """Reseed the engine's random generator (initialisation, dropout)."""
+    _capi.lib.ch_config_seed(int(value) & 0xFFFFFFFFFFFFFFFF)
+
+
+def blas():
+    return _capi.lib.ch_config_blas().decode()
+
+
+# --- memory and leaks --------------------------------------------------------------
+def memory_stats():
+    """The CPU caching allocator's statistics as a dict (bytes_in_use,
+    bytes_cached, peak_bytes_in_use, allocations, cache_misses)."""
+    s = _capi.MemoryStats()
+    _capi.check(_capi.lib.ch_memory_stats_get(_capi.byref(s), _capi.cpu()))
+    return {name: getattr(s, name) for name, _ in _capi.MemoryStats._fields_}
+
+
+def empty_cache():
+    """Return cached CPU blocks to the system."""
+    _capi.check(_capi.lib.ch_memory_empty_cache(_capi.cpu()))
+
+
+def live_handles():
+    """Live chainerc handles of each kind (for leak checks)."""
+    lib = _capi.lib
+    return {"all": lib.ch_debug_live_handles(), "arrays": lib.ch_debug_live_arrays(),
+            "variables": lib.ch_debug_live_variables(),
+            "functions": lib.ch_debug_live_functions()}
+
+
+def _optional(name):
+    import importlib
+    try:
+        return importlib.import_module("." + name, __name__)
+    except ImportError:  # the library lacks that part yet
+        return None
+
+
+optimizers = _optional("optimizers")
+serializers = _optional("serializers")
+datasets = _optional("datasets")
+try:
+    from .function_set import FunctionSet  # noqa: F401
+except ImportError:
+    FunctionSet = None

@@ -1,0 +1,320 @@
+"""Loading libchainerc and declaring the C API for ctypes.
+
+This module is the only place that knows where the library lives and which C
+signatures it has. `check(status)` is the only place that turns a ch_status into
+a Python exception.
+
+Library search order:
+  1. the environment variable CHAINERC_LIBRARY (a path to libchainerc.so),
+  2. the build tree of the repository this package sits in
+     (<repo>/build/src/libchainerc.so.0),
+  3. ctypes.util.find_library("chainerc") (an installed library).
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+from . import errors
+
+c_void_p = ctypes.c_void_p
+c_int32 = ctypes.c_int32
+c_int64 = ctypes.c_int64
+c_size_t = ctypes.c_size_t
+c_double = ctypes.c_double
+c_char_p = ctypes.c_char_p
+POINTER = ctypes.POINTER
+byref = ctypes.byref
+
+PP = POINTER(c_void_p)  # an `out` handle: ch_x**
+
+
+class Device(ctypes.Structure):
+    _fields_ = [("type", c_int32), ("index", c_int32)]
+
+
+class MemoryStats(ctypes.Structure):
+    _fields_ = [
+        ("bytes_in_use", c_int64),
+        ("bytes_cached", c_int64),
+        ("peak_bytes_in_use", c_int64),
+        ("allocations", c_int64),
+        ("cache_misses", c_int64),
+    ]
+
+
+class AllcloseReport(ctypes.Structure):
+    _fields_ = [
+        ("worst_index", c_int64),
+        ("actual", c_double),
+        ("expected", c_double),
+        ("abs_diff", c_double),
+        ("tolerance", c_double),
+    ]
+
+
+# Callback types (include/ch/function.h, array.h, gradient_check.h, common.h).
+ReleaseCallback = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+DestroyCallback = ctypes.CFUNCTYPE(None, c_void_p)
+ForwardCallback = ctypes.CFUNCTYPE(c_int32, c_void_p, c_void_p, POINTER(c_void_p), c_size_t)
+BackwardCallback = ctypes.CFUNCTYPE(
+    c_int32, c_void_p, c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_size_t,
+    POINTER(c_void_p), c_size_t)
+EvalCallback = ctypes.CFUNCTYPE(c_int32, c_void_p, c_void_p)
+GraphCallback = ctypes.CFUNCTYPE(c_int32, c_void_p, POINTER(c_void_p), c_size_t,
+                                 POINTER(c_void_p), c_size_t)
+
+
+class FunctionDef(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_uint32),
+        ("name", c_char_p),
+        ("forward", ForwardCallback),
+        ("backward", BackwardCallback),
+        ("forward_cpu", ForwardCallback),
+        ("backward_cpu", BackwardCallback),
+        ("forward_gpu", ForwardCallback),
+        ("backward_gpu", BackwardCallback),
+        ("user_data", c_void_p),
+        ("destroy", DestroyCallback),
+    ]
+
+
+CH_FLOAT32, CH_FLOAT64, CH_INT32 = 0, 1, 2
+CH_DEVICE_CPU, CH_DEVICE_CUDA = 1, 2
+CH_FUNCTION_DEF_VERSION = 1
+
+
+def _candidates():
+    env = os.environ.get("CHAINERC_LIBRARY")
+    if env:
+        return [env], True
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    cands = [os.path.join(repo, "build", "src", "libchainerc.so.0"),
+             os.path.join(repo, "build", "src", "libchainerc.so")]
+    found = ctypes.util.find_library("chainerc")
+    if found:
+        cands.append(found)
+    return cands, False
+
+
+def _load():
+    cands, explicit = _candidates()
+    tried = []
+    for path in cands:
+        if not explicit and os.sep in path and not os.path.exists(path):
+            tried.append(path + " (missing)")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise ImportError(
+        "chainerc: cannot load libchainerc; set CHAINERC_LIBRARY to the path of "
+        "libchainerc.so or build it with `meson setup build && ninja -C build`. Tried: "
+        + "; ".join(tried))
+
+
+lib, library_path = _load()
+
+S = c_int32  # ch_status
+
+
+def _decl(name, restype, argtypes, optional=False):
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        if optional:
+            return None
+        raise ImportError("chainerc: %s lacks the symbol %s (library too old?)"
+                          % (library_path, name))
+    fn.restype = restype
+    fn.argtypes = argtypes
+    return fn
+
+
+def has(name):
+    """Whether the loaded library exports `name` (parts merged later)."""
+    return hasattr(lib, name)
+
+
+# Names under which a CUDA build reports whether CUDA is usable. A library
+# without any of them only ever holds CPU arrays.
+CUDA_PROBES = ("ch_cuda_available", "ch_cuda_is_available", "ch_config_cuda_available")
+cuda_symbols = any(has(n) for n in CUDA_PROBES)
+
+
+# --- common.h ---------------------------------------------------------------
+_decl("ch_version", c_int32, [])
+_decl("ch_version_string", c_char_p, [])
+_decl("ch_error_status", S, [])
+_decl("ch_error_message", c_char_p, [])
+_decl("ch_status_name", c_char_p, [S])
+_decl("ch_error_set", None, [S, c_char_p])
+_decl("ch_error_set_payload", None, [c_void_p, DestroyCallback])
+_decl("ch_error_take_payload", c_void_p, [])
+for _n in ("handles", "arrays", "variables", "functions"):
+    _decl("ch_debug_live_" + _n, c_int64, [])
+_decl("ch_debug_report_live_handles", None, [])
+
+# --- array.h ------------------------------------------------------------------
+_decl("ch_dtype_size", c_size_t, [c_int32])
+_decl("ch_dtype_name", c_char_p, [c_int32])
+_decl("ch_device_cpu", Device, [])
+_decl("ch_array_new", S, [PP, c_int32, POINTER(c_int64), c_int32, c_void_p, Device])
+_decl("ch_array_new_empty", S, [PP, c_int32, POINTER(c_int64), c_int32, Device])
+_decl("ch_array_new_full", S, [PP, c_int32, POINTER(c_int64), c_int32, c_double, Device])
+_decl("ch_array_wrap", S, [PP, c_int32, POINTER(c_int64), c_int32, c_void_p, Device,
+                           ReleaseCallback, c_void_p])
+_decl("ch_array_copy", S, [PP, c_void_p])
+_decl("ch_array_reshape", S, [PP, c_void_p, POINTER(c_int64), c_int32])
+_decl("ch_array_read", S, [c_void_p, c_void_p, c_size_t])
+_decl("ch_array_write", S, [c_void_p, c_void_p, c_size_t])
+_decl("ch_array_fill", S, [c_void_p, c_double])
+_decl("ch_array_get", S, [POINTER(c_double), c_void_p, c_int64])
+_decl("ch_array_retain", c_void_p, [c_void_p])
+_decl("ch_array_release", S, [c_void_p])
+_decl("ch_array_data", c_void_p, [c_void_p])
+_decl("ch_array_dtype", c_int32, [c_void_p])
+_decl("ch_array_ndim", c_int32, [c_void_p])
+_decl("ch_array_shape", POINTER(c_int64), [c_void_p])
+_decl("ch_array_size", c_int64, [c_void_p])
+_decl("ch_array_nbytes", c_size_t, [c_void_p])
+_decl("ch_array_device", Device, [c_void_p])
+_decl("ch_memory_stats_get", S, [POINTER(MemoryStats), Device])
+_decl("ch_memory_empty_cache", S, [Device])
+
+# --- variable.h -------------------------------------------------------------
+_decl("ch_variable_new", S, [PP, c_void_p, c_int32])
+_decl("ch_variable_retain", c_void_p, [c_void_p])
+_decl("ch_variable_release", S, [c_void_p])
+_decl("ch_variable_data", S, [PP, c_void_p])
+_decl("ch_variable_set_data", S, [c_void_p, c_void_p])
+_decl("ch_variable_grad", S, [PP, c_void_p])
+_decl("ch_variable_set_grad", S, [c_void_p, c_void_p])
+_decl("ch_variable_creator", S, [PP, c_void_p])
+_decl("ch_variable_is_volatile", c_int32, [c_void_p])
+_decl("ch_variable_size", c_int64, [c_void_p])
+_decl("ch_variable_backward", S, [c_void_p, c_int32])
+_decl("ch_variable_unchain_backward", S, [c_void_p])
+
+# --- function.h -------------------------------------------------------------
+_decl("ch_function_new", S, [PP, POINTER(FunctionDef)])
+_decl("ch_function_retain", c_void_p, [c_void_p])
+_decl("ch_function_release", S, [c_void_p])
+_decl("ch_function_apply", S, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
+                               c_size_t, POINTER(c_size_t)])
+_decl("ch_function_name", c_char_p, [c_void_p])
+_decl("ch_function_input_count", c_size_t, [c_void_p])
+_decl("ch_function_output_count", c_size_t, [c_void_p])
+_decl("ch_function_input", S, [PP, c_void_p, c_size_t])
+_decl("ch_function_output", S, [PP, c_void_p, c_size_t])
+_decl("ch_function_unchain", S, [c_void_p])
+_decl("ch_function_add_parameter", S, [c_void_p, c_char_p, c_void_p, c_void_p])
+_decl("ch_function_parameter_count", c_size_t, [c_void_p])
+_decl("ch_function_parameter", S, [PP, PP, POINTER(c_char_p), c_void_p, c_size_t])
+_decl("ch_context_add_output", S, [c_void_p, c_void_p])
+_decl("ch_context_set_grad_input", S, [c_void_p, c_size_t, c_void_p])
+_decl("ch_context_save", S, [c_void_p, c_void_p])
+_decl("ch_context_saved_count", c_size_t, [c_void_p])
+_decl("ch_context_saved", S, [PP, c_void_p, c_size_t])
+_decl("ch_context_set_user_data", S, [c_void_p, c_void_p, DestroyCallback])
+_decl("ch_context_user_data", c_void_p, [c_void_p])
+_decl("ch_context_function", S, [PP, c_void_p])
+
+# --- gradient_check.h -------------------------------------------------------
+_decl("ch_numerical_grad", S, [POINTER(c_void_p), EvalCallback, c_void_p, POINTER(c_void_p),
+                               c_size_t, POINTER(c_void_p), c_size_t, c_double])
+_decl("ch_allclose", S, [c_void_p, c_void_p, c_double, c_double, POINTER(AllcloseReport)])
+_decl("ch_check_backward", S, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
+                               c_size_t, c_double, c_double, c_double])
+_decl("ch_check_backward_graph", S, [GraphCallback, c_void_p, POINTER(c_void_p), c_size_t,
+                                     POINTER(c_void_p), c_size_t, c_double, c_double, c_double])
+
+# --- config.h -----------------------------------------------------------------
+_decl("ch_config_set_train", None, [c_int32])
+_decl("ch_config_train", c_int32, [])
+_decl("ch_config_set_num_threads", S, [c_int32])
+_decl("ch_config_num_threads", c_int32, [])
+_decl("ch_config_seed", None, [ctypes.c_uint64])
+_decl("ch_config_blas", c_char_p, [])
+
+# --- host-side registry of Python objects behind C `void*` user data ----------
+# C code gets small integer keys, never PyObject pointers; `destroy` callbacks
+# drop the entry. Keys start at 1 so that no key is NULL.
+_objects = {}
+_keys = __import__("itertools").count(1)  # next() is atomic under the GIL
+
+
+def register(obj, _next=_keys.__next__):
+    key = _next()
+    _objects[key] = obj
+    return key
+
+
+def lookup(key):
+    return _objects[key]
+
+
+def _unregister(key, _pop=_objects.pop):
+    # Runs from C, possibly while the interpreter shuts down: only bound names.
+    try:
+        _pop(key, None)
+    except BaseException:  # pragma: no cover
+        pass
+
+
+def immortal(cb):
+    """Keep a ctypes callback object (and so its C thunk) alive until the
+    process exits: the library may call it while Python tears modules down
+    (an array released by the last Variable freed at shutdown)."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(cb))
+    return cb
+
+
+# One callback object for the whole process: drop the registry entry `key`.
+unregister_cb = immortal(DestroyCallback(_unregister))
+release_cb = immortal(ReleaseCallback(lambda data, key, _u=_unregister: _u(key)))
+
+# --- errors -------------------------------------------------------------------
+_error_message = lib.ch_error_message
+_take_payload = lib.ch_error_take_payload
+
+
+def raise_status(status):
+    """Raise the exception for a failed call; call it right after the call."""
+    message = _error_message().decode("utf-8", "replace")
+    payload = _take_payload()
+    if payload:
+        exc = _objects.pop(payload, None)
+        if isinstance(exc, BaseException):
+            # The host exception raised inside a callback, with its own traceback.
+            if hasattr(exc, "add_note") and message:
+                exc.add_note("(chainerc: %s)" % message)
+            raise exc
+    name = lib.ch_status_name(status).decode()
+    raise errors.error_class(status)(message or name, status=status, status_name=name)
+
+
+def check(status):
+    if status:
+        raise_status(status)
+
+
+def fail_in_callback(exc):
+    """Record `exc` for the engine from inside a callback; returns the status."""
+    status = errors.CH_ERR_CALLBACK
+    if isinstance(exc, errors.ChainerError) and exc.status:
+        status = exc.status
+    try:
+        msg = "%s: %s" % (type(exc).__name__, exc)
+    except Exception:  # pragma: no cover - str() itself failed
+        msg = type(exc).__name__
+    lib.ch_error_set(status, msg.encode("utf-8", "replace"))
+    lib.ch_error_set_payload(register(exc), unregister_cb)
+    return status
+
+
+def cpu():
+    return Device(CH_DEVICE_CPU, 0)

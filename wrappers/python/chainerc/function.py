@@ -1,0 +1,341 @@
+"""Function: user-defined differentiable functions (chainer.Function of
+Chainer 1.x) run by the engine through ch_function_new callbacks, and
+FunctionNode, a function application found in a graph (Variable.creator)."""
+
+import weakref
+
+import numpy as np
+
+from . import _capi, _array
+from ._capi import lib, c_void_p, c_size_t, byref, check, raise_status
+from .variable import Variable, _new_var
+
+_MAX_OUTPUTS = 64
+_SLOTS = ("forward", "backward", "forward_cpu", "backward_cpu", "forward_gpu", "backward_gpu")
+_objects = _capi._objects
+_register = _capi.register
+_retain = lib.ch_array_retain
+_arr_release = lib.ch_array_release
+_to_handle = _array.to_handle
+_view = _array.handle_to_numpy
+_add_output = lib.ch_context_add_output
+_set_grad_input = lib.ch_context_set_grad_input
+_set_user_data = lib.ch_context_set_user_data
+_ctx_user_data = lib.ch_context_user_data
+_unregister_cb = _capi.unregister_cb
+_fail = _capi.fail_in_callback
+_apply = lib.ch_function_apply
+_needs = _capi._decl("ch_context_needs_input_grad", _capi.c_int32, [c_void_p, c_size_t],
+                     optional=True)
+
+
+def _views(arrays, n):
+    """Read-only zero-copy NumPy views of borrowed ch_array handles."""
+    return tuple([_view(_retain(arrays[i]), True) for i in range(n)])
+
+
+def _as_tuple(result, who, what):
+    if isinstance(result, tuple):
+        return result
+    if isinstance(result, list):
+        return tuple(result)
+    raise TypeError("%s must return a tuple of %s; got %s (write `return y,` for one "
+                    "array)" % (who, what, type(result).__name__))
+
+
+def _make_forward(slot):
+    def forward(user_data, ctx, inputs, n):
+        try:
+            proto = _objects[user_data]()
+            if proto is None:
+                raise RuntimeError("the Function object was garbage-collected")
+            # The seed's copy on call: a shallow copy of the function object per
+            # application, kept as the application's user data until it dies.
+            node = object.__new__(type(proto))
+            node.__dict__.update(proto.__dict__)
+            node.__dict__.pop("_chainerc_fn", None)
+            xs = _views(inputs, n)
+            ys = _as_tuple(getattr(node, slot)(xs), "%s.%s" % (type(proto).__name__, slot),
+                           "output arrays")
+            for y in ys:
+                h = _to_handle(y)
+                st = _add_output(ctx, h)
+                _arr_release(h)
+                if st:
+                    raise_status(st)
+            st = _set_user_data(ctx, _register(node), _unregister_cb)
+            if st:
+                raise_status(st)
+            return 0
+        except BaseException as e:  # carried to the caller, type and traceback intact
+            return _fail(e)
+    return _capi.immortal(_capi.ForwardCallback(forward))
+
+
+def _make_backward(slot):
+    def backward(user_data, ctx, inputs, n_in, outputs, n_out, grad_outputs, n_gout):
+        try:
+            node = _objects[_ctx_user_data(ctx)]
+            if _needs is not None:
+                needs = tuple([bool(_needs(ctx, i)) for i in range(n_in)])
+                node.__dict__["needs_input_grad"] = needs
+            else:
+                needs = None
+            xs = _views(inputs, n_in)
+            gys = _views(grad_outputs, n_gout)
+            gxs = getattr(node, slot)(xs, gys)
+            if gxs is None:
+                return 0
+            gxs = _as_tuple(gxs, "%s.%s" % (type(node).__name__, slot), "input gradients")
+            if len(gxs) != n_in:
+                raise ValueError("%s.%s returned %d gradients for %d inputs"
+                                 % (type(node).__name__, slot, len(gxs), n_in))
+            for i, g in enumerate(gxs):
+                if g is None or (needs is not None and not needs[i]):
+                    continue
+                if type(g) is not np.ndarray:
+                    g = np.asarray(g)
+                x = xs[i]
+                if g.dtype != x.dtype:
+                    g = g.astype(x.dtype)
+                if g.shape != x.shape and g.size == 1:
+                    g = np.full(x.shape, g.reshape(()), x.dtype)
+                h = _to_handle(g)
+                st = _set_grad_input(ctx, i, h)
+                _arr_release(h)
+                if st:
+                    raise_status(st)
+            return 0
+        except BaseException as e:
+            return _fail(e)
+    return _capi.immortal(_capi.BackwardCallback(backward))
+
+
+_CALLBACKS = {s: (_make_backward(s) if s.startswith("backward") else _make_forward(s))
+              for s in _SLOTS}
+
+
+class Function(object):
+    """Function of variable(s) to variable(s) that leaves footprint to the
+    output variables on application (chainer.Function).
+
+    Subclasses implement forward/backward, or forward_cpu/backward_cpu (and
+    forward_gpu/backward_gpu). They take tuples of NumPy arrays (read-only
+    views of the engine's memory, no copy) and return tuples of arrays.
+    Calling the object copies it (shallowly) per application, so attributes set
+    in forward are there in backward of the same application.
+
+    In backward, `self.needs_input_grad` (a tuple of bools, one per input)
+    tells which inputs need a gradient (those whose variables have
+    requires_grad False do not); gradients for the others are dropped.
+
+    Parameterized functions list their parameter and gradient attributes
+    (NumPy arrays) in parameter_names and gradient_names; the engine shares
+    those arrays (no copy) with optimizers, and backward must accumulate into
+    the gradient arrays in place.
+    """
+
+    parameter_names = ()
+    gradient_names = ()
+
+    def __call__(self, *inputs):
+        fh = self._chainerc_function()
+        n = len(inputs)
+        vol = next((x.volatile for x in inputs if isinstance(x, Variable)), False)
+        ins = [x if isinstance(x, Variable) else Variable(x, vol) for x in inputs]
+        hs = (c_void_p * n)(*[x._h for x in ins])
+        outs = (c_void_p * _MAX_OUTPUTS)()
+        n_out = c_size_t()
+        st = _apply(fh, hs, n, outs, _MAX_OUTPUTS, byref(n_out))
+        if st:
+            raise_status(st)
+        n_out = n_out.value
+        if n_out > _MAX_OUTPUTS:
+            for i in range(_MAX_OUTPUTS):
+                lib.ch_variable_release(outs[i])
+            raise ValueError("%s: %d outputs; chainerc's Python wrapper returns at most %d"
+                             % (type(self).__name__, n_out, _MAX_OUTPUTS))
+        ys = tuple([_new_var(outs[i]) for i in range(n_out)])
+        return ys[0] if n_out == 1 else ys
+
+    # --- the engine's function object ----------------------------------------------
+    def _chainerc_function(self):
+        d = self.__dict__
+        state = d.get("_chainerc_fn")
+        params = self.parameters if self.parameter_names else ()
+        if state is not None:
+            if not params or state.params == tuple(map(id, params)) + tuple(
+                    map(id, self.gradients)):
+                return state.handle
+        state = _FunctionHandle(self)
+        d["_chainerc_fn"] = state
+        return state.handle
+
+    def release(self):
+        """Drop the engine's function object now (a later call makes a new one)."""
+        state = self.__dict__.pop("_chainerc_fn", None)
+        if state is not None and state.handle:
+            h, state.handle = state.handle, None
+            check(lib.ch_function_release(h))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+    @property
+    def label(self):
+        return type(self).__name__
+
+    # --- defaults, as chainer.Function --------------------------------------------
+    def forward(self, inputs):
+        if any(not isinstance(x, np.ndarray) for x in inputs):
+            return self.forward_gpu(inputs)
+        return self.forward_cpu(inputs)
+
+    def backward(self, inputs, grad_outputs):
+        if any(not isinstance(x, np.ndarray) for x in inputs):
+            return self.backward_gpu(inputs, grad_outputs)
+        return self.backward_cpu(inputs, grad_outputs)
+
+    def forward_cpu(self, inputs):
+        raise NotImplementedError("%s implements no forward_cpu" % type(self).__name__)
+
+    def forward_gpu(self, inputs):
+        raise NotImplementedError("%s implements no forward_gpu" % type(self).__name__)
+
+    def backward_cpu(self, inputs, grad_outputs):
+        return tuple(None for _ in inputs)
+
+    def backward_gpu(self, inputs, grad_outputs):
+        return tuple(None for _ in inputs)
+
+    @property
+    def parameters(self):
+        return tuple(getattr(self, name) for name in self.parameter_names)
+
+    @parameters.setter
+    def parameters(self, values):
+        for name, value in zip(self.parameter_names, values):
+            setattr(self, name, value)
+
+    @property
+    def gradients(self):
+        return tuple(getattr(self, name) for name in self.gradient_names)
+
+    @gradients.setter
+    def gradients(self, values):
+        for name, value in zip(self.gradient_names, values):
+            setattr(self, name, value)
+
+    def to_cpu(self):
+        return self
+
+    def to_gpu(self, device=None):
+        from . import cuda
+        cuda.check_cuda_available()
+        return self
+
+
+class _FunctionHandle(object):
+    """The ch_function object of a Python Function instance."""
+
+    __slots__ = ("handle", "params")
+
+    def __init__(self, fn):
+        self.handle = None
+        cls = type(fn)
+        d = _capi.FunctionDef()
+        d.version = _capi.CH_FUNCTION_DEF_VERSION
+        d.name = cls.__name__.encode()
+        any_forward = False
+        for slot in _SLOTS:
+            if getattr(cls, slot) is not getattr(Function, slot):
+                setattr(d, slot, _CALLBACKS[slot])
+                any_forward = any_forward or slot.startswith("forward")
+        if not any_forward:
+            raise TypeError("%s defines none of forward, forward_cpu, forward_gpu"
+                            % cls.__name__)
+        key = _register(weakref.ref(fn))
+        d.user_data = key
+        d.destroy = _unregister_cb
+        out = c_void_p()
+        st = lib.ch_function_new(byref(out), byref(d))
+        if st:
+            _objects.pop(key, None)
+            raise_status(st)
+        self.handle = out.value
+        params = fn.parameters if fn.parameter_names else ()
+        grads = fn.gradients if fn.parameter_names else ()
+        if len(params) != len(grads):
+            raise ValueError("%s: %d parameter_names but %d gradient_names"
+                             % (cls.__name__, len(params), len(grads)))
+        for name, p, g in zip(fn.parameter_names, params, grads):
+            for what, a in (("parameter", p), ("gradient", g)):
+                if not (isinstance(a, np.ndarray) and a.flags.c_contiguous
+                        and a.dtype in _array._DTYPE_TO_CH):
+                    raise TypeError(
+                        "%s: %s %r must be a C-contiguous float32/float64 NumPy array so that "
+                        "the engine and optimizers share it" % (cls.__name__, what, name))
+            hp, hg = _to_handle(p), _to_handle(g)
+            st = lib.ch_function_add_parameter(self.handle, name.encode(), hp, hg)
+            _arr_release(hp)
+            _arr_release(hg)
+            check(st)
+        self.params = tuple(map(id, params)) + tuple(map(id, grads))
+
+    def __del__(self, _release=lib.ch_function_release):
+        h = self.handle
+        if h:
+            self.handle = None
+            _release(h)
+
+
+class FunctionNode(object):
+    """A function application in a graph (what Variable.creator returns)."""
+
+    __slots__ = ("_h", "__weakref__")
+
+    @classmethod
+    def _from_handle(cls, h):
+        self = object.__new__(cls)
+        self._h = h
+        return self
+
+    def __del__(self, _release=lib.ch_function_release):
+        h = self._h
+        if h:
+            self._h = None
+            _release(h)
+
+    @property
+    def label(self):
+        return lib.ch_function_name(self._h).decode()
+
+    name = label
+
+    @property
+    def inputs(self):
+        res = []
+        for i in range(lib.ch_function_input_count(self._h)):
+            out = c_void_p()
+            check(lib.ch_function_input(byref(out), self._h, i))
+            res.append(_new_var(out.value) if out.value else None)
+        return tuple(res)
+
+    @property
+    def outputs(self):
+        res = []
+        for i in range(lib.ch_function_output_count(self._h)):
+            out = c_void_p()
+            check(lib.ch_function_output(byref(out), self._h, i))
+            res.append(_new_var(out.value) if out.value else None)
+        return tuple(res)
+
+    def unchain(self):
+        check(lib.ch_function_unchain(self._h))
+
+    def __repr__(self):
+        return "<chainerc FunctionNode %s>" % self.label

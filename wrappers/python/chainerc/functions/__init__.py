@@ -1,0 +1,171 @@
+"""chainerc.functions: the built-in differentiable functions of
+include/ch/functions.h (Chainer's chainer.functions).
+
+Every plain function is one `_define` line: its Python signature and the C
+entry point. Argument kinds in the signature:
+  x        a variable (a Variable, or an array made into one)
+  name:d   a float (C double)           name:i   an int (C int32)
+  name:q   an int (C int64)
+  name:b   a bool (C int32 0/1)         name:u   an unsigned 64-bit int
+  name:s   a shape tuple (C int64* + int32 ndim)
+  name:m   a train flag: True/False/None (C CH_MODE_TRAIN/TEST/DEFAULT)
+  name:a   an optional array (C const ch_array*, NULL for None)
+and `=default` makes an argument optional. Parameterized functions (Linear,
+Convolution2D, ...) are classes over the C constructors (see _link.py).
+"""
+
+import ctypes
+
+import numpy as np
+
+from .. import _capi, _array
+from .._capi import lib, c_void_p, raise_status, PP, S
+from ..variable import Variable
+
+_KINDS = {"d": _capi.c_double, "i": _capi.c_int32, "b": _capi.c_int32, "q": _capi.c_int64,
+          "u": ctypes.c_uint64, "m": _capi.c_int32, "a": c_void_p}
+
+
+def _var(x, volatile=False):
+    return x if isinstance(x, Variable) else Variable(x, volatile)
+
+
+def _volatile_of(*xs):
+    """Arrays given with variables become variables of the same volatility."""
+    for x in xs:
+        if isinstance(x, Variable):
+            return x.volatile
+    return False
+
+
+def _mode(train):
+    return -1 if train is None else (1 if train else 0)
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    return (_capi.c_int64 * len(shape))(*shape), len(shape)
+
+
+class _ArrayArg(object):
+    """Keeps a ch_array handle for the duration of one call."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, a):
+        self.h = None if a is None else _array.to_handle(a)
+
+    def __del__(self, _release=lib.ch_array_release):
+        if self.h:
+            _release(self.h)
+            self.h = None
+
+
+def _define(signature, cname, doc=""):
+    """Define module-level function from `signature` ('name(x, y, axis:i=0)')
+    calling C `cname`; absent from the library -> not defined."""
+    if not _capi.has(cname):
+        return None
+    pyname, rest = signature.split("(", 1)
+    params = [p.strip() for p in rest.rstrip(")").split(",") if p.strip()]
+    argtypes = [PP]
+    py_params, prelude, call_args = [], [], []
+    var_names = [p.strip() for p in params if ":" not in p.split("=")[0]]
+    if len(var_names) > 1:
+        prelude.append("    _vol = _volatile_of(%s)" % ", ".join(var_names))
+    for p in params:
+        default = None
+        if "=" in p:
+            p, default = p.split("=", 1)
+        name, _, kind = p.partition(":")
+        py_params.append(name if default is None else "%s=%s" % (name, default))
+        if not kind:  # a variable
+            vol = ", _vol" if len(var_names) > 1 else ""
+            prelude.append("    %s = _var(%s%s)" % (name, name, vol))
+            call_args.append("%s._h" % name)
+            argtypes.append(c_void_p)
+        elif kind == "s":
+            prelude.append("    %s_p, %s_n = _shape(%s)" % (name, name, name))
+            call_args += ["%s_p" % name, "%s_n" % name]
+            argtypes += [ctypes.POINTER(_capi.c_int64), _capi.c_int32]
+        elif kind == "m":
+            call_args.append("_mode(%s)" % name)
+            argtypes.append(_KINDS[kind])
+        elif kind == "b":
+            call_args.append("1 if %s else 0" % name)
+            argtypes.append(_KINDS[kind])
+        elif kind == "a":
+            prelude.append("    %s_a = _ArrayArg(%s)" % (name, name))
+            call_args.append("%s_a.h" % name)
+            argtypes.append(_KINDS[kind])
+        else:
+            call_args.append(name)
+            argtypes.append(_KINDS[kind])
+    fn = _capi._decl(cname, S, argtypes)
+    src = ("def %s(%s):\n%s\n"
+           "    out = c_void_p()\n"
+           "    st = _fn(out, %s)\n"
+           "    if st:\n"
+           "        raise_status(st)\n"
+           "    v = _new(_Variable)\n"
+           "    v._h = out.value\n"
+           "    v._data = None\n"
+           "    return v\n"
+           % (pyname, ", ".join(py_params), "\n".join(prelude) or "    pass",
+              ", ".join(call_args)))
+    env = dict(_var=_var, _volatile_of=_volatile_of, _shape=_shape, _mode=_mode,
+               _ArrayArg=_ArrayArg, c_void_p=c_void_p, raise_status=raise_status, _fn=fn,
+               _new=object.__new__, _Variable=Variable)
+    exec(src, env)
+    f = env[pyname]
+    f.__doc__ = doc or "chainerc built-in %s (C: %s)." % (pyname, cname)
+    f.__module__ = __name__
+    globals()[pyname] = f
+    return f
+
+
+# --- basic math (Variable operators are these too) ----------------------------------
+_define("add(a, b)", "ch_functions_add", "a + b with NumPy broadcasting.")
+_define("sub(a, b)", "ch_functions_sub", "a - b with NumPy broadcasting.")
+_define("mul(a, b)", "ch_functions_mul", "a * b with NumPy broadcasting.")
+_define("div(a, b)", "ch_functions_div", "a / b with NumPy broadcasting.")
+_define("add_scalar(x, s:d)", "ch_functions_add_scalar", "x + s.")
+_define("sub_scalar(x, s:d)", "ch_functions_sub_scalar", "x - s.")
+_define("rsub_scalar(x, s:d)", "ch_functions_rsub_scalar", "s - x.")
+_define("mul_scalar(x, s:d)", "ch_functions_mul_scalar", "x * s.")
+_define("div_scalar(x, s:d)", "ch_functions_div_scalar", "x / s.")
+_define("rdiv_scalar(x, s:d)", "ch_functions_rdiv_scalar", "s / x.")
+_define("neg(x)", "ch_functions_neg", "-x.")
+_define("pow_scalar(x, p:d)", "ch_functions_pow_scalar", "x ** p.")
+_define("rpow_scalar(x, s:d)", "ch_functions_rpow_scalar", "s ** x (s > 0).")
+_define("exp(x)", "ch_functions_exp", "Elementwise exponential function.")
+_define("log(x)", "ch_functions_log", "Elementwise natural logarithm.")
+_define("identity(x)", "ch_functions_identity", "Returns its input; gradient passes through.")
+_define("reshape(x, shape:s)", "ch_functions_reshape",
+        "Same data, another shape of the same size (one extent may be -1).")
+_define("broadcast_to(x, shape:s)", "ch_functions_broadcast_to",
+        "Broadcast to `shape` by NumPy's rules.")
+_define("_sum_all(x)", "ch_functions_sum")
+_define("_sum_axis(x, axis:i, keepdims:b=False)", "ch_functions_sum_axis")
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - Chainer's name
+    """Sum of the elements: all of them (a 0-d variable) or along `axis`."""
+    if axis is None:
+        if keepdims:
+            x = _var(x)
+            return reshape(_sum_all(x), (1,) * x.ndim)
+        return _sum_all(x)
+    return _sum_axis(x, axis, keepdims)
+
+
+# --- neural-network functions: see _nn.py and _link.py ---------------------------------
+from . import _nn  # noqa: E402
+
+_nn.define_all(_define)
+for _name in ("max_pooling_2d", "average_pooling_2d", "transpose", "concat", "copy", "lstm"):
+    if hasattr(_nn, _name):
+        globals()[_name] = getattr(_nn, _name)
+from ._link import *  # noqa: E402,F401,F403

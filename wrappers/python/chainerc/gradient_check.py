@@ -1,0 +1,177 @@
+"""Gradient checking (chainer.gradient_check) on top of the engine's
+ch_numerical_grad, ch_allclose, ch_check_backward and ch_check_backward_graph."""
+
+import numpy as np
+
+from . import _capi, _array, errors
+from ._capi import lib, c_void_p, raise_status
+from .variable import Variable, _new_var
+
+_fail = _capi.fail_in_callback
+_arr_release = lib.ch_array_release
+
+
+def _data_of(x):
+    if isinstance(x, Variable):
+        return x.data
+    if isinstance(x, _array.Array):
+        return x.numpy()
+    return x
+
+
+def _handles(arrays):
+    hs = [_array.to_handle(_data_of(a)) for a in arrays]
+    return hs, (c_void_p * max(len(hs), 1))(*hs)
+
+
+def _release_all(hs):
+    for h in hs:
+        if h:
+            _arr_release(h)
+
+
+def numerical_grad(f, inputs, grad_outputs, eps=1e-3):
+    """Numerical gradients of sum(f() * grad_outputs) w.r.t. `inputs` by central
+    differences (chainer.gradient_check.numerical_grad).
+
+    `f` is a closure returning a tuple of arrays computed from `inputs`, which
+    are NumPy arrays changed in place (they must be C-contiguous float32 or
+    float64 arrays: the engine perturbs their memory, with no copy)."""
+    inputs = tuple(inputs)
+    grad_outputs = tuple(grad_outputs)
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, np.ndarray) and x.flags.c_contiguous and x.flags.writeable
+                and x.dtype in (np.float32, np.float64)):
+            raise TypeError("numerical_grad: inputs[%d] must be a writable C-contiguous "
+                            "float32/float64 NumPy array (it is perturbed in place)" % i)
+
+    def evaluate(user_data, ctx):
+        try:
+            ys = f()
+            if not isinstance(ys, (tuple, list)):
+                raise TypeError("numerical_grad: f must return a tuple of arrays; got %s"
+                                % type(ys).__name__)
+            for y in ys:
+                y = _data_of(y)
+                h = _array.to_handle(np.array(y, copy=True) if isinstance(y, np.ndarray)
+                                     else np.asarray(y))
+                st = lib.ch_context_add_output(ctx, h)
+                _arr_release(h)
+                if st:
+                    raise_status(st)
+            return 0
+        except BaseException as e:
+            return _fail(e)
+
+    cb = _capi.EvalCallback(evaluate)
+    hx, ax = _handles(inputs)
+    hg, ag = _handles(grad_outputs)
+    outs = (c_void_p * max(len(inputs), 1))()
+    try:
+        st = lib.ch_numerical_grad(outs, cb, None, ax, len(inputs), ag, len(grad_outputs),
+                                   float(eps))
+        if st:
+            raise_status(st)
+    finally:
+        _release_all(hx)
+        _release_all(hg)
+    return tuple(_array.handle_to_numpy(outs[i]) for i in range(len(inputs)))
+
+
+def assert_allclose(x, y, atol=1e-5, rtol=1e-4, verbose=True):
+    """Assert |x - y| <= atol + rtol * |y| elementwise (chainer.testing.assert_allclose);
+    raises chainerc.NotCloseError (an AssertionError) naming the worst element."""
+    x = np.asarray(_data_of(x))
+    y = np.asarray(_data_of(y))
+    if x.shape != y.shape:
+        raise errors.NotCloseError("assert_allclose: shapes differ: %s vs %s" % (x.shape, y.shape),
+                                   status=errors.CH_ERR_NOT_CLOSE,
+                                   status_name="CH_ERR_NOT_CLOSE")
+    if x.dtype not in _array._DTYPE_TO_CH:
+        x = x.astype(np.float64)
+    if y.dtype != x.dtype:
+        y = y.astype(x.dtype)
+    hx, hy = _array.to_handle(x), _array.to_handle(y)
+    try:
+        report = _capi.AllcloseReport()
+        st = lib.ch_allclose(hx, hy, float(atol), float(rtol), _capi.byref(report))
+        if st:
+            if st == errors.CH_ERR_NOT_CLOSE and verbose:
+                msg = lib.ch_error_message().decode()
+                lib.ch_error_take_payload()
+                raise errors.NotCloseError(
+                    "%s\nx: %s\ny: %s" % (msg, np.array2string(x), np.array2string(y)),
+                    status=st, status_name="CH_ERR_NOT_CLOSE")
+            raise_status(st)
+    finally:
+        _arr_release(hx)
+        _arr_release(hy)
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def check_backward(func, x_data, y_grad=None, eps=1e-3, atol=1e-5, rtol=1e-4):
+    """Check `func`'s backward against numerical gradients (Chainer's
+    gradient_check.check_backward): raises NotCloseError naming the input and
+    the worst element.
+
+    func: a chainerc Function (e.g. a user-defined Function, a built-in
+        parameterized function) or any callable taking Variables and returning
+        a Variable or a tuple of them.
+    x_data: an input array or a tuple of them (copied, not changed).
+    y_grad: the output gradient(s); None means ones.
+    """
+    xs = _as_tuple(x_data)
+    gys = _as_tuple(y_grad)
+    from .function import Function
+    from .functions._link import ParameterizedFunction
+    hx, ax = _handles(xs)
+    try:
+        if isinstance(func, (Function, ParameterizedFunction)):
+            fh = func._chainerc_function()
+            if gys is None:
+                st = lib.ch_check_backward(fh, ax, len(xs), None, 0, eps, atol, rtol)
+            else:
+                hg, ag = _handles(gys)
+                try:
+                    st = lib.ch_check_backward(fh, ax, len(xs), ag, len(gys), eps, atol, rtol)
+                finally:
+                    _release_all(hg)
+            if st:
+                raise_status(st)
+            return
+        if gys is None:  # count the outputs with a trial run
+            ys = func(*[Variable(np.array(_data_of(x), copy=True)) for x in xs])
+            n_out = len(ys) if isinstance(ys, (tuple, list)) else 1
+            del ys
+            gys = (None,) * n_out
+
+        def build(user_data, inputs, n_in, outputs, n_out):
+            try:
+                vs = [_new_var(lib.ch_variable_retain(inputs[i])) for i in range(n_in)]
+                ys = func(*vs)
+                ys = tuple(ys) if isinstance(ys, (tuple, list)) else (ys,)
+                if len(ys) != n_out:
+                    raise ValueError("check_backward: func returned %d outputs but %d output "
+                                     "gradients were given" % (len(ys), n_out))
+                for i, y in enumerate(ys):
+                    outputs[i] = lib.ch_variable_retain(y._h)
+                return 0
+            except BaseException as e:
+                return _fail(e)
+
+        cb = _capi.GraphCallback(build)
+        hg = [None if g is None else _array.to_handle(_data_of(g)) for g in gys]
+        ag = (c_void_p * len(hg))(*hg)
+        try:
+            st = lib.ch_check_backward_graph(cb, None, ax, len(xs), ag, len(hg), eps, atol, rtol)
+        finally:
+            _release_all(hg)
+        if st:
+            raise_status(st)
+    finally:
+        _release_all(hx)
