@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark chainerc's per-call overhead against libtorch (bench/overhead.cpp).
+# Benchmark chainerc against libtorch: per-call overhead (bench/overhead.cpp),
+# training (bench/train.cpp) and each function (bench/functions.cpp).
 #
 # Installs what is missing (the build's packages, plus libtorch-dev and
 # libopenblas-dev for the peer), builds a release build with benchmarks in
@@ -30,11 +31,31 @@ fi
 ch_configure "$BUILD_DIR" --buildtype=release -Dbenchmarks=enabled -Dtests=false -Dexamples=false
 ch_build "$BUILD_DIR"
 
-# One thread everywhere: libtorch's intra-op pool (OpenMP), OpenBLAS, MKL.
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
-run=("$BUILD_DIR/bench/overhead" "$@")
+# What to run: overhead (per-call overhead, one thread), train (training
+# epochs and peak memory, 1 and 2 threads), functions (each function's
+# forward+backward, 1 and 2 threads). BENCH_ONLY=overhead|train|functions
+# runs one; arguments go to that program.
+only="${BENCH_ONLY:-all}"
+pin=()
 if [ -n "${BENCH_CPU:-}" ] && command -v taskset >/dev/null 2>&1; then
-  run=(taskset -c "$BENCH_CPU" "${run[@]}")
+  pin=(taskset -c "$BENCH_CPU")
 fi
-ch_log "${run[*]}"
-"${run[@]}" | tee "$BUILD_DIR/overhead.md"
+
+if [ "$only" = all ] || [ "$only" = overhead ]; then
+  # One thread everywhere: libtorch's intra-op pool (OpenMP), OpenBLAS, MKL.
+  ch_log "overhead"
+  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+    "${pin[@]}" "$BUILD_DIR/bench/overhead" "$@" | tee "$BUILD_DIR/overhead.md"
+fi
+# The multi-threaded runs set their thread counts through the APIs
+# (ch_config_set_num_threads, torch::set_num_threads); the OpenMP pool of
+# libtorch waits passively so that its idle workers do not spin on the cores
+# the other side needs (on 2 cores spinning makes both several times slower).
+if [ "$only" = all ] || [ "$only" = train ]; then
+  ch_log "train"
+  OMP_WAIT_POLICY=passive "$BUILD_DIR/bench/train" "$@" | tee "$BUILD_DIR/train.md"
+fi
+if [ "$only" = all ] || [ "$only" = functions ]; then
+  ch_log "functions"
+  OMP_WAIT_POLICY=passive "$BUILD_DIR/bench/functions" "$@" | tee "$BUILD_DIR/functions.md"
+fi
