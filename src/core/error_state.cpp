@@ -48,13 +48,17 @@ CallbackErrorScope::~CallbackErrorScope() {
   }
 }
 
-void raise_callback_failure(const char* name, const char* phase, ch_status status) {
+void raise_callback_failure_of(const std::string& subject, const std::string& where,
+                               ch_status status) {
   ErrorState& s = error_state();
   std::string what = s.message.empty() ? "the callback returned status " + std::to_string(status) +
                                              " without a message"
                                        : s.message;
-  throw CallbackFailure(CH_ERR_CALLBACK,
-                        std::string("function '") + name + "' failed in " + phase + ": " + what);
+  throw CallbackFailure(CH_ERR_CALLBACK, subject + " failed in " + where + ": " + what);
+}
+
+void raise_callback_failure(const char* name, const char* phase, ch_status status) {
+  raise_callback_failure_of(std::string("function '") + name + "'", phase, status);
 }
 
 }  // namespace chainerc

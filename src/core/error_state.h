@@ -47,6 +47,9 @@ class CallbackErrorScope {
 // Throw CallbackFailure for a callback of function `name` that returned
 // `status` in `phase`, with the message it recorded.
 [[noreturn]] void raise_callback_failure(const char* name, const char* phase, ch_status status);
+// The same for any callback owner: "<subject> failed in <where>: <message>".
+[[noreturn]] void raise_callback_failure_of(const std::string& subject, const std::string& where,
+                                            ch_status status);
 
 // Call a user callback (returning ch_status) inside a CallbackErrorScope;
 // throw CallbackFailure naming `name` and `phase` if it fails.

@@ -420,12 +420,8 @@ class CallbackOptimizer final : public Optimizer {
 
   [[noreturn]] void callback_failed(const char* phase, const std::string& path,
                                     ch_status st) const {
-    ErrorState& es = error_state();
-    std::string what = es.message.empty() ? "the callback returned status " + std::to_string(st) +
-                                                " without a message"
-                                          : es.message;
-    throw CallbackFailure(CH_ERR_CALLBACK, "optimizer '" + name_ + "' failed in " + phase +
-                                               " for parameter '" + path + "': " + what);
+    raise_callback_failure_of("optimizer '" + name_ + "'",
+                              std::string(phase) + " for parameter '" + path + "'", st);
   }
 
   void init_state(OptSlot& slot) override {
