@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/cpu/parallel.h"
+#include "backend/cpu/vector_math.h"
 #include "ops/op_util.h"
 
 namespace chainerc::ops {
@@ -52,6 +53,23 @@ Array par_binary(const char* who, const Array& a, const Array& b, F f) {
   dispatch_floating(a.dtype(), who, [&](auto t) {
     using T = decltype(t);
     par_map2(a.data<T>(), b.data<T>(), y.data<T>(), a.size(), [f](T u, T v) { return f(u, v); });
+  });
+  return y;
+}
+
+// y = f(x) for a float array through one of the cpu::vector_* functions
+// (vector_exp, vector_tanh, ...), on chunks spread over the thread pool.
+// `f` is called as f(const T* x, T* y, int64_t n) for T = float and double.
+template <typename F>
+Array par_vector_unary(const char* who, const Array& x, F f) {
+  check_float(who, x);
+  Array y = Array::empty_like(x);
+  dispatch_floating(x.dtype(), who, [&](auto t) {
+    using T = decltype(t);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    cpu::parallel_for(x.size(), cpu::kElementwiseGrain,
+                      [&](int64_t b, int64_t e) { f(px + b, py + b, e - b); });
   });
   return y;
 }

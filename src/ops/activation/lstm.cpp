@@ -9,9 +9,11 @@
 // weights trained with Chainer give the same results.
 // Backward recomputes the gates from the inputs (nothing is kept); a missing
 // gradient of c or h arrives as zeros.
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu/parallel.h"
+#include "backend/cpu/vector_math.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -20,10 +22,31 @@ namespace {
 
 constexpr const char* kWho = "lstm";
 
+// Elements per block: the gates of a block are gathered into small buffers
+// so that tanh and sigmoid run as vectorised calls over each.
+constexpr int64_t kBlock = 256;
+
+// a = tanh(x_a), i, f, o = sigmoid(x_i, x_f, x_o) for the elements
+// [k0, k0 + m) of c (m <= kBlock); x[n, 4u + gate, r] is read for k = (n, u, r).
 template <typename T>
-inline T sigmoid(T v) {
-  return T(1) / (T(1) + std::exp(-v));
-}
+struct Gates {
+  T a[kBlock], i[kBlock], f[kBlock], o[kBlock], c_tanh[kBlock];
+
+  void compute(const T* x, int64_t R, int64_t k0, int64_t m) {
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t k = k0 + j, nu = k / R, r = k % R;
+      const T* g = x + nu * 4 * R + r;
+      a[j] = g[0];
+      i[j] = g[R];
+      f[j] = g[2 * R];
+      o[j] = g[3 * R];
+    }
+    cpu::vector_tanh(a, a, m);
+    cpu::vector_sigmoid(i, i, m);
+    cpu::vector_sigmoid(f, f, m);
+    cpu::vector_sigmoid(o, o, m);
+  }
+};
 
 class LSTM final : public Function {
  public:
@@ -50,14 +73,15 @@ class LSTM final : public Function {
       T* oh = h.data<T>();
       const int64_t R = inner_size(c_prev);
       cpu::parallel_for(c_prev.size(), cpu::kElementwiseGrain / 8, [&](int64_t b, int64_t e) {
-        for (int64_t k = b; k < e; ++k) {
-          const int64_t nu = k / R, r = k % R;  // (n, u) pair and trailing position
-          const T* g = px + nu * 4 * R + r;     // x[n, 4u + gate, r] = g[gate * R]
-          const T a = std::tanh(g[0]), i = sigmoid(g[R]), f = sigmoid(g[2 * R]),
-                  o = sigmoid(g[3 * R]);
-          const T cv = a * i + f * pc[k];
-          oc[k] = cv;
-          oh[k] = o * std::tanh(cv);
+        Gates<T> gates;
+        for (int64_t k0 = b; k0 < e; k0 += kBlock) {
+          const int64_t m = std::min(kBlock, e - k0);
+          gates.compute(px, R, k0, m);
+          T* ct = gates.c_tanh;
+          for (int64_t j = 0; j < m; ++j) ct[j] = gates.a[j] * gates.i[j] + gates.f[j] * pc[k0 + j];
+          std::copy(ct, ct + m, oc + k0);
+          cpu::vector_tanh(ct, ct, m);
+          for (int64_t j = 0; j < m; ++j) oh[k0 + j] = gates.o[j] * ct[j];
         }
       });
     });
@@ -78,19 +102,24 @@ class LSTM final : public Function {
       T* ogx = gx.data<T>();
       const int64_t R = inner_size(c_prev);
       cpu::parallel_for(c_prev.size(), cpu::kElementwiseGrain / 16, [&](int64_t b, int64_t e) {
-        for (int64_t k = b; k < e; ++k) {
-          const int64_t nu = k / R, r = k % R;
-          const T* g = px + nu * 4 * R + r;
-          T* og = ogx + nu * 4 * R + r;
-          const T a = std::tanh(g[0]), i = sigmoid(g[R]), f = sigmoid(g[2 * R]),
-                  o = sigmoid(g[3 * R]);
-          const T co = std::tanh(a * i + f * pc[k]);
-          const T gct = gh[k] * o * (T(1) - co * co) + gc[k];  // total gradient of c
-          ogc[k] = gct * f;
-          og[0] = gct * i * (T(1) - a * a);
-          og[R] = gct * a * i * (T(1) - i);
-          og[2 * R] = gct * pc[k] * f * (T(1) - f);
-          og[3 * R] = gh[k] * co * o * (T(1) - o);
+        Gates<T> gates;
+        for (int64_t k0 = b; k0 < e; k0 += kBlock) {
+          const int64_t m = std::min(kBlock, e - k0);
+          gates.compute(px, R, k0, m);
+          T* co = gates.c_tanh;
+          for (int64_t j = 0; j < m; ++j) co[j] = gates.a[j] * gates.i[j] + gates.f[j] * pc[k0 + j];
+          cpu::vector_tanh(co, co, m);
+          for (int64_t j = 0; j < m; ++j) {
+            const int64_t k = k0 + j, nu = k / R, r = k % R;
+            T* og = ogx + nu * 4 * R + r;
+            const T a = gates.a[j], i = gates.i[j], f = gates.f[j], o = gates.o[j];
+            const T gct = gh[k] * o * (T(1) - co[j] * co[j]) + gc[k];  // total gradient of c
+            ogc[k] = gct * f;
+            og[0] = gct * i * (T(1) - a * a);
+            og[R] = gct * a * i * (T(1) - i);
+            og[2 * R] = gct * pc[k] * f * (T(1) - f);
+            og[3 * R] = gh[k] * co[j] * o * (T(1) - o);
+          }
         }
       });
     });

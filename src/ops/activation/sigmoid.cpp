@@ -12,10 +12,8 @@ class Sigmoid final : public Function {
  public:
   const char* name() const override { return "Sigmoid"; }
   Arrays forward(const Arrays& in) override {
-    y_ = par_unary("sigmoid", in[0], [](auto x) {
-      using T = decltype(x);
-      return T(1) / (T(1) + std::exp(-x));
-    });
+    y_ = par_vector_unary("sigmoid", in[0],
+                          [](const auto* x, auto* y, int64_t n) { cpu::vector_sigmoid(x, y, n); });
     return {y_};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {

@@ -28,21 +28,32 @@ Layout layout_of(const Array& x) {
 template <typename T>
 void softmax_forward(const T* x, T* y, const Layout& l) {
   const int64_t c = l.channels, inner = l.inner;
+  if (c == 0) return;  // an empty array: no maximum to take
   const int64_t grain =
       std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, c * inner));
   cpu::parallel_for(l.outer, grain, [&](int64_t b, int64_t e) {
     for (int64_t n = b; n < e; ++n) {
       const T* xr = x + n * c * inner;
       T* yr = y + n * c * inner;
+      if (inner == 1) {  // (N, C): contiguous rows
+        const T m = cpu::vector_max(xr, c);
+        for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] - m;
+        cpu::vector_exp(yr, yr, c);
+        const T r = T(1) / cpu::vector_sum(yr, c);
+        for (int64_t j = 0; j < c; ++j) yr[j] *= r;
+        continue;
+      }
+      // y = x - max over the channels, then one vectorised exp over the
+      // whole (c, inner) slice, then divide by the channel sums.
       for (int64_t i = 0; i < inner; ++i) {
         T m = xr[i];
         for (int64_t j = 1; j < c; ++j) m = std::max(m, xr[j * inner + i]);
+        for (int64_t j = 0; j < c; ++j) yr[j * inner + i] = xr[j * inner + i] - m;
+      }
+      cpu::vector_exp(yr, yr, c * inner);
+      for (int64_t i = 0; i < inner; ++i) {
         T s = 0;
-        for (int64_t j = 0; j < c; ++j) {
-          const T v = std::exp(xr[j * inner + i] - m);
-          yr[j * inner + i] = v;
-          s += v;
-        }
+        for (int64_t j = 0; j < c; ++j) s += yr[j * inner + i];
         const T r = T(1) / s;
         for (int64_t j = 0; j < c; ++j) yr[j * inner + i] *= r;
       }
@@ -53,11 +64,17 @@ void softmax_forward(const T* x, T* y, const Layout& l) {
 template <typename T>
 void softmax_backward(const T* y, const T* gy, T* gx, const Layout& l) {
   const int64_t c = l.channels, inner = l.inner;
+  if (c == 0) return;  // an empty array: no maximum to take
   const int64_t grain =
       std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, c * inner));
   cpu::parallel_for(l.outer, grain, [&](int64_t b, int64_t e) {
     for (int64_t n = b; n < e; ++n) {
       const int64_t o = n * c * inner;
+      if (inner == 1) {  // (N, C): contiguous rows
+        const T s = cpu::vector_dot(gy + o, y + o, c);
+        for (int64_t j = 0; j < c; ++j) gx[o + j] = y[o + j] * (gy[o + j] - s);
+        continue;
+      }
       for (int64_t i = 0; i < inner; ++i) {
         T s = 0;
         for (int64_t j = 0; j < c; ++j) s += gy[o + j * inner + i] * y[o + j * inner + i];

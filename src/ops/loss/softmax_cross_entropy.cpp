@@ -52,14 +52,10 @@ class SoftmaxCrossEntropy final : public Function {
         for (int64_t i = b; i < e; ++i) {
           const T* xr = px + i * c;
           T* yr = py + i * c;
-          T m = xr[0];
-          for (int64_t j = 1; j < c; ++j) m = std::max(m, xr[j]);
-          T s = 0;
-          for (int64_t j = 0; j < c; ++j) {
-            const T v = std::exp(xr[j] - m);
-            yr[j] = v;
-            s += v;
-          }
+          const T m = cpu::vector_max(xr, c);
+          for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] - m;
+          cpu::vector_exp(yr, yr, c);
+          const T s = cpu::vector_sum(yr, c);
           const T r = T(1) / s;
           for (int64_t j = 0; j < c; ++j) yr[j] *= r;
           row_loss[static_cast<size_t>(i)] = static_cast<double>(std::log(s) + m - xr[pt[i]]);

@@ -1,8 +1,8 @@
 // exp: y = e ** x.
-#include "ops/op_util.h"
-#include "ops/ops.h"
-
 #include <cmath>
+
+#include "ops/nn_util.h"
+#include "ops/ops.h"
 
 namespace chainerc::ops {
 namespace {
@@ -11,7 +11,8 @@ class Exp final : public Function {
  public:
   const char* name() const override { return "Exp"; }
   Arrays forward(const Arrays& in) override {
-    y_ = unary("exp", in[0], [](auto x) { return std::exp(x); });
+    y_ = par_vector_unary("exp", in[0],
+                          [](const auto* x, auto* y, int64_t n) { cpu::vector_exp(x, y, n); });
     return {y_};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {  // gx = gy * y

@@ -1,8 +1,8 @@
 // log: y = ln(x).
-#include "ops/op_util.h"
-#include "ops/ops.h"
-
 #include <cmath>
+
+#include "ops/nn_util.h"
+#include "ops/ops.h"
 
 namespace chainerc::ops {
 namespace {
@@ -10,7 +10,10 @@ namespace {
 class Log final : public Function {
  public:
   const char* name() const override { return "Log"; }
-  Arrays forward(const Arrays& in) override { return {unary("log", in[0], [](auto x) { return std::log(x); })}; }
+  Arrays forward(const Arrays& in) override {
+    return {par_vector_unary("log", in[0],
+                             [](const auto* x, auto* y, int64_t n) { cpu::vector_log(x, y, n); })};
+  }
   Arrays backward(const Arrays& in, const Arrays& gy) override {  // gx = gy / x
     return {binary_same("log", gy[0], in[0], [](auto g, auto x) { return g / x; })};
   }
