@@ -193,15 +193,18 @@ TEST(CpuVectorMath, ReductionsAgreeWithPlainLoops) {
     for (double& v : x) v = u(rng);
     for (double& v : y) v = u(rng);
     std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());
-    double sum = 0, dot = 0, max = x[0];
+    double sum = 0, dot = 0, max = x[0], squared_deviations = 0;
     for (int64_t i = 0; i < n; ++i) {
       sum += x[i];
       dot += x[i] * y[i];
       max = std::max(max, x[i]);
+      squared_deviations += (x[i] - 0.5) * (x[i] - 0.5);
     }
     EXPECT_NEAR(cpu::vector_sum(x.data(), n), sum, 1e-12) << n;
     EXPECT_NEAR(cpu::vector_dot(x.data(), y.data(), n), dot, 1e-12) << n;
     EXPECT_EQ(cpu::vector_max(x.data(), n), max) << n;
+    EXPECT_NEAR(cpu::vector_squared_deviation_sum(x.data(), n, 0.5), squared_deviations, 1e-12);
+    EXPECT_NEAR(cpu::vector_squared_deviation_sum(xf.data(), n, 0.5f), squared_deviations, 1e-3);
     EXPECT_NEAR(cpu::vector_sum(xf.data(), n), sum, 1e-4) << n;
     EXPECT_NEAR(cpu::vector_dot(xf.data(), yf.data(), n), dot, 1e-4) << n;
     EXPECT_EQ(cpu::vector_max(xf.data(), n), static_cast<float>(max)) << n;

@@ -83,6 +83,18 @@ inline T dot_impl(const T* __restrict x, const T* __restrict y, int64_t n) {
 }
 
 template <typename T>
+inline T squared_deviation_sum_impl(const T* __restrict x, int64_t n, T mean) {
+  T lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lanes[l] += (x[i + l] - mean) * (x[i + l] - mean);
+  T acc = 0;
+  for (; i < n; ++i) acc += (x[i] - mean) * (x[i] - mean);
+  for (T v : lanes) acc += v;
+  return acc;
+}
+
+template <typename T>
 inline T max_impl(const T* __restrict x, int64_t n) {
   T lanes[kLanes];
   for (T& v : lanes) v = x[0];
@@ -103,6 +115,12 @@ CH_VECTOR_CLONES float dot_f32(const float* x, const float* y, int64_t n) {
 CH_VECTOR_CLONES double dot_f64(const double* x, const double* y, int64_t n) {
   return dot_impl(x, y, n);
 }
+CH_VECTOR_CLONES float squared_deviation_sum_f32(const float* x, int64_t n, float mean) {
+  return squared_deviation_sum_impl(x, n, mean);
+}
+CH_VECTOR_CLONES double squared_deviation_sum_f64(const double* x, int64_t n, double mean) {
+  return squared_deviation_sum_impl(x, n, mean);
+}
 CH_VECTOR_CLONES float max_f32(const float* x, int64_t n) { return max_impl(x, n); }
 CH_VECTOR_CLONES double max_f64(const double* x, int64_t n) { return max_impl(x, n); }
 
@@ -121,6 +139,12 @@ float vector_sum(const float* x, int64_t n) { return sum_f32(x, n); }
 double vector_sum(const double* x, int64_t n) { return sum_f64(x, n); }
 float vector_dot(const float* x, const float* y, int64_t n) { return dot_f32(x, y, n); }
 double vector_dot(const double* x, const double* y, int64_t n) { return dot_f64(x, y, n); }
+float vector_squared_deviation_sum(const float* x, int64_t n, float mean) {
+  return squared_deviation_sum_f32(x, n, mean);
+}
+double vector_squared_deviation_sum(const double* x, int64_t n, double mean) {
+  return squared_deviation_sum_f64(x, n, mean);
+}
 float vector_max(const float* x, int64_t n) { return max_f32(x, n); }
 double vector_max(const double* x, int64_t n) { return max_f64(x, n); }
 

@@ -28,6 +28,9 @@ float vector_sum(const float* x, int64_t n);
 double vector_sum(const double* x, int64_t n);
 float vector_dot(const float* x, const float* y, int64_t n);
 double vector_dot(const double* x, const double* y, int64_t n);
+// sum((x - mean)^2), for variances.
+float vector_squared_deviation_sum(const float* x, int64_t n, float mean);
+double vector_squared_deviation_sum(const double* x, int64_t n, double mean);
 float vector_max(const float* x, int64_t n);
 double vector_max(const double* x, int64_t n);
 

@@ -12,6 +12,29 @@ namespace chainerc::ops {
 namespace {
 
 // out = x with axes permuted: out axis i is x axis perm[i].
+// out = x^T for each of `batch` (rows, cols) matrices, in square tiles so
+// that both the reads and the writes stay within a few cache lines.
+template <typename T>
+void transpose_matrices(const T* x, int64_t batch, int64_t rows, int64_t cols, T* out) {
+  constexpr int64_t kTile = 32;
+  const int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
+  const int64_t tiles = batch * row_tiles * col_tiles;
+  cpu::parallel_for(tiles, std::max<int64_t>(1, cpu::kElementwiseGrain / (kTile * kTile)),
+                    [&](int64_t t0, int64_t t1) {
+                      for (int64_t t = t0; t < t1; ++t) {
+                        const int64_t b = t / (row_tiles * col_tiles);
+                        const int64_t i0 = (t / col_tiles) % row_tiles * kTile;
+                        const int64_t j0 = t % col_tiles * kTile;
+                        const int64_t i1 = std::min(rows, i0 + kTile);
+                        const int64_t j1 = std::min(cols, j0 + kTile);
+                        const T* __restrict src = x + b * rows * cols;
+                        T* __restrict dst = out + b * rows * cols;
+                        for (int64_t j = j0; j < j1; ++j)
+                          for (int64_t i = i0; i < i1; ++i) dst[j * rows + i] = src[i * cols + j];
+                      }
+                    });
+}
+
 template <typename T>
 void permute(const T* x, const Shape& xs, const std::vector<int32_t>& perm, T* out) {
   const int32_t nd = xs.ndim();
@@ -19,6 +42,15 @@ void permute(const T* x, const Shape& xs, const std::vector<int32_t>& perm, T* o
   if (n == 0) return;
   if (nd == 0) {
     out[0] = x[0];
+    return;
+  }
+  // The common case, a matrix transpose (possibly batched over leading axes
+  // that stay in place), goes through tiles.
+  bool last_two_swapped = nd >= 2 && perm[nd - 2] == nd - 1 && perm[nd - 1] == nd - 2;
+  for (int32_t i = 0; i + 2 < nd && last_two_swapped; ++i) last_two_swapped = perm[i] == i;
+  if (last_two_swapped && xs[nd - 1] > 1 && xs[nd - 2] > 1) {
+    const int64_t rows = xs[nd - 2], cols = xs[nd - 1];
+    transpose_matrices(x, n / (rows * cols), rows, cols, out);
     return;
   }
   int64_t xstride[CH_MAX_NDIM], st[CH_MAX_NDIM], os[CH_MAX_NDIM];

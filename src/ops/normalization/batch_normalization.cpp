@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/cpu/parallel.h"
+#include "backend/cpu/vector_math.h"
 #include "core/config.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -89,20 +90,14 @@ class BatchNormalization final : public Function {
         for (int64_t c = b; c < e; ++c) {
           double mean, var;
           if (use_batch_) {
+            // Each (sample, channel) row is reduced vectorised in T; the
+            // rows' results are added in double.
             double s = 0;
-            for (int64_t l = 0; l < L; ++l) {
-              const T* p = px + (l * C + c) * R;
-              for (int64_t r = 0; r < R; ++r) s += p[r];
-            }
+            for (int64_t l = 0; l < L; ++l) s += cpu::vector_sum(px + (l * C + c) * R, R);
             mean = s / static_cast<double>(m);
             double v = 0;
-            for (int64_t l = 0; l < L; ++l) {
-              const T* p = px + (l * C + c) * R;
-              for (int64_t r = 0; r < R; ++r) {
-                const double d = p[r] - mean;
-                v += d * d;
-              }
-            }
+            for (int64_t l = 0; l < L; ++l)
+              v += cpu::vector_squared_deviation_sum(px + (l * C + c) * R, R, static_cast<T>(mean));
             var = v / static_cast<double>(m);
             am[c] = static_cast<T>(decay * am[c] + (1 - decay) * mean);
             av[c] = static_cast<T>(decay * av[c] + (1 - decay) * adjust * var);
@@ -147,10 +142,8 @@ class BatchNormalization final : public Function {
           double gbeta = 0, ggamma = 0;
           for (int64_t l = 0; l < L; ++l) {
             const int64_t off = (l * C + c) * R;
-            for (int64_t r = 0; r < R; ++r) {
-              gbeta += pg[off + r];
-              ggamma += static_cast<double>(pg[off + r]) * ph[off + r];
-            }
+            gbeta += cpu::vector_sum(pg + off, R);
+            ggamma += cpu::vector_dot(pg + off, ph + off, R);
           }
           pgbeta[c] += static_cast<T>(gbeta);
           pggamma[c] += static_cast<T>(ggamma);

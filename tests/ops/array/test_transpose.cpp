@@ -57,4 +57,22 @@ TEST_F(TransposeTest, LargeMatrix) {
   }
 }
 
+// (3, 37, 70) with the last two axes swapped: a batch of matrix transposes
+// whose tiles do not divide the extents; expected values by index formula.
+TEST_F(TransposeTest, BatchedMatrices) {
+  const int64_t b = 3, r = 37, c = 70;
+  const std::vector<double> a = large_values(large_a, b * r * c);
+  const int32_t axes[] = {0, 2, 1};
+  Var x = make_var(CH_FLOAT32, {b, r, c}, a);
+  Var y;
+  ASSERT_EQ(ch_functions_transpose(y.out(), x.get(), axes, 3), CH_OK) << ch_error_message();
+  std::vector<double> expected(a.size());
+  for (int64_t k = 0; k < b; ++k)
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) expected[(k * c + j) * r + i] = a[(k * r + i) * c + j];
+  EXPECT_TRUE(all_equal(data_of(y), CH_FLOAT32, {b, c, r}, expected));
+  backward(y, data_of(y));
+  EXPECT_TRUE(all_equal(grad_of(x), CH_FLOAT32, {b, r, c}, a));
+}
+
 }  // namespace

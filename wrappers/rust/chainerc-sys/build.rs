@@ -1,7 +1,7 @@
 //! Finds libchainerc: the directory named by CHAINERC_LIB_DIR, else what
 //! `pkg-config --libs chainerc` says (set PKG_CONFIG_PATH for an uninstalled
 //! build, e.g. build/meson-uninstalled), else the repository's build/src.
-//! CHAINERC_STATIC=1 links libchainerc.a (with the C++ runtime and OpenBLAS).
+//! CHAINERC_STATIC=1 links libchainerc.a (with the C++ runtime, OpenBLAS, oneDNN, libmvec, libzip and zlib).
 use std::env;
 use std::path::PathBuf;
 use std::process::Command;
@@ -46,10 +46,12 @@ fn main() {
         println!("cargo:rustc-link-arg-tests=-Wl,-rpath,{d}");
     }
     if env::var("CHAINERC_STATIC").map(|v| v == "1").unwrap_or(false) {
+        // The static library's own dependencies in the default Debian build
+        // (`pkg-config --static --libs chainerc` lists them).
         println!("cargo:rustc-link-lib=static=chainerc");
-        println!("cargo:rustc-link-lib=dylib=stdc++");
-        println!("cargo:rustc-link-lib=dylib=openblas");
-        println!("cargo:rustc-link-lib=dylib=z");
+        for lib in ["stdc++", "openblas", "dnnl", "gomp", "mvec", "zip", "z"] {
+            println!("cargo:rustc-link-lib=dylib={lib}");
+        }
     } else {
         println!("cargo:rustc-link-lib=dylib=chainerc");
     }
