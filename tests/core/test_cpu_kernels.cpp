@@ -203,8 +203,10 @@ TEST(CpuVectorMath, ReductionsAgreeWithPlainLoops) {
     EXPECT_NEAR(cpu::vector_sum(x.data(), n), sum, 1e-12) << n;
     EXPECT_NEAR(cpu::vector_dot(x.data(), y.data(), n), dot, 1e-12) << n;
     EXPECT_EQ(cpu::vector_max(x.data(), n), max) << n;
-    EXPECT_NEAR(cpu::vector_squared_deviation_sum(x.data(), n, 0.5), squared_deviations, 1e-12);
-    EXPECT_NEAR(cpu::vector_squared_deviation_sum(xf.data(), n, 0.5f), squared_deviations, 1e-3);
+    EXPECT_NEAR(cpu::vector_squared_deviation_sum(x.data(), n, 0.5), squared_deviations,
+                1e-14 * squared_deviations);
+    EXPECT_NEAR(cpu::vector_squared_deviation_sum(xf.data(), n, 0.5f), squared_deviations,
+                1e-5 * squared_deviations);
     EXPECT_NEAR(cpu::vector_sum(xf.data(), n), sum, 1e-4) << n;
     EXPECT_NEAR(cpu::vector_dot(xf.data(), yf.data(), n), dot, 1e-4) << n;
     EXPECT_EQ(cpu::vector_max(xf.data(), n), static_cast<float>(max)) << n;
