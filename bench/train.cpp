@@ -7,10 +7,15 @@
 //   convnet    conv(20, 5x5)-maxpool(2)-conv(50, 5x5)-maxpool(2)-linear(500)-ReLU-linear(10)
 //              on 1,000 samples of 1x28x28
 // Each (model, threads, side) runs in its own child process, so that peak
-// memory (VmHWM minus the resident size before the model is built) and
-// thread pools are that side's alone. One warm-up step precedes the timed
-// epoch. The table gives seconds, the ratio libtorch / chainerc (above 1:
-// chainerc faster) and peak memory.
+// memory and thread pools are that side's alone. Two memory figures:
+//   peak MiB  VmHWM minus the resident size before the model is built: all
+//             that the run made resident, library code pages and JIT code
+//             included (a forked child faults its code pages in again);
+//   heap MiB  the peak of bytes held through malloc and friends above the
+//             start (heap_tracker.cpp): arrays, tensors, workspaces and
+//             packing buffers, without code.
+// One warm-up step precedes the timed epoch. The table gives seconds, the
+// ratio libtorch / chainerc (above 1: chainerc faster) and both memory figures.
 //
 // Usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N]
 //              [--repeats N] [--only chainerc|libtorch]
@@ -30,6 +35,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "heap_tracker.h"
 
 #ifndef CH_BENCH_HAVE_TORCH
 #define CH_BENCH_HAVE_TORCH 0
@@ -94,6 +101,7 @@ constexpr double kLr = 0.01;
 
 struct Result {
   double seconds = 0, peak_mib = 0, loss = 0;
+  double heap_mib = 0;  // peak heap (malloc) bytes held above the start, MiB
 };
 
 // ---- chainerc -----------------------------------------------------------------------------
@@ -216,6 +224,7 @@ Result run_chainerc(const Model& m, const Data& d, int threads) {
   ch_config_seed(1);
   Result r;
   const double rss0 = proc_status_mib("VmRSS:");
+  const int64_t heap0 = bench::heap_reset_peak();
   {
     ChainercNet net(m);
     net.step(d, 0);  // warm-up
@@ -224,6 +233,7 @@ Result run_chainerc(const Model& m, const Data& d, int threads) {
     r.seconds = now_s() - t0;
   }
   r.peak_mib = proc_status_mib("VmHWM:") - rss0;
+  r.heap_mib = static_cast<double>(bench::heap_peak() - heap0) / (1024.0 * 1024.0);
   return r;
 }
 
@@ -265,6 +275,7 @@ Result run_torch(const Model& m, const Data& d, int threads) {
   torch::manual_seed(1);
   Result r;
   const double rss0 = proc_status_mib("VmRSS:");
+  const int64_t heap0 = bench::heap_reset_peak();
   {
     TorchNet net(m);
     torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(kLr));
@@ -287,6 +298,7 @@ Result run_torch(const Model& m, const Data& d, int threads) {
     r.seconds = now_s() - t0;
   }
   r.peak_mib = proc_status_mib("VmHWM:") - rss0;
+  r.heap_mib = static_cast<double>(bench::heap_peak() - heap0) / (1024.0 * 1024.0);
   return r;
 }
 #endif
@@ -363,8 +375,9 @@ int main(int argc, char** argv) {
   std::printf("chainerc BLAS: %s\n\n", ch_config_blas());
   std::printf(
       "| model | threads | samples | chainerc s | libtorch s | libtorch / chainerc | chainerc "
-      "peak MiB | libtorch peak MiB | final loss (chainerc / libtorch) |\n");
-  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+      "peak MiB | libtorch peak MiB | chainerc heap MiB | libtorch heap MiB | final loss "
+      "(chainerc / libtorch) |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
   for (const std::string& name : models) {
     Model m;
     if (name == "mlp")
@@ -379,20 +392,22 @@ int main(int argc, char** argv) {
     const Data d = make_data(m.samples);
     for (int th : threads) {
       // Best of `repeats` for time; peak memory from the same runs (max).
-      Result ch{1e30, 0, 0}, tr{1e30, 0, 0};
+      Result ch{1e30, 0, 0, 0}, tr{1e30, 0, 0, 0};
       bool ch_ok = run_ch, tr_ok = run_torch_side;
       for (int r = 0; r < repeats; ++r) {
         Result res;
         if (run_ch) {
           ch_ok = ch_ok && in_child([&] { return run_chainerc(m, d, th); }, res);
           if (ch_ok)
-            ch = {std::min(ch.seconds, res.seconds), std::max(ch.peak_mib, res.peak_mib), res.loss};
+            ch = {std::min(ch.seconds, res.seconds), std::max(ch.peak_mib, res.peak_mib), res.loss,
+                  std::max(ch.heap_mib, res.heap_mib)};
         }
 #if CH_BENCH_HAVE_TORCH
         if (run_torch_side) {
           tr_ok = tr_ok && in_child([&] { return run_torch(m, d, th); }, res);
           if (tr_ok)
-            tr = {std::min(tr.seconds, res.seconds), std::max(tr.peak_mib, res.peak_mib), res.loss};
+            tr = {std::min(tr.seconds, res.seconds), std::max(tr.peak_mib, res.peak_mib), res.loss,
+                  std::max(tr.heap_mib, res.heap_mib)};
         }
 #endif
       }
@@ -402,11 +417,12 @@ int main(int argc, char** argv) {
         std::snprintf(buf, sizeof buf, f, v);
         return std::string(buf);
       };
-      std::printf("| %s | %d | %lld | %s | %s | %s | %s | %s | %s / %s |\n", name.c_str(), th,
-                  static_cast<long long>(m.samples), fmt(ch_ok, ch.seconds, "%.3f").c_str(),
+      std::printf("| %s | %d | %lld | %s | %s | %s | %s | %s | %s | %s | %s / %s |\n", name.c_str(),
+                  th, static_cast<long long>(m.samples), fmt(ch_ok, ch.seconds, "%.3f").c_str(),
                   fmt(tr_ok, tr.seconds, "%.3f").c_str(),
                   fmt(ch_ok && tr_ok, tr.seconds / ch.seconds, "%.2fx").c_str(),
                   fmt(ch_ok, ch.peak_mib, "%.1f").c_str(), fmt(tr_ok, tr.peak_mib, "%.1f").c_str(),
+                  fmt(ch_ok, ch.heap_mib, "%.1f").c_str(), fmt(tr_ok, tr.heap_mib, "%.1f").c_str(),
                   fmt(ch_ok, ch.loss, "%.4f").c_str(), fmt(tr_ok, tr.loss, "%.4f").c_str());
       std::fflush(stdout);
     }

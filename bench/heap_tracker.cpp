@@ -1,0 +1,88 @@
+// Counts the bytes a process holds from malloc and friends, and their peak,
+// by defining malloc, free, ... in the benchmark executable: the dynamic
+// linker then binds every library's calls to these (chainerc's arrays,
+// libtorch's tensors, oneDNN's and OpenBLAS's packing buffers, C++ new), and
+// each forwards to glibc's own allocator (__libc_malloc and friends). Memory
+// mapped directly (JIT code, OpenBLAS's buffer pool) and library code pages
+// are not heap; VmHWM in bench/train covers those.
+#include "heap_tracker.h"
+
+#include <malloc.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+void* __libc_malloc(size_t);
+void __libc_free(void*);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+}
+
+namespace {
+
+std::atomic<int64_t> g_in_use{0}, g_peak{0};
+
+void* counted(void* p) {
+  if (p) {
+    const int64_t now = g_in_use.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) +
+                        static_cast<int64_t>(malloc_usable_size(p));
+    int64_t peak = g_peak.load(std::memory_order_relaxed);
+    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+    }
+  }
+  return p;
+}
+
+void uncount(void* p) {
+  if (p) g_in_use.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
+}
+
+bool valid_alignment(size_t a) { return a >= sizeof(void*) && (a & (a - 1)) == 0; }
+
+}  // namespace
+
+extern "C" {
+
+void* malloc(size_t n) { return counted(__libc_malloc(n)); }
+void free(void* p) {
+  uncount(p);
+  __libc_free(p);
+}
+void* calloc(size_t n, size_t size) { return counted(__libc_calloc(n, size)); }
+void* realloc(void* p, size_t n) {
+  const int64_t before = p ? static_cast<int64_t>(malloc_usable_size(p)) : 0;
+  void* q = __libc_realloc(p, n);
+  if (q || n == 0) g_in_use.fetch_sub(before);  // the old block is gone
+  return q ? counted(q) : q;
+}
+void* memalign(size_t alignment, size_t n) { return counted(__libc_memalign(alignment, n)); }
+void* aligned_alloc(size_t alignment, size_t n) { return counted(__libc_memalign(alignment, n)); }
+int posix_memalign(void** out, size_t alignment, size_t n) {
+  if (!valid_alignment(alignment)) return EINVAL;
+  void* p = __libc_memalign(alignment, n);
+  if (!p) return ENOMEM;
+  *out = counted(p);
+  return 0;
+}
+void* valloc(size_t n) { return counted(__libc_memalign(4096, n)); }
+void* pvalloc(size_t n) { return counted(__libc_memalign(4096, (n + 4095) / 4096 * 4096)); }
+
+}  // extern "C"
+
+namespace bench {
+
+int64_t heap_in_use() { return g_in_use.load(); }
+
+int64_t heap_reset_peak() {
+  const int64_t now = g_in_use.load();
+  g_peak.store(now);
+  return now;
+}
+
+int64_t heap_peak() { return g_peak.load(); }
+
+}  // namespace bench
