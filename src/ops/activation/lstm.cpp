@@ -26,13 +26,14 @@ constexpr const char* kWho = "lstm";
 // so that tanh and sigmoid run as vectorised calls over each.
 constexpr int64_t kBlock = 256;
 
-// a = tanh(x_a), i, f, o = sigmoid(x_i, x_f, x_o) for the elements
-// [k0, k0 + m) of c (m <= kBlock); x[n, 4u + gate, r] is read for k = (n, u, r).
+// a = tanh(x_a), i, f, o = sigmoid(x_i, x_f, x_o), c = a i + f c_prev and
+// tanh(c) for the elements [k0, k0 + m) of c (m <= kBlock); x[n, 4u + gate, r]
+// is read for k = (n, u, r).
 template <typename T>
 struct Gates {
-  T a[kBlock], i[kBlock], f[kBlock], o[kBlock], c_tanh[kBlock];
+  T a[kBlock], i[kBlock], f[kBlock], o[kBlock], c[kBlock], c_tanh[kBlock];
 
-  void compute(const T* x, int64_t R, int64_t k0, int64_t m) {
+  void compute(const T* x, const T* c_prev, int64_t R, int64_t k0, int64_t m) {
     for (int64_t j = 0; j < m; ++j) {
       const int64_t k = k0 + j, nu = k / R, r = k % R;
       const T* g = x + nu * 4 * R + r;
@@ -45,6 +46,8 @@ struct Gates {
     cpu::vector_sigmoid(i, i, m);
     cpu::vector_sigmoid(f, f, m);
     cpu::vector_sigmoid(o, o, m);
+    for (int64_t j = 0; j < m; ++j) c[j] = a[j] * i[j] + f[j] * c_prev[k0 + j];
+    cpu::vector_tanh(c, c_tanh, m);
   }
 };
 
@@ -76,12 +79,9 @@ class LSTM final : public Function {
         Gates<T> gates;
         for (int64_t k0 = b; k0 < e; k0 += kBlock) {
           const int64_t m = std::min(kBlock, e - k0);
-          gates.compute(px, R, k0, m);
-          T* ct = gates.c_tanh;
-          for (int64_t j = 0; j < m; ++j) ct[j] = gates.a[j] * gates.i[j] + gates.f[j] * pc[k0 + j];
-          std::copy(ct, ct + m, oc + k0);
-          cpu::vector_tanh(ct, ct, m);
-          for (int64_t j = 0; j < m; ++j) oh[k0 + j] = gates.o[j] * ct[j];
+          gates.compute(px, pc, R, k0, m);
+          std::copy(gates.c, gates.c + m, oc + k0);
+          for (int64_t j = 0; j < m; ++j) oh[k0 + j] = gates.o[j] * gates.c_tanh[j];
         }
       });
     });
@@ -105,10 +105,8 @@ class LSTM final : public Function {
         Gates<T> gates;
         for (int64_t k0 = b; k0 < e; k0 += kBlock) {
           const int64_t m = std::min(kBlock, e - k0);
-          gates.compute(px, R, k0, m);
-          T* co = gates.c_tanh;
-          for (int64_t j = 0; j < m; ++j) co[j] = gates.a[j] * gates.i[j] + gates.f[j] * pc[k0 + j];
-          cpu::vector_tanh(co, co, m);
+          gates.compute(px, pc, R, k0, m);
+          const T* co = gates.c_tanh;
           for (int64_t j = 0; j < m; ++j) {
             const int64_t k = k0 + j, nu = k / R, r = k % R;
             T* og = ogx + nu * 4 * R + r;
