@@ -25,7 +25,8 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes, Device device, void* str
 std::shared_ptr<Buffer> Buffer::allocate_pinned(size_t nbytes) {
   DeviceBackend* backend = cuda_backend();
   if (!backend)
-    fail(CH_ERR_DEVICE, "page-locked host memory needs the CUDA backend, which is not in this build");
+    fail(CH_ERR_DEVICE,
+         "page-locked host memory needs the CUDA backend, which is not in this build");
   auto b = std::make_shared<Buffer>(Key{});
   b->data_ = backend->allocate_pinned(nbytes);
   b->owner_ = Owner::Pinned;
@@ -125,11 +126,12 @@ double Array::get(int64_t i) const {
     double v64 = 0;
     float v32 = 0;
     int32_t vi = 0;
-    void* dst = dtype_ == DType::Float64 ? static_cast<void*>(&v64)
+    void* dst = dtype_ == DType::Float64   ? static_cast<void*>(&v64)
                 : dtype_ == DType::Float32 ? static_cast<void*>(&v32)
                                            : static_cast<void*>(&vi);
     size_t w = dtype_size(dtype_);
-    copy_bytes(dst, Device{}, static_cast<const char*>(raw()) + static_cast<size_t>(i) * w, device(), w);
+    copy_bytes(dst, Device{}, static_cast<const char*>(raw()) + static_cast<size_t>(i) * w,
+               device(), w);
     return dtype_ == DType::Float64 ? v64 : dtype_ == DType::Float32 ? v32 : vi;
   }
   switch (dtype_) {

@@ -37,14 +37,17 @@ struct DistParams {
   double a, b;
 };
 DistParams params(const std::uniform_real_distribution<double>& d) { return {false, d.a(), d.b()}; }
-DistParams params(const std::normal_distribution<double>& d) { return {true, d.mean(), d.stddev()}; }
+DistParams params(const std::normal_distribution<double>& d) {
+  return {true, d.mean(), d.stddev()};
+}
 
 template <typename Dist>
 void fill(Array& a, Dist dist, const char* who) {
   if (!is_floating(a.dtype())) fail(CH_ERR_DTYPE, who, ": ", a.describe(), " is not a float array");
   if (!a.device().is_cpu()) {  // the device's own generator
     DistParams p = params(dist);
-    backend_for(a.device(), who).fill_random(a.device().index, a.raw(), a.dtype(), a.size(), p.normal, p.a, p.b);
+    backend_for(a.device(), who)
+        .fill_random(a.device().index, a.raw(), a.dtype(), a.size(), p.normal, p.a, p.b);
     return;
   }
   Generator& g = generator();

@@ -79,10 +79,11 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
              "' has no CUDA kernel yet (copy the input to the CPU with ch_array_to_device)");
     if (f->parameters)
       for (const Parameter& p : *f->parameters)
-        if ((p.param.defined() && !p.param.device().is_cpu()) || (p.grad.defined() && !p.grad.device().is_cpu()))
+        if ((p.param.defined() && !p.param.device().is_cpu()) ||
+            (p.grad.defined() && !p.grad.device().is_cpu()))
           fail(CH_ERR_DEVICE, f->name(), ": parameter '", p.name, "' is a ",
-               (p.param.defined() && !p.param.device().is_cpu() ? p.param : p.grad).describe(), "; '",
-               f->name(), "' has no CUDA kernel yet");
+               (p.param.defined() && !p.param.device().is_cpu() ? p.param : p.grad).describe(),
+               "; '", f->name(), "' has no CUDA kernel yet");
   }
   Arrays out = f->forward(in);
 
