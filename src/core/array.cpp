@@ -25,8 +25,7 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes, Device device, void* str
 std::shared_ptr<Buffer> Buffer::allocate_pinned(size_t nbytes) {
   DeviceBackend* backend = cuda_backend();
   if (!backend)
-    fail(CH_ERR_DEVICE,
-         "page-locked host memory needs the CUDA backend, which is not in this build");
+    fail(CH_ERR_DEVICE, "page-locked host memory: this build of chainerc has no CUDA backend");
   auto b = std::make_shared<Buffer>(Key{});
   b->data_ = backend->allocate_pinned(nbytes);
   b->owner_ = Owner::Pinned;

@@ -247,6 +247,30 @@ TEST_F(GpuArrays, BuiltInFunctionsRefuseGpuInputsForNow) {
   ch_variable_release(x);
 }
 
+// The seed's model-parallel pattern: F.copy moves a variable to the GPU and
+// back; backward sends the gradient back across the devices.
+TEST_F(GpuArrays, CopyFunctionCrossesDevicesBothWays) {
+  std::vector<float> v = {1, 2, 3};
+  Arr a = new_array(CH_FLOAT32, {3}, v.data(), ch_device_cpu());
+  ch_variable *x = nullptr, *y = nullptr, *z = nullptr, *s = nullptr;
+  ASSERT_CH_OK(ch_variable_new(&x, a.p, 0));
+  ASSERT_CH_OK(ch_functions_copy(&y, x, gpu()));
+  ch_array* yd = nullptr;
+  ASSERT_CH_OK(ch_variable_data(&yd, y));
+  Arr ydata(yd);
+  EXPECT_EQ(ch_array_device(ydata.p).type, CH_DEVICE_CUDA);
+  EXPECT_EQ(read<float>(ydata.p), v);
+  ASSERT_CH_OK(ch_functions_copy(&z, y, ch_device_cpu()));
+  ASSERT_CH_OK(ch_functions_sum(&s, z));
+  ASSERT_CH_OK(ch_variable_backward(s, 0));
+  ch_array* g = nullptr;
+  ASSERT_CH_OK(ch_variable_grad(&g, x));
+  Arr grad(g);
+  EXPECT_EQ(ch_array_device(grad.p).type, CH_DEVICE_CPU);
+  EXPECT_EQ(read<float>(grad.p), std::vector<float>(3, 1.0f));
+  for (ch_variable* h : {s, z, y, x}) ch_variable_release(h);
+}
+
 // Arrays of assorted sizes made and dropped like one training step.
 void step() {
   std::vector<Arr> keep;
