@@ -101,6 +101,13 @@ ch_ensure_deps() {
   fi
 }
 
+# The CUDA backend (-Dcuda=auto) is built wherever meson finds nvcc: look in
+# the toolkit's usual place when PATH lacks it (CUDA's installers do not set it).
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  PATH="$PATH:/usr/local/cuda/bin"
+  export PATH
+fi
+
 # Jobs for ninja: the cores we have (the CI machine has 2).
 ch_jobs() { nproc 2>/dev/null || echo 2; }
 

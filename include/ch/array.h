@@ -96,10 +96,57 @@ typedef struct ch_memory_stats {
   int64_t cache_misses;   /* requests that reached the system allocator */
 } ch_memory_stats;
 
-/* Statistics of the caching allocator of `device`. */
+/* Statistics of the caching allocator of `device` (the CPU, or a CUDA
+ * device: CH_ERR_DEVICE when that device does not exist). */
 CH_API ch_status ch_memory_stats_get(ch_memory_stats* out, ch_device device);
-/* Return cached blocks of `device` to the system. */
+/* Return cached blocks of `device` to the system (cudaFree for a CUDA
+ * device, which waits for the device's work). */
 CH_API ch_status ch_memory_empty_cache(ch_device device);
+
+/* --- arrays on any device (CPU and CUDA) --------------------------------- */
+/* Arrays on a CUDA device (ch_device_cuda in <ch/cuda.h>) are made by
+ * ch_array_new (copying host `data` to the device), ch_array_new_empty,
+ * ch_array_new_full and ch_array_to_device; ch_array_read, ch_array_write,
+ * ch_array_fill, ch_array_get and ch_array_copy work on them by copying
+ * through the host or on the device. ch_array_data returns a DEVICE pointer
+ * for them: never dereference it on the host. Built-in functions do not run
+ * on CUDA arrays yet: applying one is CH_ERR_DEVICE. */
+
+/* A copy of `array` on `device`: host to device, device to host, between
+ * devices or on the same device (always a new buffer). The copy is complete
+ * when the call returns. *out: new reference; release with ch_array_release. */
+CH_API ch_status ch_array_to_device(ch_array** out, const ch_array* array, ch_device device);
+/* Copy the elements of `src` into `dst` (same dtype and number of elements,
+ * any devices); complete when the call returns. */
+CH_API ch_status ch_array_copy_from(ch_array* dst, const ch_array* src);
+/* Fill a float array with samples from U[low, high) or N(mean, stddev^2):
+ * CPU arrays from the process generator (ch_config_seed, CH_SEED), CUDA
+ * arrays from their device's cuRAND generator (ch_cuda_seed, CH_SEED). */
+CH_API ch_status ch_array_fill_uniform(ch_array* array, double low, double high);
+CH_API ch_status ch_array_fill_normal(ch_array* array, double mean, double stddev);
+
+/* --- device memory limit and out-of-memory hook -------------------------- */
+
+/* Cap the bytes the caching allocator of CUDA device `device` may hold from
+ * the device (in use + cached); 0 removes the cap (the default). Allocations
+ * beyond it fail as if the device were full (after the out-of-memory hook).
+ * A CPU device is CH_ERR_UNSUPPORTED. */
+CH_API ch_status ch_memory_set_limit(ch_device device, size_t bytes);
+/* The cap set by ch_memory_set_limit (0 = none). */
+CH_API ch_status ch_memory_limit(size_t* out, ch_device device);
+
+/* Called when a device allocation fails (the device is full or the limit is
+ * reached, even after the allocator returned its cached blocks): the hook may
+ * release arrays (run a garbage collector) and return; the allocation is then
+ * retried once, and fails with CH_ERR_OUT_OF_MEMORY (message naming the
+ * device, the requested and the in-use bytes) if it still cannot be served.
+ * It runs on the thread that allocates, inside the C API call that needed the
+ * memory; it may release handles but must not allocate device memory through
+ * chainerc. `requested_bytes` is the request that failed. */
+typedef void (*ch_oom_hook)(void* user_data, ch_device device, size_t requested_bytes);
+/* Install the process-wide hook (NULL removes it). `user_data` is borrowed:
+ * it must stay valid until the hook is replaced. Cannot fail. */
+CH_API void ch_memory_set_oom_hook(ch_oom_hook hook, void* user_data);
 
 #ifdef __cplusplus
 }

@@ -27,5 +27,6 @@
 #include "optimizer.h"
 #include "serializers.h"
 #include "datasets.h"
+#include "cuda.h"
 
 #endif /* CH_CH_H */

@@ -201,9 +201,10 @@ CH_API ch_status ch_functions_transpose(ch_variable** out, ch_variable* x, const
  * extents. Any dtype. xs: n borrowed handles. */
 CH_API ch_status ch_functions_concat(ch_variable** out, ch_variable* const* xs, size_t n,
                                      int32_t axis);
-/* Copy x to the device `dst` (Chainer's copy). Only ch_device_cpu() exists in
- * this build: a CUDA device gives CH_ERR_UNSUPPORTED, an unknown device type
- * or index CH_ERR_DEVICE. The gradient is copied back to x's device. */
+/* Copy x to the device `dst` (Chainer's copy): CPU to CUDA, CUDA to CPU or
+ * between CUDA devices. A CUDA device that does not exist (no GPU, driver or
+ * CUDA backend), an unknown device type or index is CH_ERR_DEVICE. The
+ * gradient is copied back to x's device. */
 CH_API ch_status ch_functions_copy(ch_variable** out, ch_variable* x, ch_device dst);
 
 /* (end of array) */

@@ -1,8 +1,13 @@
 // C API: ch_array.
 #include "api.h"
 #include "core/allocator.h"
+#include "core/device_backend.h"
+#include "core/random.h"
 
+#include <cmath>
 #include <cstring>
+
+#include "core/caching_allocator.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;
@@ -18,8 +23,11 @@ Device device_arg(ch_device d, const char* who) {
     if (d.index != 0) fail(CH_ERR_DEVICE, who, ": CPU device index must be 0, got ", d.index);
     return Device{};
   }
-  if (d.type == CH_DEVICE_CUDA)
-    fail(CH_ERR_DEVICE, who, ": cuda:", d.index, " was requested but this build of chainerc has no CUDA backend");
+  if (d.type == CH_DEVICE_CUDA) {
+    Device dev = Device::from_c(d);
+    backend_for(dev, who);  // CH_ERR_DEVICE "no CUDA device: ..." unless it exists
+    return dev;
+  }
   fail(CH_ERR_DEVICE, who, ": unknown device type ", d.type);
 }
 }  // namespace
@@ -40,7 +48,7 @@ ch_status ch_array_new(ch_array** out, ch_dtype dtype, const int64_t* shape, int
                          device_arg(device, __func__));
   if (a.nbytes()) {
     if (!data) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": data is NULL for ", a.describe());
-    std::memcpy(a.raw(), data, a.nbytes());
+    copy_bytes(a.raw(), a.device(), data, Device{}, a.nbytes());
   }
   *out = new_array_handle(std::move(a));
   CH_API_END
@@ -98,7 +106,7 @@ ch_status ch_array_read(const ch_array* array, void* dst, size_t nbytes) {
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": buffer of ", nbytes, " bytes for ", a.describe(), " (",
          a.nbytes(), " bytes)");
   if (nbytes && !dst) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": dst is NULL");
-  if (nbytes) std::memcpy(dst, a.raw(), nbytes);
+  copy_bytes(dst, Device{}, a.raw(), a.device(), nbytes);
   CH_API_END
 }
 
@@ -109,7 +117,7 @@ ch_status ch_array_write(ch_array* array, const void* src, size_t nbytes) {
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": buffer of ", nbytes, " bytes for ", a.describe(), " (",
          a.nbytes(), " bytes)");
   if (nbytes && !src) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": src is NULL");
-  if (nbytes) std::memcpy(a.raw(), src, nbytes);
+  copy_bytes(a.raw(), a.device(), src, Device{}, nbytes);
   CH_API_END
 }
 
@@ -156,16 +164,77 @@ CH_ARRAY_GETTER(ch_device, ch_array_device, a.device().to_c(), (ch_device{0, 0})
 ch_status ch_memory_stats_get(ch_memory_stats* out, ch_device device) {
   CH_API_BEGIN
   if (!out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the output pointer 'out' is NULL");
-  device_arg(device, __func__);
-  *out = host_memory_stats();
+  Device d = device_arg(device, __func__);
+  *out = d.is_cpu() ? host_memory_stats() : backend_for(d, __func__).memory_stats(d.index);
   CH_API_END
 }
 
 ch_status ch_memory_empty_cache(ch_device device) {
   CH_API_BEGIN
-  device_arg(device, __func__);
-  host_empty_cache();
+  Device d = device_arg(device, __func__);
+  if (d.is_cpu())
+    host_empty_cache();
+  else
+    backend_for(d, __func__).empty_cache(d.index);
   CH_API_END
 }
+
+ch_status ch_array_to_device(ch_array** out, const ch_array* array, ch_device device) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  const Array& a = array_of(array, __func__, "array");
+  *out = new_array_handle(a.to_device(device_arg(device, __func__)));
+  CH_API_END
+}
+
+ch_status ch_array_copy_from(ch_array* dst, const ch_array* src) {
+  CH_API_BEGIN
+  const Array& d = array_of(dst, __func__, "dst");
+  const Array& s = array_of(src, __func__, "src");
+  if (d.dtype() != s.dtype() || d.size() != s.size())
+    fail(CH_ERR_SHAPE, __func__, ": cannot copy a ", s.describe(), " into a ", d.describe());
+  copy_bytes(d.raw(), d.device(), s.raw(), s.device(), s.nbytes());
+  CH_API_END
+}
+
+ch_status ch_array_fill_uniform(ch_array* array, double low, double high) {
+  CH_API_BEGIN
+  Array& a = mutable_array_of(array, __func__, "array");
+  if (!(low < high) || !std::isfinite(low) || !std::isfinite(high))
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": low = ", low, ", high = ", high,
+         "; finite bounds with low < high are needed");
+  random::fill_uniform(a, low, high);
+  CH_API_END
+}
+
+ch_status ch_array_fill_normal(ch_array* array, double mean, double stddev) {
+  CH_API_BEGIN
+  Array& a = mutable_array_of(array, __func__, "array");
+  if (!(stddev > 0) || !std::isfinite(mean) || !std::isfinite(stddev))
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": mean = ", mean, ", stddev = ", stddev,
+         "; a finite mean and a finite stddev > 0 are needed");
+  random::fill_normal(a, mean, stddev);
+  CH_API_END
+}
+
+ch_status ch_memory_set_limit(ch_device device, size_t bytes) {
+  CH_API_BEGIN
+  Device d = device_arg(device, __func__);
+  if (d.is_cpu())
+    fail(CH_ERR_UNSUPPORTED, __func__, ": memory limits apply to CUDA devices; the CPU has none");
+  backend_for(d, __func__).set_memory_limit(d.index, bytes);
+  CH_API_END
+}
+
+ch_status ch_memory_limit(size_t* out, ch_device device) {
+  CH_API_BEGIN
+  if (!out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the output pointer 'out' is NULL");
+  *out = 0;
+  Device d = device_arg(device, __func__);
+  if (!d.is_cpu()) *out = backend_for(d, __func__).memory_limit(d.index);
+  CH_API_END
+}
+
+void ch_memory_set_oom_hook(ch_oom_hook hook, void* user_data) { set_oom_hook(hook, user_data); }
 
 }  // extern "C"

@@ -1,5 +1,6 @@
 // C API: ch_function_set (the seed's FunctionSet).
 #include "train_api.h"
+#include "core/device_backend.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;
@@ -207,7 +208,7 @@ ch_status ch_function_set_to_cpu(ch_function_set* set) {
   for (const NamedParameter& p : s->parameters())
     if (!p.param.device().is_cpu() || !p.grad.device().is_cpu())
       fail(CH_ERR_DEVICE, __func__, ": parameter '", p.path, "' is a ", p.param.describe(),
-           "; moving it to the CPU needs the CUDA backend, which is not in this build");
+           "; moving parameters between devices is not implemented yet");
   CH_API_END
 }
 
@@ -219,8 +220,9 @@ ch_status ch_function_set_to_gpu(ch_function_set* set, ch_device device) {
   if (d.type != CH_DEVICE_CUDA)
     fail(CH_ERR_DEVICE, __func__, ": device type ", d.type, " is neither CPU (", CH_DEVICE_CPU,
          ") nor CUDA (", CH_DEVICE_CUDA, ")");
+  backend_for(d, __func__);  // "no CUDA device: ..." when there is none
   fail(CH_ERR_DEVICE, __func__, ": cannot move the set's parameters to ", d.to_string(),
-       ": no CUDA backend in this build");
+       ": the built-in functions have no CUDA kernels yet, so parameters stay on the CPU");
   CH_API_END
 }
 

@@ -3,19 +3,34 @@
 #include <cstring>
 
 #include "allocator.h"
+#include "device_backend.h"
 #include "error.h"
 
 namespace chainerc {
 
-std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes, Device device) {
-  if (!device.is_cpu())
-    fail(CH_ERR_UNSUPPORTED, "cannot allocate on ", device.to_string(),
-         ": this build of chainerc has no CUDA backend");
+std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes, Device device, void* stream) {
   auto b = std::make_shared<Buffer>(Key{});
-  b->data_ = host_allocate(nbytes);
+  if (device.is_cpu()) {
+    b->data_ = host_allocate(nbytes);
+    b->owner_ = Owner::HostCache;
+  } else {
+    b->data_ = backend_for(device, "allocate").allocate(device.index, nbytes, stream);
+    b->owner_ = Owner::DeviceCache;
+  }
   b->nbytes_ = nbytes;
   b->device_ = device;
-  b->owned_ = true;
+  return b;
+}
+
+std::shared_ptr<Buffer> Buffer::allocate_pinned(size_t nbytes) {
+  DeviceBackend* backend = cuda_backend();
+  if (!backend)
+    fail(CH_ERR_DEVICE, "page-locked host memory: this build of chainerc has no CUDA backend");
+  auto b = std::make_shared<Buffer>(Key{});
+  b->data_ = backend->allocate_pinned(nbytes);
+  b->owner_ = Owner::Pinned;
+  b->nbytes_ = nbytes;
+  b->device_ = Device{};
   return b;
 }
 
@@ -31,10 +46,21 @@ std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t nbytes, Device device,
 }
 
 Buffer::~Buffer() {
-  if (owned_)
-    host_deallocate(data_, nbytes_);
-  else if (release_)
-    release_(data_, user_data_);
+  switch (owner_) {
+    case Owner::HostCache:
+      host_deallocate(data_, nbytes_);
+      break;
+    case Owner::DeviceCache:
+      // A buffer on a device exists only after the backend was found.
+      cuda_backend()->deallocate(device_.index, data_);
+      break;
+    case Owner::Pinned:
+      cuda_backend()->deallocate_pinned(data_);
+      break;
+    case Owner::External:
+      if (release_) release_(data_, user_data_);
+      break;
+  }
 }
 
 Array Array::empty(DType dtype, const Shape& shape, Device device) {
@@ -58,8 +84,10 @@ Array Array::full(DType dtype, const Shape& shape, double value, Device device) 
 }
 
 void Array::fill(double value) {
-  if (!device().is_cpu())
-    fail(CH_ERR_UNSUPPORTED, "fill: ", device().to_string(), " is not supported");
+  if (!device().is_cpu()) {
+    backend_for(device(), "fill").fill(device().index, raw(), dtype_, size(), value);
+    return;
+  }
   switch (dtype_) {
     case DType::Float32:
       fill_typed<float>(raw(), size(), value);
@@ -80,17 +108,31 @@ Array Array::reshaped(const Shape& shape) const {
   return Array(buffer_, dtype_, shape);
 }
 
-Array Array::copy() const {
-  Array out = empty(dtype_, shape_, device());
-  if (nbytes()) std::memcpy(out.raw(), raw(), nbytes());
+Array Array::copy() const { return to_device(device()); }
+
+Array Array::to_device(Device device, void* stream, bool pinned) const {
+  Array out = pinned && device.is_cpu()
+                  ? Array(Buffer::allocate_pinned(nbytes()), dtype_, shape_)
+                  : Array(Buffer::allocate(nbytes(), device, stream), dtype_, shape_);
+  copy_bytes(out.raw(), device, raw(), this->device(), nbytes(), stream);
   return out;
 }
 
 double Array::get(int64_t i) const {
   if (i < 0 || i >= size())
     fail(CH_ERR_INVALID_ARGUMENT, "index ", i, " is out of range for ", describe());
-  if (!device().is_cpu())
-    fail(CH_ERR_UNSUPPORTED, "get: ", device().to_string(), " is not supported");
+  if (!device().is_cpu()) {
+    double v64 = 0;
+    float v32 = 0;
+    int32_t vi = 0;
+    void* dst = dtype_ == DType::Float64   ? static_cast<void*>(&v64)
+                : dtype_ == DType::Float32 ? static_cast<void*>(&v32)
+                                           : static_cast<void*>(&vi);
+    size_t w = dtype_size(dtype_);
+    copy_bytes(dst, Device{}, static_cast<const char*>(raw()) + static_cast<size_t>(i) * w,
+               device(), w);
+    return dtype_ == DType::Float64 ? v64 : dtype_ == DType::Float32 ? v32 : vi;
+  }
   switch (dtype_) {
     case DType::Float32:
       return data<float>()[i];

@@ -14,8 +14,12 @@ namespace chainerc {
 // Memory owned by the engine (caching allocator) or by the user (wrapped).
 class Buffer {
  public:
-  // Engine-owned block of nbytes on `device`.
-  static std::shared_ptr<Buffer> allocate(size_t nbytes, Device device);
+  // Engine-owned block of nbytes on `device`: the host's caching allocator
+  // for the CPU, the device's caching allocator (ordered on `stream`, a
+  // backend stream; null = the default stream) for a CUDA device.
+  static std::shared_ptr<Buffer> allocate(size_t nbytes, Device device, void* stream = nullptr);
+  // Page-locked host memory (a CPU buffer) for asynchronous device copies.
+  static std::shared_ptr<Buffer> allocate_pinned(size_t nbytes);
   // External memory; `release` (may be null) is called from the destructor.
   static std::shared_ptr<Buffer> wrap(void* data, size_t nbytes, Device device,
                                       ch_release_callback release, void* user_data);
@@ -26,6 +30,7 @@ class Buffer {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  bool pinned() const { return owner_ == Owner::Pinned; }
 
   // Only allocate() and wrap() can name the key: the constructor is public so
   // that std::make_shared (one allocation with the count) can call it.
@@ -42,7 +47,8 @@ class Buffer {
   Device device_;
   ch_release_callback release_ = nullptr;
   void* user_data_ = nullptr;
-  bool owned_ = false;
+  enum class Owner : unsigned char { External, HostCache, DeviceCache, Pinned };
+  Owner owner_ = Owner::External;
 };
 
 class Array {
@@ -51,7 +57,7 @@ class Array {
   Array(std::shared_ptr<Buffer> buffer, DType dtype, const Shape& shape)
       : buffer_(std::move(buffer)), dtype_(dtype), shape_(shape) {}
 
-  // Uninitialized / filled / copied arrays on `device` (CPU for now).
+  // Uninitialized / filled / copied arrays on `device` (CPU or CUDA).
   static Array empty(DType dtype, const Shape& shape, Device device = Device{});
   static Array full(DType dtype, const Shape& shape, double value, Device device = Device{});
   static Array zeros(DType dtype, const Shape& shape, Device device = Device{}) {
@@ -77,8 +83,12 @@ class Array {
 
   Array reshaped(const Shape& shape) const;  // shares memory; sizes must match
   Array copy() const;                        // deep copy on the same device
-  void fill(double value);
-  double get(int64_t flat_index) const;  // element as double (any dtype)
+  // Copy on `device` (any device; a new buffer even on the same device).
+  // With a backend stream the copy is queued on it; `pinned` puts a CPU
+  // result in page-locked memory.
+  Array to_device(Device device, void* stream = nullptr, bool pinned = false) const;
+  void fill(double value);               // any device
+  double get(int64_t flat_index) const;  // element as double (any dtype, any device)
   std::string describe() const;          // "float32 array of shape (2, 3) on cpu"
 
  private:

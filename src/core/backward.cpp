@@ -33,7 +33,7 @@ Array output_grad(const Function& f, size_t i, uint64_t epoch) {
 }
 
 void check_grad(const Function& f, size_t i, const Array& gx, const Array& x) {
-  if (gx.dtype() != x.dtype() || gx.shape() != x.shape())
+  if (gx.dtype() != x.dtype() || gx.shape() != x.shape() || gx.device() != x.device())
     fail(CH_ERR_CALLBACK, "function '", f.name(), "' backward returned a gradient for input ", i,
          " that is a ", gx.describe(), "; the input is a ", x.describe());
 }
@@ -50,6 +50,10 @@ void accumulate(VariableImpl& x, Array gx, uint64_t epoch) {
     x.grad = std::move(gx);  // may alias another gradient: never written in place
     x.grad_epoch = epoch;
     x.grad_owned = false;
+  } else if (!x.grad.device().is_cpu()) {
+    fail(CH_ERR_DEVICE, "backward: two gradients of a ", x.grad.describe(),
+         " must be added, and adding arrays on a CUDA device needs the CUDA kernels, which are not "
+         "in chainerc yet");
   } else if (!x.grad_owned) {
     x.grad = cpu::add_same_shape(x.grad, gx);
     x.grad_owned = true;

@@ -95,6 +95,8 @@ std::string describe(HandleKind kind, const void* object) {
       return "function set";
     case HandleKind::Optimizer:
       return "optimizer";
+    case HandleKind::Stream:
+      return "stream";
   }
   return "";
 }
@@ -119,6 +121,8 @@ const char* handle_kind_name(HandleKind kind) {
       return "ch_function_set";
     case HandleKind::Optimizer:
       return "ch_optimizer";
+    case HandleKind::Stream:
+      return "ch_stream";
   }
   return "handle";
 }

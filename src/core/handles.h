@@ -21,8 +21,9 @@ enum class HandleKind : uint8_t {
   Context = 4,
   FunctionSet = 5,
   Optimizer = 6,
+  Stream = 7,
 };
-constexpr int kHandleKindCount = 7;             // one past the largest kind
+constexpr int kHandleKindCount = 8;             // one past the largest kind
 const char* handle_kind_name(HandleKind kind);  // "ch_array", ...
 
 // New handle with reference count 1 owning `object`.

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <random>
 
+#include "device_backend.h"
 #include "dtype.h"
 #include "error.h"
 
@@ -30,9 +31,25 @@ Generator& generator() {
   return *g;
 }
 
+// For a device's generator: (normal?, mean or low, stddev or high).
+struct DistParams {
+  bool normal;
+  double a, b;
+};
+DistParams params(const std::uniform_real_distribution<double>& d) { return {false, d.a(), d.b()}; }
+DistParams params(const std::normal_distribution<double>& d) {
+  return {true, d.mean(), d.stddev()};
+}
+
 template <typename Dist>
 void fill(Array& a, Dist dist, const char* who) {
   if (!is_floating(a.dtype())) fail(CH_ERR_DTYPE, who, ": ", a.describe(), " is not a float array");
+  if (!a.device().is_cpu()) {  // the device's own generator
+    DistParams p = params(dist);
+    backend_for(a.device(), who)
+        .fill_random(a.device().index, a.raw(), a.dtype(), a.size(), p.normal, p.a, p.b);
+    return;
+  }
   Generator& g = generator();
   std::lock_guard<std::mutex> lock(g.mutex);
   dispatch_floating(a.dtype(), who, [&](auto t) {

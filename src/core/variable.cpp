@@ -72,6 +72,19 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
   Arrays in;
   in.reserve(inputs.size());
   for (const VarPtr& x : inputs) in.push_back(x->data);
+  if (!f->runs_on_devices()) {
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!in[i].device().is_cpu())
+        fail(CH_ERR_DEVICE, f->name(), ": input ", i, " is a ", in[i].describe(), "; '", f->name(),
+             "' has no CUDA kernel yet (copy the input to the CPU with ch_array_to_device)");
+    if (f->parameters)
+      for (const Parameter& p : *f->parameters)
+        if ((p.param.defined() && !p.param.device().is_cpu()) ||
+            (p.grad.defined() && !p.grad.device().is_cpu()))
+          fail(CH_ERR_DEVICE, f->name(), ": parameter '", p.name, "' is a ",
+               (p.param.defined() && !p.param.device().is_cpu() ? p.param : p.grad).describe(),
+               "; '", f->name(), "' has no CUDA kernel yet");
+  }
   Arrays out = f->forward(in);
 
   std::vector<VarPtr> outs;

@@ -78,6 +78,11 @@ class Function {
   // Called after forward only when history is recorded, so nodes that are
   // thrown away (volatile) can skip keeping arrays for backward.
   virtual void on_recorded() {}
+  // Whether forward/backward accept arrays on a non-CPU device. Built-in
+  // functions have CPU kernels only (until their CUDA kernels arrive):
+  // apply_function refuses them device inputs with CH_ERR_DEVICE before
+  // forward could read device memory on the host.
+  virtual bool runs_on_devices() const { return false; }
 
   // Graph links, set by apply_function().
   std::vector<VarPtr> inputs;

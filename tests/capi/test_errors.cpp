@@ -215,8 +215,9 @@ TEST_F(Errors, Int32InputToExp) {
 }
 
 TEST_F(Errors, CudaDeviceIsDeviceError) {
-  // This build has no CUDA backend: requesting it fails loudly, never falls back.
-  const ch_device cuda{CH_DEVICE_CUDA, 0};
+  // A CUDA device that does not exist (any device without a GPU or the CUDA
+  // backend): requesting it fails loudly, never falls back.
+  const ch_device cuda{CH_DEVICE_CUDA, ch_cuda_device_count()};
   int64_t shape[] = {2};
   float data[2] = {1, 2};
   ch_array* a = reinterpret_cast<ch_array*>(0x1);

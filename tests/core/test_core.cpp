@@ -152,11 +152,13 @@ TEST(CoreArray, WrappedBufferReleasedOnceWithLastCopy) {
   EXPECT_EQ(calls, 1);
 }
 
-TEST(CoreArray, NonCpuAllocationIsRefused) {
+TEST(CoreArray, AllocationOnAMissingDeviceIsRefused) {
   EXPECT_EQ(status_of([] {
-              Array::empty(DType::Float32, Shape({2}), Device{CH_DEVICE_CUDA, 0});
+              Array::empty(DType::Float32, Shape({2}), Device{CH_DEVICE_CUDA, 1000});
             }),
-            CH_ERR_UNSUPPORTED);
+            CH_ERR_DEVICE);
+  EXPECT_EQ(status_of([] { Array::empty(DType::Float32, Shape({2}), Device{9, 0}); }),
+            CH_ERR_DEVICE);
 }
 
 // ---- allocator ----------------------------------------------------------------------------

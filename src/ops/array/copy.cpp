@@ -1,6 +1,7 @@
-// copy: a copy of x on the device `dst` (Chainer's F.copy). Only the CPU
-// exists in this build: copying to a CUDA device is CH_ERR_UNSUPPORTED.
-// Backward copies gy back to x's device. Any dtype.
+// copy: a copy of x on the device `dst` (Chainer's F.copy), between the CPU
+// and CUDA devices in any direction. Backward copies gy back to x's device.
+// Any dtype. A CUDA device that does not exist is CH_ERR_DEVICE.
+#include "core/device_backend.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -11,15 +12,17 @@ class Copy final : public Function {
  public:
   explicit Copy(Device dst) : dst_(dst) {}
   const char* name() const override { return "Copy"; }
+  // The one built-in function that crosses devices.
+  bool runs_on_devices() const override { return true; }
   Arrays forward(const Arrays& in) override {
-    cpu::require_cpu(in[0], "copy");
-    if (!dst_.is_cpu()) fail(CH_ERR_UNSUPPORTED, "copy: cannot copy to ", dst_.to_string());
-    return {in[0].copy()};
+    src_ = in[0].device();
+    return {in[0].to_device(dst_)};
   }
-  Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0].copy()}; }
+  Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0].to_device(src_)}; }
 
  private:
   Device dst_;
+  Device src_;
 };
 
 }  // namespace
@@ -29,9 +32,10 @@ VarPtr copy(const VarPtr& x, Device dst) {
     fail(CH_ERR_DEVICE, "copy: device type ", dst.type, " is not a device type (CH_DEVICE_CPU ",
          CH_DEVICE_CPU, " or CH_DEVICE_CUDA ", CH_DEVICE_CUDA, ")");
   if (dst.index < 0) fail(CH_ERR_DEVICE, "copy: device index ", dst.index, " is negative");
-  if (dst.type == CH_DEVICE_CUDA)
-    fail(CH_ERR_UNSUPPORTED, "copy: cannot copy to ", dst.to_string(),
-         ": this build of chainerc has no CUDA backend");
+  if (dst.type == CH_DEVICE_CUDA) {
+    backend_for(dst, "copy");  // "no CUDA device: ..." unless it exists
+    return apply1(std::make_shared<Copy>(dst), {x});
+  }
   if (dst.index != 0)
     fail(CH_ERR_DEVICE, "copy: CPU device index ", dst.index,
          " does not exist (the CPU is index 0)");

@@ -1,0 +1,129 @@
+#include "libraries.h"
+
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cuda_util.h"
+#include "memory.h"
+
+namespace chainerc::cuda {
+namespace {
+
+// cuBLAS's recommended workspace on Hopper.
+constexpr size_t kCublasWorkspace = size_t{32} << 20;
+
+struct DeviceLibraries {
+  std::mutex mutex;
+  cublasHandle_t cublas = nullptr;
+  std::mutex rng_mutex;
+  curandGenerator_t curand = nullptr;
+};
+
+std::vector<std::unique_ptr<DeviceLibraries>>& libraries() {
+  static auto* v = [] {  // never destroyed: handles live as long as the process
+    auto* r = new std::vector<std::unique_ptr<DeviceLibraries>>;
+    for (int32_t i = 0, n = device_count(); i < n; ++i)
+      r->push_back(std::make_unique<DeviceLibraries>());
+    return r;
+  }();
+  return *v;
+}
+
+DeviceLibraries& libraries_of(int32_t device, const char* who) {
+  require_device(device, who);
+  return *libraries()[static_cast<size_t>(device)];
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// CH_SEED (a decimal integer) as the CPU generator reads it, else entropy.
+uint64_t base_seed() {
+  if (const char* env = std::getenv("CH_SEED")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (end && *end == '\0' && end != env) return v;
+  }
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+void check_blas(cublasStatus_t st, const char* call) {
+  if (st != CUBLAS_STATUS_SUCCESS)
+    fail(st == CUBLAS_STATUS_ALLOC_FAILED ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE, "cuBLAS: ", call,
+         " failed: ", cublasGetStatusString(st));
+}
+
+void check_rand(curandStatus_t st, const char* call) {
+  if (st != CURAND_STATUS_SUCCESS)
+    fail(st == CURAND_STATUS_ALLOCATION_FAILED ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE,
+         "cuRAND: ", call, " failed with curandStatus ", static_cast<int>(st));
+}
+
+void reseed(curandGenerator_t g, uint64_t s) {
+  check_rand(curandSetPseudoRandomGeneratorSeed(g, s), "curandSetPseudoRandomGeneratorSeed");
+  check_rand(curandSetGeneratorOffset(g, 0), "curandSetGeneratorOffset");
+}
+
+}  // namespace
+
+uint64_t device_seed(uint64_t base, int32_t device) {
+  return splitmix64(base ^ splitmix64(static_cast<uint64_t>(device) + 1));
+}
+
+cublasHandle_t cublas_handle(int32_t device) {
+  DeviceLibraries& lib = libraries_of(device, "cuBLAS");
+  std::lock_guard<std::mutex> lock(lib.mutex);
+  if (!lib.cublas) {
+    DeviceGuard guard(device);
+    cublasHandle_t h = nullptr;
+    check_blas(cublasCreate(&h), "cublasCreate");
+    // The workspace comes from the caching allocator, not from cuBLAS's own
+    // cudaMalloc; it is held for the life of the handle.
+    try {
+      void* ws = device_allocator(device, "cuBLAS").allocate(kCublasWorkspace);
+      check_blas(cublasSetWorkspace(h, ws, kCublasWorkspace), "cublasSetWorkspace");
+      check_blas(cublasSetStream(h, nullptr), "cublasSetStream");
+    } catch (...) {
+      cublasDestroy(h);
+      throw;
+    }
+    lib.cublas = h;
+  }
+  return lib.cublas;
+}
+
+curandGenerator_t curand_generator(int32_t device, std::unique_lock<std::mutex>& lock) {
+  DeviceLibraries& lib = libraries_of(device, "cuRAND");
+  lock = std::unique_lock<std::mutex>(lib.rng_mutex);
+  if (!lib.curand) {
+    DeviceGuard guard(device);
+    curandGenerator_t g = nullptr;
+    // Philox: counter based, reproducible for a seed whatever the launch shape.
+    check_rand(curandCreateGenerator(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10), "curandCreateGenerator");
+    try {
+      reseed(g, device_seed(base_seed(), device));
+      check_rand(curandSetStream(g, nullptr), "curandSetStream");
+    } catch (...) {
+      curandDestroyGenerator(g);
+      throw;
+    }
+    lib.curand = g;
+  }
+  return lib.curand;
+}
+
+void seed_generator(int32_t device, uint64_t seed) {
+  std::unique_lock<std::mutex> lock;
+  curandGenerator_t g = curand_generator(device, lock);
+  DeviceGuard guard(device);
+  reseed(g, device_seed(seed, device));
+}
+
+}  // namespace chainerc::cuda

@@ -1,0 +1,94 @@
+// The interface between the core and a device backend (CUDA, in cuda/).
+// src/core never includes a CUDA header: arrays on a non-CPU device reach
+// their memory, copies and fills through this interface, which the CUDA
+// backend implements (cuda/runtime/backend.cpp). In a build without CUDA,
+// cuda_backend() is null and every CUDA request is a CH_ERR_DEVICE error.
+#pragma once
+
+#include <ch/array.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dtype.h"
+
+namespace chainerc {
+
+// A backend's stream: an opaque handle (cudaStream_t for CUDA); null means
+// the device's default stream, on which the engine's own work runs.
+using StreamHandle = void*;
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+
+  // Devices visible to this process; 0 (not an error) without a driver or GPU.
+  virtual int32_t device_count() = 0;
+  // Why device_count() is 0 (the driver/runtime's error string), or "".
+  virtual std::string unavailable_reason() = 0;
+  // Throws Error(CH_ERR_DEVICE) naming `who` unless `index` is a usable device.
+  virtual void require_device(int32_t index, const char* who) = 0;
+
+  // Device memory from the device's caching allocator, ordered on `stream`.
+  // Throws Error(CH_ERR_OUT_OF_MEMORY) (after the OOM hook and one retry).
+  virtual void* allocate(int32_t index, size_t nbytes, StreamHandle stream) = 0;
+  virtual void deallocate(int32_t index, void* ptr) noexcept = 0;
+  // Page-locked host memory (for asynchronous copies) and its release.
+  virtual void* allocate_pinned(size_t nbytes) = 0;
+  virtual void deallocate_pinned(void* ptr) noexcept = 0;
+
+  // Copy nbytes between any two devices (CPU included). With a null stream
+  // the copy is complete when copy() returns; with a stream it is queued on
+  // it (asynchronous where the host side is page-locked).
+  virtual void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
+                    StreamHandle stream) = 0;
+  // Set n elements of `dtype` at device memory `ptr` to `value`.
+  virtual void fill(int32_t index, void* ptr, DType dtype, int64_t n, double value) = 0;
+  // Fill a float array on the device from the device's cuRAND generator:
+  // uniform in [a, b) (normal = false) or normal with mean a, stddev b.
+  virtual void fill_random(int32_t index, void* ptr, DType dtype, int64_t n, bool normal, double a,
+                           double b) = 0;
+
+  virtual ch_memory_stats memory_stats(int32_t index) = 0;
+  virtual void empty_cache(int32_t index) = 0;
+  // Cap on the bytes the allocator of device `index` holds (0 = none).
+  virtual void set_memory_limit(int32_t index, size_t bytes) = 0;
+  virtual size_t memory_limit(int32_t index) = 0;
+
+  // The calling thread's current device (cudaGetDevice / cudaSetDevice).
+  virtual int32_t current_device() = 0;
+  virtual void set_current_device(int32_t index) = 0;
+  // Wait for all work on the device.
+  virtual void synchronize(int32_t index) = 0;
+  // Streams: a new stream on device `index` (ordered with the default
+  // stream, on which the engine's work runs), waiting for it, destroying it.
+  virtual StreamHandle stream_create(int32_t index) = 0;
+  virtual void stream_synchronize(int32_t index, StreamHandle stream) = 0;
+  virtual void stream_destroy(int32_t index, StreamHandle stream) noexcept = 0;
+  // Reseed the random generator of device `index`.
+  virtual void seed(int32_t index, uint64_t seed) = 0;
+};
+
+// The CUDA backend, or null when this build has none.
+DeviceBackend* cuda_backend();
+
+// The backend for a non-CPU `device`, after checking the device exists.
+// Throws Error(CH_ERR_DEVICE) naming `who` otherwise.
+DeviceBackend& backend_for(Device device, const char* who);
+
+// Throws Error(CH_ERR_DEVICE) naming `who` and the array's device when `a`
+// is not on the CPU: for code that reads or writes elements on the host.
+void require_cpu(const Device& d, const char* who, const char* what);
+
+}  // namespace chainerc
+
+namespace chainerc {
+
+// Copy nbytes from `src` on `src_device` to `dst` on `dst_device` (memcpy
+// between CPU buffers; the device's backend otherwise). Null stream: complete
+// on return. Throws Error(CH_ERR_DEVICE) for a missing device.
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
+                StreamHandle stream = nullptr);
+
+}  // namespace chainerc
