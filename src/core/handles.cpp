@@ -95,6 +95,10 @@ std::string describe(HandleKind kind, const void* object) {
       return "function set";
     case HandleKind::Optimizer:
       return "optimizer";
+    case HandleKind::ElementwiseKernel:
+      return "elementwise kernel";
+    case HandleKind::ReductionKernel:
+      return "reduction kernel";
   }
   return "";
 }
@@ -119,6 +123,10 @@ const char* handle_kind_name(HandleKind kind) {
       return "ch_function_set";
     case HandleKind::Optimizer:
       return "ch_optimizer";
+    case HandleKind::ElementwiseKernel:
+      return "ch_elementwise_kernel";
+    case HandleKind::ReductionKernel:
+      return "ch_reduction_kernel";
   }
   return "handle";
 }

@@ -21,8 +21,10 @@ enum class HandleKind : uint8_t {
   Context = 4,
   FunctionSet = 5,
   Optimizer = 6,
+  ElementwiseKernel = 7,
+  ReductionKernel = 8,
 };
-constexpr int kHandleKindCount = 7;             // one past the largest kind
+constexpr int kHandleKindCount = 9;             // one past the largest kind
 const char* handle_kind_name(HandleKind kind);  // "ch_array", ...
 
 // New handle with reference count 1 owning `object`.
