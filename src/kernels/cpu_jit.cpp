@@ -11,6 +11,16 @@
 #include "core/error.h"
 
 #ifdef CH_HAVE_LIBTCC
+// The API as renamed by relocate_libtcc.sh.
+#define tcc_new ch_tcc_new
+#define tcc_delete ch_tcc_delete
+#define tcc_set_error_func ch_tcc_set_error_func
+#define tcc_set_options ch_tcc_set_options
+#define tcc_set_output_type ch_tcc_set_output_type
+#define tcc_compile_string ch_tcc_compile_string
+#define tcc_add_symbol ch_tcc_add_symbol
+#define tcc_relocate ch_tcc_relocate
+#define tcc_get_symbol ch_tcc_get_symbol
 #include <libtcc.h>
 
 // Debian ships libtcc only as a non-PIC static archive; the build turns it into
