@@ -113,6 +113,12 @@ CH_API ch_status ch_reduction_kernel_call(const ch_reduction_kernel* kernel,
                                           ch_array** outputs, size_t n_outputs, const int32_t* axes,
                                           int32_t n_axes, int32_t keepdims);
 
+/* Number of input / output parameters; 0 for an invalid handle. Cannot fail. */
+CH_API size_t ch_elementwise_kernel_input_count(const ch_elementwise_kernel* kernel);
+CH_API size_t ch_elementwise_kernel_output_count(const ch_elementwise_kernel* kernel);
+CH_API size_t ch_reduction_kernel_input_count(const ch_reduction_kernel* kernel);
+CH_API size_t ch_reduction_kernel_output_count(const ch_reduction_kernel* kernel);
+
 /* Capabilities of this build: 1 if user kernels run on the CPU (libtcc) /
  * can be compiled and launched on CUDA devices (NVRTC), else 0. Cannot fail. */
 CH_API int32_t ch_kernel_cpu_supported(void);

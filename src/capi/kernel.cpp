@@ -141,6 +141,23 @@ ch_status ch_reduction_kernel_call(const ch_reduction_kernel* kernel, ch_array* 
   CH_API_END
 }
 
+size_t ch_elementwise_kernel_input_count(const ch_elementwise_kernel* kernel) {
+  const std::shared_ptr<void>* p = handle_find(kernel, HandleKind::ElementwiseKernel);
+  return p ? static_cast<const ElementwiseKernel*>(p->get())->in().size() : 0;
+}
+size_t ch_elementwise_kernel_output_count(const ch_elementwise_kernel* kernel) {
+  const std::shared_ptr<void>* p = handle_find(kernel, HandleKind::ElementwiseKernel);
+  return p ? static_cast<const ElementwiseKernel*>(p->get())->out().size() : 0;
+}
+size_t ch_reduction_kernel_input_count(const ch_reduction_kernel* kernel) {
+  const std::shared_ptr<void>* p = handle_find(kernel, HandleKind::ReductionKernel);
+  return p ? static_cast<const ReductionKernel*>(p->get())->in().size() : 0;
+}
+size_t ch_reduction_kernel_output_count(const ch_reduction_kernel* kernel) {
+  const std::shared_ptr<void>* p = handle_find(kernel, HandleKind::ReductionKernel);
+  return p ? static_cast<const ReductionKernel*>(p->get())->out().size() : 0;
+}
+
 int32_t ch_kernel_cpu_supported(void) { return kernels::cpu_jit::available() ? 1 : 0; }
 int32_t ch_kernel_cuda_supported(void) { return kernels::gpu::built() ? 1 : 0; }
 
