@@ -142,6 +142,12 @@ void check_counts(const std::vector<Array>& inputs, std::vector<Array>& outputs,
       fail(CH_ERR_INVALID_ARGUMENT, "kernel '", kname, "': input '", in[j].name, "' is missing");
 }
 
+std::string memo_key(char target, const TypeMap& types, const std::string& modes, DType extra) {
+  std::string k(1, target);
+  for (const auto& [l, d] : types) k += l + std::to_string(static_cast<int>(d));
+  return k + "|" + std::to_string(static_cast<int>(extra)) + "|" + modes;
+}
+
 // The ch_args block of the CUDA kernels: the pointers, then the info padded.
 std::vector<unsigned char> cuda_args(const std::vector<void*>& ptrs,
                                      const std::vector<long long>& info, int n_params,
@@ -286,8 +292,13 @@ std::vector<Array> ElementwiseKernel::call(const std::vector<Array>& inputs,
   for (const Array& a : outputs) ptrs.push_back(a.raw());
 
   if (device.is_cpu()) {
-    cpu_jit::KernelFn fn =
-        cpu_jit::compile(elementwise_source(*this, types, modes, Target::C), name_);
+    auto e = memo_.get(memo_key('c', types, modes, DType::Float32), [&] {
+      SpecializationMemo::Entry m;
+      m.source = elementwise_source(*this, types, modes, Target::C);
+      m.cpu_fn = reinterpret_cast<void*>(cpu_jit::compile(m.source, name_));
+      return m;
+    });
+    auto fn = reinterpret_cast<cpu_jit::KernelFn>(e.cpu_fn);
     if (n == 0) return outputs;
     void* const* p = ptrs.data();
     const long long* inf = info.data();
@@ -297,7 +308,14 @@ std::vector<Array> ElementwiseKernel::call(const std::vector<Array>& inputs,
   if (device.type != CH_DEVICE_CUDA)
     fail(CH_ERR_DEVICE, "kernel '", name_, "': unsupported device ", device.to_string());
   const int n_params = static_cast<int>(in_.size() + out_.size());
-  const std::string src = elementwise_source(*this, types, modes, Target::Cuda);
+  const std::string src =
+      memo_
+          .get(memo_key('g', types, modes, DType::Float32),
+               [&] {
+                 return SpecializationMemo::Entry{
+                     elementwise_source(*this, types, modes, Target::Cuda), nullptr};
+               })
+          .source;
   if (n == 0) return outputs;
   const auto block = cuda_args(ptrs, info, n_params, name_);
   const long long threads = 256;
@@ -436,8 +454,13 @@ std::vector<Array> ReductionKernel::call(const std::vector<Array>& inputs,
   for (const Array& a : outputs) ptrs.push_back(a.raw());
 
   if (device.is_cpu()) {
-    cpu_jit::KernelFn fn =
-        cpu_jit::compile(reduction_source(*this, types, rtype, modes, Target::C), name_);
+    auto e = memo_.get(memo_key('c', types, modes, rtype), [&] {
+      SpecializationMemo::Entry m;
+      m.source = reduction_source(*this, types, rtype, modes, Target::C);
+      m.cpu_fn = reinterpret_cast<void*>(cpu_jit::compile(m.source, name_));
+      return m;
+    });
+    auto fn = reinterpret_cast<cpu_jit::KernelFn>(e.cpu_fn);
     if (out_n == 0) return outputs;
     void* const* p = ptrs.data();
     const long long* inf = info.data();
@@ -449,7 +472,14 @@ std::vector<Array> ReductionKernel::call(const std::vector<Array>& inputs,
   if (device.type != CH_DEVICE_CUDA)
     fail(CH_ERR_DEVICE, who, ": unsupported device ", device.to_string());
   const int n_params = static_cast<int>(in_.size() + out_.size());
-  const std::string src = reduction_source(*this, types, rtype, modes, Target::Cuda);
+  const std::string src =
+      memo_
+          .get(memo_key('g', types, modes, rtype),
+               [&] {
+                 return SpecializationMemo::Entry{
+                     reduction_source(*this, types, rtype, modes, Target::Cuda), nullptr};
+               })
+          .source;
   if (out_n == 0) return outputs;
   const auto block = cuda_args(ptrs, info, n_params, name_);
   long long grid = std::min<long long>(out_n, 32LL * gpu::multiprocessor_count(device.index));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,33 @@ const char* c_type(DType d);
 // Placeholder letter -> dtype, as resolved for one call.
 using TypeMap = std::map<std::string, DType>;
 
+// Per-kernel memo of what one specialization (target, dtypes, access modes)
+// needs: its generated source and, on the CPU, the compiled function, so a
+// call does not regenerate and rehash the source.
+class SpecializationMemo {
+ public:
+  struct Entry {
+    std::string source;
+    void* cpu_fn = nullptr;  // cpu_jit::KernelFn
+  };
+  // The entry for `key`, made by `make` (called without the lock) when missing.
+  template <typename Make>
+  Entry get(const std::string& key, Make&& make) const {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) return it->second;
+    }
+    Entry e = make();
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.emplace(key, std::move(e)).first->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, Entry> entries_;
+};
+
 class ElementwiseKernel {
  public:
   ElementwiseKernel(const std::string& in_params, const std::string& out_params,
@@ -48,6 +76,7 @@ class ElementwiseKernel {
  private:
   std::vector<Param> in_, out_;
   std::string operation_, name_;
+  SpecializationMemo memo_;
 };
 
 class ReductionKernel {
@@ -71,6 +100,7 @@ class ReductionKernel {
  private:
   std::vector<Param> in_, out_;
   std::string map_expr_, reduce_expr_, post_map_expr_, identity_, name_, reduce_type_;
+  SpecializationMemo memo_;
 };
 
 }  // namespace chainerc::kernels
