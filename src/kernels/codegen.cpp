@@ -47,6 +47,11 @@ int isnan_d(double); int isinf_d(double);
 
 const char* kCudaPrelude = R"(#define CH_RESTRICT __restrict__
 #define CH_DEVICE_FN static __device__ __forceinline__
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#define CH_GRID_CONSTANT __grid_constant__
+#else
+#define CH_GRID_CONSTANT
+#endif
 #define __builtin_inff() __int_as_float(0x7f800000)
 #define __builtin_nanf(s) __int_as_float(0x7fffffff)
 )";
@@ -87,7 +92,7 @@ void entry(std::ostringstream& s, Target t, const std::string& name, const char*
          "_info) {\n";
   } else {
     s << "extern \"C\" __global__ void " << name << "(const long long " << range
-      << ", const ch_args _a) {\n  void* const* _ptrs = _a.p;\n  const long long* _info = "
+      << ", const CH_GRID_CONSTANT ch_args _a) {\n  void* const* _ptrs = _a.p;\n  const long long* _info = "
          "_a.info;\n";
   }
 }
