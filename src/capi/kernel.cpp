@@ -40,6 +40,13 @@ std::vector<Array> given_outputs(ch_array** outputs, size_t n, const char* who) 
   return v;
 }
 
+// The caller's slots must match the kernel's outputs exactly (they are written to).
+void check_output_count(const std::string& name, size_t expected, size_t given, const char* who) {
+  if (given != expected)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": kernel '", name, "' has ", expected,
+         " output(s) but n_outputs is ", given);
+}
+
 void hand_out(ch_array** outputs, std::vector<Array>& result) {
   // Create every handle first so that a failure leaves the NULL slots NULL.
   std::vector<ch_array*> fresh(result.size(), nullptr);
@@ -88,6 +95,7 @@ ch_status ch_elementwise_kernel_call(const ch_elementwise_kernel* kernel, ch_arr
   CH_API_BEGIN
   auto k =
       handle_shared<ElementwiseKernel>(kernel, HandleKind::ElementwiseKernel, __func__, "kernel");
+  check_output_count(k->name(), k->out().size(), n_outputs, __func__);
   std::vector<Array> in = input_arrays(inputs, n_inputs, __func__);
   std::vector<Array> result = k->call(in, given_outputs(outputs, n_outputs, __func__));
   hand_out(outputs, result);
@@ -127,6 +135,7 @@ ch_status ch_reduction_kernel_call(const ch_reduction_kernel* kernel, ch_array* 
                                    const int32_t* axes, int32_t n_axes, int32_t keepdims) {
   CH_API_BEGIN
   auto k = handle_shared<ReductionKernel>(kernel, HandleKind::ReductionKernel, __func__, "kernel");
+  check_output_count(k->name(), k->out().size(), n_outputs, __func__);
   if (n_axes < CH_REDUCE_ALL_AXES || n_axes > CH_MAX_NDIM)
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": n_axes ", n_axes, " is out of range [0, ",
          CH_MAX_NDIM, "] (or CH_REDUCE_ALL_AXES)");

@@ -292,7 +292,7 @@ std::vector<Array> ElementwiseKernel::call(const std::vector<Array>& inputs,
   for (const Array& a : outputs) ptrs.push_back(a.raw());
 
   if (device.is_cpu()) {
-    auto e = memo_.get(memo_key('c', types, modes, DType::Float32), [&] {
+    const auto& e = memo_.get(memo_key('c', types, modes, DType::Float32), [&] {
       SpecializationMemo::Entry m;
       m.source = elementwise_source(*this, types, modes, Target::C);
       m.cpu_fn = reinterpret_cast<void*>(cpu_jit::compile(m.source, name_));
@@ -454,7 +454,7 @@ std::vector<Array> ReductionKernel::call(const std::vector<Array>& inputs,
   for (const Array& a : outputs) ptrs.push_back(a.raw());
 
   if (device.is_cpu()) {
-    auto e = memo_.get(memo_key('c', types, modes, rtype), [&] {
+    const auto& e = memo_.get(memo_key('c', types, modes, rtype), [&] {
       SpecializationMemo::Entry m;
       m.source = reduction_source(*this, types, rtype, modes, Target::C);
       m.cpu_fn = reinterpret_cast<void*>(cpu_jit::compile(m.source, name_));

@@ -45,8 +45,9 @@ class SpecializationMemo {
     void* cpu_fn = nullptr;  // cpu_jit::KernelFn
   };
   // The entry for `key`, made by `make` (called without the lock) when missing.
+  // Entries are never removed, so the reference stays valid.
   template <typename Make>
-  Entry get(const std::string& key, Make&& make) const {
+  const Entry& get(const std::string& key, Make&& make) const {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = entries_.find(key);

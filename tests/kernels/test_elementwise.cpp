@@ -262,6 +262,8 @@ TEST_F(Elementwise, BadParameters) {
   EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, call(k, {a}, out, 1));
   EXPECT_TRUE(contains(ch_error_message(), "takes 2 input")) << ch_error_message();
   EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, call(k, {a, a}, out, 2));
+  EXPECT_TRUE(contains(ch_error_message(), "n_outputs is 2")) << ch_error_message();
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, call(k, {a, a}, out, 0));
   EXPECT_CH_ERR(CH_ERR_NULL_HANDLE, call(k, {a, nullptr}, out, 1));
   EXPECT_CH_ERR(CH_ERR_NULL_HANDLE, call(nullptr, {a, a}, out, 1));
   // Retain and release.
