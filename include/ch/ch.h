@@ -12,6 +12,7 @@
  *   optimizer.h       ch_optimizer: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop
  *   serializers.h     .npz checkpoints of function sets and optimizers
  *   datasets.h        IDX (MNIST-format) files
+ *   kernel.h          user elementwise and reduction kernels from source strings
  */
 #ifndef CH_CH_H
 #define CH_CH_H
@@ -28,5 +29,6 @@
 #include "serializers.h"
 #include "datasets.h"
 #include "cuda.h"
+#include "kernel.h"
 
 #endif /* CH_CH_H */

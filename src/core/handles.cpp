@@ -97,6 +97,10 @@ std::string describe(HandleKind kind, const void* object) {
       return "optimizer";
     case HandleKind::Stream:
       return "stream";
+    case HandleKind::ElementwiseKernel:
+      return "elementwise kernel";
+    case HandleKind::ReductionKernel:
+      return "reduction kernel";
   }
   return "";
 }
@@ -123,6 +127,10 @@ const char* handle_kind_name(HandleKind kind) {
       return "ch_optimizer";
     case HandleKind::Stream:
       return "ch_stream";
+    case HandleKind::ElementwiseKernel:
+      return "ch_elementwise_kernel";
+    case HandleKind::ReductionKernel:
+      return "ch_reduction_kernel";
   }
   return "handle";
 }

@@ -22,8 +22,10 @@ enum class HandleKind : uint8_t {
   FunctionSet = 5,
   Optimizer = 6,
   Stream = 7,
+  ElementwiseKernel = 8,
+  ReductionKernel = 9,
 };
-constexpr int kHandleKindCount = 8;             // one past the largest kind
+constexpr int kHandleKindCount = 10;            // one past the largest kind
 const char* handle_kind_name(HandleKind kind);  // "ch_array", ...
 
 // New handle with reference count 1 owning `object`.
