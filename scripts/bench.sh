@@ -2,8 +2,8 @@
 # Benchmark chainerc against libtorch: per-call overhead (bench/overhead.cpp),
 # training (bench/train.cpp) and each function (bench/functions.cpp).
 #
-# Installs what is missing (the build's packages, plus libtorch-dev and
-# libopenblas-dev for the peer), builds a release build with benchmarks in
+# Installs what is missing (the build's packages, oneDNN among them, plus
+# libtorch-dev and libopenblas-dev for the peer), builds a release build with benchmarks in
 # build-bench/ (BUILD_DIR overrides it), runs bench/overhead on one thread and
 # prints a markdown table, also saved to build-bench/overhead.md.
 #
