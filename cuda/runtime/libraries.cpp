@@ -1,10 +1,9 @@
 #include "libraries.h"
 
-#include <cstdlib>
 #include <memory>
-#include <random>
 #include <vector>
 
+#include "core/random.h"
 #include "cuda_util.h"
 #include "memory.h"
 
@@ -41,17 +40,6 @@ uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
-}
-
-// CH_SEED (a decimal integer) as the CPU generator reads it, else entropy.
-uint64_t base_seed() {
-  if (const char* env = std::getenv("CH_SEED")) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(env, &end, 10);
-    if (end && *end == '\0' && end != env) return v;
-  }
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
 
 void check_blas(cublasStatus_t st, const char* call) {
@@ -108,7 +96,7 @@ curandGenerator_t curand_generator(int32_t device, std::unique_lock<std::mutex>&
     // Philox: counter based, reproducible for a seed whatever the launch shape.
     check_rand(curandCreateGenerator(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10), "curandCreateGenerator");
     try {
-      reseed(g, device_seed(base_seed(), device));
+      reseed(g, device_seed(random::initial_seed(), device));
       check_rand(curandSetStream(g, nullptr), "curandSetStream");
     } catch (...) {
       curandDestroyGenerator(g);

@@ -9,21 +9,22 @@
 #include "error.h"
 
 namespace chainerc::random {
+
+uint64_t initial_seed() {
+  if (const char* env = std::getenv("CH_SEED")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (end && *end == '\0' && end != env) return v;
+  }
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
 namespace {
 
 struct Generator {
   std::mutex mutex;
   std::mt19937_64 engine{initial_seed()};
-
-  static uint64_t initial_seed() {
-    if (const char* env = std::getenv("CH_SEED")) {
-      char* end = nullptr;
-      unsigned long long v = std::strtoull(env, &end, 10);
-      if (end && *end == '\0' && end != env) return v;
-    }
-    std::random_device rd;
-    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  }
 };
 
 Generator& generator() {

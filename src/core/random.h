@@ -10,6 +10,10 @@
 
 namespace chainerc::random {
 
+// The decimal integer in CH_SEED when it is set and valid, else one drawn from
+// std::random_device: the starting seed of the CPU generator, and from which
+// each device's generator derives its own.
+uint64_t initial_seed();
 void seed(uint64_t s);
 // Fill a float array with N(mean, stddev^2) or U[low, high) samples.
 void fill_normal(Array& a, double mean, double stddev);

@@ -214,22 +214,34 @@ std::vector<Param> parse_params(const std::string& text, const char* what, const
   return params;
 }
 
+namespace {
+
+// The parameter lists of a kernel named `name`: parsed, at least one output,
+// no raw output, no name used twice.
+void parse_signature(const std::string& in_params, const std::string& out_params,
+                     const std::string& name, const char* who, std::vector<Param>& in,
+                     std::vector<Param>& out) {
+  check_name(name, who);
+  in = parse_params(in_params, "in_params", who);
+  out = parse_params(out_params, "out_params", who);
+  if (out.empty())
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": kernel '", name, "' has no output parameter");
+  for (const Param& p : out)
+    if (p.raw)
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": output '", p.name,
+           "' is raw; raw is supported for inputs only");
+  check_unique(in, out, who);
+}
+
+}  // namespace
+
 // ---- elementwise --------------------------------------------------------------
 
 ElementwiseKernel::ElementwiseKernel(const std::string& in_params, const std::string& out_params,
                                      const std::string& operation, const std::string& name)
     : operation_(operation), name_(name) {
   const char* who = "ch_elementwise_kernel_new";
-  check_name(name, who);
-  in_ = parse_params(in_params, "in_params", who);
-  out_ = parse_params(out_params, "out_params", who);
-  if (out_.empty())
-    fail(CH_ERR_INVALID_ARGUMENT, who, ": kernel '", name, "' has no output parameter");
-  for (const Param& p : out_)
-    if (p.raw)
-      fail(CH_ERR_INVALID_ARGUMENT, who, ": output '", p.name,
-           "' is raw; raw is supported for inputs only");
-  check_unique(in_, out_, who);
+  parse_signature(in_params, out_params, name, who, in_, out_);
 }
 
 std::vector<Array> ElementwiseKernel::call(const std::vector<Array>& inputs,
@@ -340,16 +352,7 @@ ReductionKernel::ReductionKernel(const std::string& in_params, const std::string
       name_(name),
       reduce_type_(trim(reduce_type)) {
   const char* who = "ch_reduction_kernel_new";
-  check_name(name, who);
-  in_ = parse_params(in_params, "in_params", who);
-  out_ = parse_params(out_params, "out_params", who);
-  if (out_.empty())
-    fail(CH_ERR_INVALID_ARGUMENT, who, ": kernel '", name, "' has no output parameter");
-  for (const Param& p : out_)
-    if (p.raw)
-      fail(CH_ERR_INVALID_ARGUMENT, who, ": output '", p.name,
-           "' is raw; raw is supported for inputs only");
-  check_unique(in_, out_, who);
+  parse_signature(in_params, out_params, name, who, in_, out_);
   if (trim(map_expr).empty())
     fail(CH_ERR_INVALID_ARGUMENT, who, ": kernel '", name, "': map_expr is empty");
   if (trim(reduce_expr).empty())
