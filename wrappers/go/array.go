@@ -61,7 +61,7 @@ type Device struct {
 var CPU = Device{Type: DeviceCPU}
 
 // CUDA returns CUDA device i.
-func CUDA(i int32) Device { return Device{Type: DeviceCUDA, Index: i} }
+func CUDA(i int32) Device { return deviceOf(C.ch_device_cuda(C.int32_t(i))) }
 
 func (d Device) c() C.ch_device {
 	return C.ch_device{_type: C.int32_t(d.Type), index: C.int32_t(d.Index)}

@@ -88,12 +88,92 @@ gres g_ch_memory_empty_cache(ch_device device) {
   return gres_of(ch_memory_empty_cache(device));
 }
 
+gres g_ch_array_to_device(const ch_array* array, ch_device device) {
+  ch_array* out = NULL;
+  gres r = gres_of(ch_array_to_device(&out, array, device));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_array_copy_from(ch_array* dst, const ch_array* src) {
+  return gres_of(ch_array_copy_from(dst, src));
+}
+
+gres g_ch_array_fill_uniform(ch_array* array, double low, double high) {
+  return gres_of(ch_array_fill_uniform(array, low, high));
+}
+
+gres g_ch_array_fill_normal(ch_array* array, double mean, double stddev) {
+  return gres_of(ch_array_fill_normal(array, mean, stddev));
+}
+
+gres g_ch_memory_set_limit(ch_device device, size_t bytes) {
+  return gres_of(ch_memory_set_limit(device, bytes));
+}
+
+gres g_ch_memory_limit(size_t* out, ch_device device) {
+  return gres_of(ch_memory_limit(out, device));
+}
+
 gres g_ch_error_status(void) {
   return gres_of(ch_error_status());
 }
 
 gres g_ch_config_set_num_threads(int32_t n) {
   return gres_of(ch_config_set_num_threads(n));
+}
+
+gres g_ch_cuda_current_device(int32_t* out) {
+  return gres_of(ch_cuda_current_device(out));
+}
+
+gres g_ch_cuda_device_push(int32_t index) {
+  return gres_of(ch_cuda_device_push(index));
+}
+
+gres g_ch_cuda_device_pop(void) {
+  return gres_of(ch_cuda_device_pop());
+}
+
+gres g_ch_cuda_synchronize(int32_t index) {
+  return gres_of(ch_cuda_synchronize(index));
+}
+
+gres g_ch_cuda_seed(int32_t index, uint64_t seed) {
+  return gres_of(ch_cuda_seed(index, seed));
+}
+
+gres g_ch_stream_new(ch_device device) {
+  ch_stream* out = NULL;
+  gres r = gres_of(ch_stream_new(&out, device));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_stream_synchronize(ch_stream* stream) {
+  return gres_of(ch_stream_synchronize(stream));
+}
+
+gres g_ch_stream_release(ch_stream* stream) {
+  return gres_of(ch_stream_release(stream));
+}
+
+gres g_ch_array_new_pinned(ch_dtype dtype, const int64_t* shape, int32_t ndim) {
+  ch_array* out = NULL;
+  gres r = gres_of(ch_array_new_pinned(&out, dtype, shape, ndim));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_array_to_device_async(const ch_array* array, ch_device device, ch_stream* stream) {
+  ch_array* out = NULL;
+  gres r = gres_of(ch_array_to_device_async(&out, array, device, stream));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_array_copy_from_async(ch_array* dst, const ch_array* src, ch_stream* stream) {
+  return gres_of(ch_array_copy_from_async(dst, src, stream));
 }
 
 gres g_ch_datasets_read_idx(const char* path, ch_dtype dtype, double scale) {
@@ -591,6 +671,36 @@ gres g_ch_check_backward(ch_function* function, ch_array* const* inputs, size_t 
 
 gres g_ch_check_backward_graph(ch_graph_callback build, void* user_data, ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, double eps, double atol, double rtol) {
   return gres_of(ch_check_backward_graph(build, user_data, inputs, n_inputs, grad_outputs, n_grad_outputs, eps, atol, rtol));
+}
+
+gres g_ch_elementwise_kernel_new(const char* in_params, const char* out_params, const char* operation, const char* name) {
+  ch_elementwise_kernel* out = NULL;
+  gres r = gres_of(ch_elementwise_kernel_new(&out, in_params, out_params, operation, name));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_elementwise_kernel_release(ch_elementwise_kernel* kernel) {
+  return gres_of(ch_elementwise_kernel_release(kernel));
+}
+
+gres g_ch_elementwise_kernel_call(const ch_elementwise_kernel* kernel, ch_array* const* inputs, size_t n_inputs, ch_array** outputs, size_t n_outputs) {
+  return gres_of(ch_elementwise_kernel_call(kernel, inputs, n_inputs, outputs, n_outputs));
+}
+
+gres g_ch_reduction_kernel_new(const char* in_params, const char* out_params, const char* map_expr, const char* reduce_expr, const char* post_map_expr, const char* identity, const char* name, const char* reduce_type) {
+  ch_reduction_kernel* out = NULL;
+  gres r = gres_of(ch_reduction_kernel_new(&out, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name, reduce_type));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_reduction_kernel_release(ch_reduction_kernel* kernel) {
+  return gres_of(ch_reduction_kernel_release(kernel));
+}
+
+gres g_ch_reduction_kernel_call(const ch_reduction_kernel* kernel, ch_array* const* inputs, size_t n_inputs, ch_array** outputs, size_t n_outputs, const int32_t* axes, int32_t n_axes, int32_t keepdims) {
+  return gres_of(ch_reduction_kernel_call(kernel, inputs, n_inputs, outputs, n_outputs, axes, n_axes, keepdims));
 }
 
 gres g_ch_optimizer_sgd_new(double lr) {

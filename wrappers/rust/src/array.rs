@@ -73,7 +73,7 @@ impl Device {
     }
 }
 
-fn ndim_of(shape: &[i64]) -> Result<i32> {
+pub(crate) fn ndim_of(shape: &[i64]) -> Result<i32> {
     if shape.len() > sys::CH_MAX_NDIM as usize {
         return Err(Error::new(
             ErrorKind::Shape,

@@ -14,11 +14,13 @@
 //! ```
 pub mod array;
 pub mod config;
+pub mod device;
 pub mod error;
 pub mod function;
 pub mod function_set;
 pub mod functions;
 pub mod gradient_check;
+pub mod kernel;
 pub mod nn;
 pub mod optimizer;
 pub mod serializers;
@@ -26,10 +28,12 @@ pub mod variable;
 
 pub use array::{empty_cache, memory_stats, Array, Device, Dtype, Element, MemoryStats};
 pub use config::{debug, Mode};
+pub use device::{DeviceScope, Stream};
 pub use error::{Cause, Error, ErrorKind, Result};
 pub use function::{Context, Function, FunctionImpl, Parameter};
 pub use function_set::{FunctionSet, NamedParameter};
 pub use gradient_check::{check_backward, check_backward_graph, numerical_grad, Tolerance};
+pub use kernel::{ElementwiseKernel, ReductionKernel};
 pub use optimizer::{Optimizer, OptimizerImpl};
 pub use serializers::{load_npz_array, read_idx, save_npz_arrays};
 pub use variable::Variable;

@@ -64,6 +64,7 @@ pub struct ch_memory_stats {
     pub allocations: i64,
     pub cache_misses: i64,
 }
+pub type ch_oom_hook = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, ch_device, usize)>;
 
 // ---- variable.h
 
@@ -156,6 +157,25 @@ pub const CH_NPZ_COMPRESSED: i32 = 1;
 
 // ---- datasets.h
 
+// ---- cuda.h
+#[repr(C)]
+pub struct ch_stream {
+    _private: [u8; 0],
+    _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
+
+// ---- kernel.h
+#[repr(C)]
+pub struct ch_elementwise_kernel {
+    _private: [u8; 0],
+    _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
+#[repr(C)]
+pub struct ch_reduction_kernel {
+    _private: [u8; 0],
+    _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
+
 extern "C" {
     pub fn ch_version() -> i32;
     pub fn ch_version_string() -> *const ::std::os::raw::c_char;
@@ -194,6 +214,13 @@ extern "C" {
     pub fn ch_array_device(array: *const ch_array) -> ch_device;
     pub fn ch_memory_stats_get(out: *mut ch_memory_stats, device: ch_device) -> ch_status;
     pub fn ch_memory_empty_cache(device: ch_device) -> ch_status;
+    pub fn ch_array_to_device(out: *mut *mut ch_array, array: *const ch_array, device: ch_device) -> ch_status;
+    pub fn ch_array_copy_from(dst: *mut ch_array, src: *const ch_array) -> ch_status;
+    pub fn ch_array_fill_uniform(array: *mut ch_array, low: f64, high: f64) -> ch_status;
+    pub fn ch_array_fill_normal(array: *mut ch_array, mean: f64, stddev: f64) -> ch_status;
+    pub fn ch_memory_set_limit(device: ch_device, bytes: usize) -> ch_status;
+    pub fn ch_memory_limit(out: *mut usize, device: ch_device) -> ch_status;
+    pub fn ch_memory_set_oom_hook(hook: ch_oom_hook, user_data: *mut ::std::ffi::c_void);
     pub fn ch_variable_new(out: *mut *mut ch_variable, data: *mut ch_array, is_volatile: i32) -> ch_status;
     pub fn ch_variable_retain(variable: *mut ch_variable) -> *mut ch_variable;
     pub fn ch_variable_release(variable: *mut ch_variable) -> ch_status;
@@ -342,4 +369,36 @@ extern "C" {
     pub fn ch_serializers_save_npz_arrays(path: *const ::std::os::raw::c_char, keys: *const *const ::std::os::raw::c_char, arrays: *const *mut ch_array, n: usize, flags: i32) -> ch_status;
     pub fn ch_serializers_load_npz_array(out: *mut *mut ch_array, path: *const ::std::os::raw::c_char, key: *const ::std::os::raw::c_char) -> ch_status;
     pub fn ch_datasets_read_idx(out: *mut *mut ch_array, path: *const ::std::os::raw::c_char, dtype: ch_dtype, scale: f64) -> ch_status;
+    pub fn ch_cuda_device_count() -> i32;
+    pub fn ch_cuda_unavailable_reason() -> *const ::std::os::raw::c_char;
+    pub fn ch_device_cuda(index: i32) -> ch_device;
+    pub fn ch_cuda_current_device(out: *mut i32) -> ch_status;
+    pub fn ch_cuda_device_push(index: i32) -> ch_status;
+    pub fn ch_cuda_device_pop() -> ch_status;
+    pub fn ch_cuda_synchronize(index: i32) -> ch_status;
+    pub fn ch_cuda_seed(index: i32, seed: u64) -> ch_status;
+    pub fn ch_stream_new(out: *mut *mut ch_stream, device: ch_device) -> ch_status;
+    pub fn ch_stream_synchronize(stream: *mut ch_stream) -> ch_status;
+    pub fn ch_stream_retain(stream: *mut ch_stream) -> *mut ch_stream;
+    pub fn ch_stream_release(stream: *mut ch_stream) -> ch_status;
+    pub fn ch_stream_device(stream: *const ch_stream) -> ch_device;
+    pub fn ch_stream_native(stream: *const ch_stream) -> *mut ::std::ffi::c_void;
+    pub fn ch_array_new_pinned(out: *mut *mut ch_array, dtype: ch_dtype, shape: *const i64, ndim: i32) -> ch_status;
+    pub fn ch_array_is_pinned(array: *const ch_array) -> i32;
+    pub fn ch_array_to_device_async(out: *mut *mut ch_array, array: *const ch_array, device: ch_device, stream: *mut ch_stream) -> ch_status;
+    pub fn ch_array_copy_from_async(dst: *mut ch_array, src: *const ch_array, stream: *mut ch_stream) -> ch_status;
+    pub fn ch_elementwise_kernel_new(out: *mut *mut ch_elementwise_kernel, in_params: *const ::std::os::raw::c_char, out_params: *const ::std::os::raw::c_char, operation: *const ::std::os::raw::c_char, name: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_elementwise_kernel_retain(kernel: *mut ch_elementwise_kernel) -> *mut ch_elementwise_kernel;
+    pub fn ch_elementwise_kernel_release(kernel: *mut ch_elementwise_kernel) -> ch_status;
+    pub fn ch_elementwise_kernel_call(kernel: *const ch_elementwise_kernel, inputs: *const *mut ch_array, n_inputs: usize, outputs: *mut *mut ch_array, n_outputs: usize) -> ch_status;
+    pub fn ch_reduction_kernel_new(out: *mut *mut ch_reduction_kernel, in_params: *const ::std::os::raw::c_char, out_params: *const ::std::os::raw::c_char, map_expr: *const ::std::os::raw::c_char, reduce_expr: *const ::std::os::raw::c_char, post_map_expr: *const ::std::os::raw::c_char, identity: *const ::std::os::raw::c_char, name: *const ::std::os::raw::c_char, reduce_type: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_reduction_kernel_retain(kernel: *mut ch_reduction_kernel) -> *mut ch_reduction_kernel;
+    pub fn ch_reduction_kernel_release(kernel: *mut ch_reduction_kernel) -> ch_status;
+    pub fn ch_reduction_kernel_call(kernel: *const ch_reduction_kernel, inputs: *const *mut ch_array, n_inputs: usize, outputs: *mut *mut ch_array, n_outputs: usize, axes: *const i32, n_axes: i32, keepdims: i32) -> ch_status;
+    pub fn ch_elementwise_kernel_input_count(kernel: *const ch_elementwise_kernel) -> usize;
+    pub fn ch_elementwise_kernel_output_count(kernel: *const ch_elementwise_kernel) -> usize;
+    pub fn ch_reduction_kernel_input_count(kernel: *const ch_reduction_kernel) -> usize;
+    pub fn ch_reduction_kernel_output_count(kernel: *const ch_reduction_kernel) -> usize;
+    pub fn ch_kernel_cpu_supported() -> i32;
+    pub fn ch_kernel_cuda_supported() -> i32;
 }
