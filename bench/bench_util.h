@@ -1,5 +1,5 @@
-// Shared helpers for the benchmarks (used by bench/functions.cpp): the timing
-// method of bench/overhead.cpp (calibrate each body alone, interleave the
+// Shared helpers for the benchmarks (bench/overhead.cpp, bench/functions.cpp):
+// the timing method (calibrate each body alone, interleave the
 // repeats of all bodies, take the median) and the environment queries (the
 // libraries actually loaded, libtorch's BLAS).
 
@@ -52,6 +52,7 @@ struct Bench {
   double* result = nullptr;
   long iters = 1;
   std::vector<double> samples;
+  double per = 1;  // the figure is time per call / per (e.g. per op of a chain)
 };
 
 inline void calibrate(Bench& b, const Timing& t) {
@@ -75,7 +76,7 @@ inline void measure_all(std::vector<Bench>& benches, const Timing& t) {
     for (Bench& b : benches) {
       const double t0 = now_s();
       for (long i = 0; i < b.iters; ++i) b.body();
-      b.samples.push_back((now_s() - t0) / static_cast<double>(b.iters) * 1e6);
+      b.samples.push_back((now_s() - t0) / static_cast<double>(b.iters) * 1e6 / b.per);
     }
   }
   for (Bench& b : benches) {

@@ -39,6 +39,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
+
 #ifndef CH_BENCH_HAVE_TORCH
 #define CH_BENCH_HAVE_TORCH 0
 #endif
@@ -66,52 +68,10 @@ struct Options {
   bool spawn_thread = true;
 };
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// A timed body. Each is calibrated alone (calls per repeat such that a repeat
-// lasts at least opt.min_time seconds); then the repeats of all benchmarks are
-// interleaved (repeat 1 of every benchmark, then repeat 2, ...) so that a
-// change in background load hits chainerc and libtorch alike. The figure is
-// the median over repeats of the time of one call, in microseconds.
-struct Bench {
-  std::function<void()> body;
-  double per = 1;  // the figure is time per call / per (e.g. per op of a chain)
-  long iters = 1;
-  std::vector<double> samples;
-  double* result = nullptr;
-};
-
-void calibrate(Bench& b, const Options& opt) {
-  b.body();  // warm-up: allocator caches, lazy initialisation, page faults
-  b.body();
-  long iters = 1;
-  for (;;) {
-    const double t0 = now_s();
-    for (long i = 0; i < iters; ++i) b.body();
-    const double dt = now_s() - t0;
-    if (dt >= opt.min_time || iters >= (1L << 26)) break;
-    const double scale = dt > 0 ? 1.2 * opt.min_time / dt : 16.0;
-    iters = std::max(iters * 2, static_cast<long>(static_cast<double>(iters) * scale));
-  }
-  b.iters = iters;
-}
-
-void measure_all(std::vector<Bench>& benches, const Options& opt) {
-  for (Bench& b : benches) calibrate(b, opt);
-  for (int r = 0; r < opt.repeats; ++r) {
-    for (Bench& b : benches) {
-      const double t0 = now_s();
-      for (long i = 0; i < b.iters; ++i) b.body();
-      b.samples.push_back((now_s() - t0) / static_cast<double>(b.iters) * 1e6 / b.per);
-    }
-  }
-  for (Bench& b : benches) {
-    std::sort(b.samples.begin(), b.samples.end());
-    *b.result = b.samples[b.samples.size() / 2];
-  }
-}
+using bench::Bench;
+using bench::env_or;
+using bench::loaded_realpath;
+using bench::now_s;
 
 // --- chainerc helpers --------------------------------------------------------
 
@@ -393,26 +353,6 @@ NeededQuery needed_of(const char* needle) {
   return q;
 }
 
-// Resolved path (symlinks such as Debian's alternatives followed) of the
-// loaded object whose path contains `needle`, or "".
-[[maybe_unused]] std::string loaded_realpath(const char* needle) {
-  NeededQuery q{needle, "", {}};
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t, void* data) -> int {
-        NeededQuery* qq = static_cast<NeededQuery*>(data);
-        if (!info->dlpi_name || !std::strstr(info->dlpi_name, qq->needle)) return 0;
-        qq->path = info->dlpi_name;
-        return 1;
-      },
-      &q);
-  if (q.path.empty()) return "";
-  char* real = realpath(q.path.c_str(), nullptr);
-  if (!real) return q.path;
-  std::string r = real;
-  std::free(real);
-  return r;
-}
-
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
@@ -425,11 +365,6 @@ bool mentions_blas(const std::vector<std::string>& libs) {
         l.find("lapack") != std::string::npos)
       return true;
   return false;
-}
-
-const char* env_or(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v ? v : fallback;
 }
 
 // --- results table -----------------------------------------------------------------
@@ -515,9 +450,9 @@ int run(const Options& opt) {
     const int n = opt.n_ops;
     ch_fb[s] = ch_f[s] = ch_nh[s] = NAN;
     if (!opt.run_chainerc) continue;
-    benches.push_back({[=] { ch_chain(x, gy, n, true); }, n_ops, 1, {}, &ch_fb[s]});
-    benches.push_back({[=] { ch_chain(x, gy, n, false); }, n_ops, 1, {}, &ch_f[s]});
-    benches.push_back({[=] { ch_chain(xv, gy, n, false); }, n_ops, 1, {}, &ch_nh[s]});
+    benches.push_back({[=] { ch_chain(x, gy, n, true); }, &ch_fb[s], 1, {}, n_ops});
+    benches.push_back({[=] { ch_chain(x, gy, n, false); }, &ch_f[s], 1, {}, n_ops});
+    benches.push_back({[=] { ch_chain(xv, gy, n, false); }, &ch_nh[s], 1, {}, n_ops});
   }
 
   double ch_custom = NAN, ch_custom_fwd = NAN;
@@ -557,8 +492,8 @@ int run(const Options& opt) {
       die("chainerc: MulAdd gives wrong values or gradients");
   }
   if (opt.run_chainerc) {
-    benches.push_back({[=] { ch_call(true); }, 1, 1, {}, &ch_custom});
-    benches.push_back({[=] { ch_call(false); }, 1, 1, {}, &ch_custom_fwd});
+    benches.push_back({[=] { ch_call(true); }, &ch_custom, 1, {}, 1});
+    benches.push_back({[=] { ch_call(false); }, &ch_custom_fwd, 1, {}, 1});
   }
   const int threads_after_chainerc = process_threads();  // before libtorch runs anything
 
@@ -581,16 +516,16 @@ int run(const Options& opt) {
       const double g = x.grad()[0].item<double>();
       if (!near(g, 1.0)) die("libtorch: d(chain)/dx = " + std::to_string(g) + ", expected 1");
       const int k = opt.n_ops;
-      benches.push_back({[=]() mutable { torch_chain(x, gy, k, true); }, n_ops, 1, {}, &t_fb[s]});
-      benches.push_back({[=]() mutable { torch_chain(x, gy, k, false); }, n_ops, 1, {}, &t_f[s]});
+      benches.push_back({[=]() mutable { torch_chain(x, gy, k, true); }, &t_fb[s], 1, {}, n_ops});
+      benches.push_back({[=]() mutable { torch_chain(x, gy, k, false); }, &t_f[s], 1, {}, n_ops});
       benches.push_back({[=]() mutable {
                            torch::NoGradGuard no_grad;
                            torch_chain(x, gy, k, false);
                          },
-                         n_ops,
+                         &t_nh[s],
                          1,
                          {},
-                         &t_nh[s]});
+                         n_ops});
     }
     {
       torch::Tensor x = torch::full({n_custom}, 2.0f).requires_grad_(true);
@@ -617,14 +552,14 @@ int run(const Options& opt) {
       if (!near(w0, 10.0) || !near(x.grad()[0].item<double>(), 3.0) ||
           !near(y.grad()[0].item<double>(), 2.0) || !near(z.grad()[0].item<double>(), 1.0))
         die("libtorch: MulAdd gives wrong values or gradients");
-      benches.push_back({[=]() mutable { call(raw, true); }, 1, 1, {}, &t_custom});
-      benches.push_back({[=]() mutable { call(raw, false); }, 1, 1, {}, &t_custom_fwd});
-      benches.push_back({[=]() mutable { call(tops, true); }, 1, 1, {}, &t_custom_ops});
+      benches.push_back({[=]() mutable { call(raw, true); }, &t_custom, 1, {}, 1});
+      benches.push_back({[=]() mutable { call(raw, false); }, &t_custom_fwd, 1, {}, 1});
+      benches.push_back({[=]() mutable { call(tops, true); }, &t_custom_ops, 1, {}, 1});
     }
   }
 #endif
 
-  measure_all(benches, opt);
+  bench::measure_all(benches, bench::Timing{opt.repeats, opt.min_time});
   benches.clear();  // drops the libtorch tensors the bodies hold
 
   for (int s = 0; s < 2; ++s) {
