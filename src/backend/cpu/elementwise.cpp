@@ -21,30 +21,14 @@ double sum_lanes(const T* g, int64_t n) {
   return acc;
 }
 
-// Sum of all n elements, in double for accuracy on long sums. Fixed-size
-// blocks are summed in parallel and their sums added in order, so the result
-// does not depend on the thread count.
-template <typename T>
-double sum_all(const T* g, int64_t n) {
-  constexpr int64_t kBlock = 1 << 14;
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  if (blocks <= 1) return sum_lanes(g, n);
-  std::vector<double> partial(static_cast<size_t>(blocks));
-  parallel_for(blocks, std::max<int64_t>(1, kElementwiseGrain / kBlock), [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k)
-      partial[static_cast<size_t>(k)] = sum_lanes(g + k * kBlock, std::min(kBlock, n - k * kBlock));
-  });
-  double acc = 0;
-  for (double v : partial) acc += v;
-  return acc;
-}
-
 template <typename T>
 void sum_to_typed(const T* g, const Shape& sg, T* out, const Shape& s) {
   const int64_t n = sg.size(), m = s.size();
   for (int64_t i = 0; i < m; ++i) out[i] = T(0);
   if (m == 1) {
-    out[0] = static_cast<T>(sum_all(g, n));
+    // In double for accuracy on long sums.
+    out[0] = static_cast<T>(
+        sum_blocks(n, [g](int64_t b, int64_t e) { return sum_lanes(g + b, e - b); }));
     return;
   }
   if (n == 0) return;

@@ -4,12 +4,33 @@
 // what it uses and the compiler can vectorize the inner loops.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "core/array.h"
 #include "core/error.h"
+#include "parallel.h"
 
 namespace chainerc::cpu {
+
+// The sum over [0, n) of partial(begin, end) -> double on fixed blocks of
+// 2^14 elements: the blocks run in parallel and their results are added in
+// order, so the total does not depend on the thread count.
+template <typename F>
+double sum_blocks(int64_t n, F partial) {
+  constexpr int64_t kBlock = int64_t{1} << 14;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  if (blocks <= 1) return n > 0 ? partial(int64_t{0}, n) : 0.0;
+  std::vector<double> sums(static_cast<size_t>(blocks));
+  parallel_for(blocks, std::max<int64_t>(1, kElementwiseGrain / kBlock), [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k)
+      sums[static_cast<size_t>(k)] = partial(k * kBlock, std::min(n, (k + 1) * kBlock));
+  });
+  double total = 0;
+  for (double v : sums) total += v;
+  return total;
+}
 
 // Refuse non-CPU arrays until the CUDA backend dispatches them.
 inline void require_cpu(const Array& a, const char* who) {

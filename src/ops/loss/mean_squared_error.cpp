@@ -2,9 +2,7 @@
 // F.mean_squared_error: the mean over all elements, not scaled by 1/2). The
 // output is a 0-d array of the inputs' dtype. Keeps d = x0 - x1 for backward:
 // gx0 = 2 d gloss / size, gx1 = -gx0.
-#include <algorithm>
-#include <vector>
-
+#include "backend/cpu/elementwise.h"
 #include "ops/nn_util.h"
 #include "ops/ops.h"
 
@@ -24,21 +22,12 @@ class MeanSquaredError final : public Function {
     Array loss = Array::empty(a.dtype(), Shape{}, a.device());
     dispatch_floating(a.dtype(), "mean_squared_error", [&](auto t) {
       using T = decltype(t);
-      // Sum of squares over fixed blocks (vectorised), the blocks' sums
-      // added in double in order: accurate, and the same for any thread count.
+      // Sum of squares, vectorised per block and added in double.
       const T* d = diff_.data<T>();
-      const int64_t n = diff_.size(), block = 1 << 14, blocks = (n + block - 1) / block;
-      std::vector<double> partial(static_cast<size_t>(blocks));
-      cpu::parallel_for(blocks, std::max<int64_t>(1, cpu::kElementwiseGrain / block),
-                        [&](int64_t b, int64_t e) {
-                          for (int64_t k = b; k < e; ++k) {
-                            const T* p = d + k * block;
-                            const int64_t m = std::min(block, n - k * block);
-                            partial[static_cast<size_t>(k)] = cpu::vector_dot(p, p, m);
-                          }
-                        });
-      double s = 0;
-      for (double v : partial) s += v;
+      const int64_t n = diff_.size();
+      const double s = cpu::sum_blocks(n, [d](int64_t b, int64_t e) {
+        return static_cast<double>(cpu::vector_dot(d + b, d + b, e - b));
+      });
       loss.data<T>()[0] = static_cast<T>(s / static_cast<double>(n));
     });
     return {loss};
