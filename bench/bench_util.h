@@ -108,6 +108,28 @@ inline std::string loaded_realpath(const char* needle) {
   return r;
 }
 
+// libtorch calls BLAS through Debian's libblas.so.3, here OpenBLAS: a second
+// copy of OpenBLAS with its own thread pool, beside the one chainerc links.
+// torch::set_num_threads does not reach it, and by default it uses every
+// core, so a "one thread" libtorch would multiply on all of them. These set
+// and read that copy's thread count; -1 when libblas.so.3 is not OpenBLAS.
+inline void* peer_blas_symbol(const char* name) {
+  void* lib = dlopen("libblas.so.3", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return nullptr;
+  void* sym = dlsym(lib, name);
+  dlclose(lib);  // only drops the reference RTLD_NOLOAD took
+  return sym;
+}
+inline bool set_peer_blas_threads(int n) {
+  auto set = reinterpret_cast<void (*)(int)>(peer_blas_symbol("openblas_set_num_threads"));
+  if (set) set(n);
+  return set != nullptr;
+}
+inline int peer_blas_threads() {
+  auto get = reinterpret_cast<int (*)()>(peer_blas_symbol("openblas_get_num_threads"));
+  return get ? get() : -1;
+}
+
 inline const char* env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v ? v : fallback;

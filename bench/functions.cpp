@@ -545,6 +545,7 @@ int run(const bench::Timing& timing, const std::vector<int>& threads, const std:
     CH_BENCH_CHECK(ch_config_set_num_threads(th));
 #if CH_BENCH_HAVE_TORCH
     torch::set_num_threads(th);
+    bench::set_peer_blas_threads(th);
 #endif
     const size_t first = results.size();
     for (const Row& r : rows) results.push_back({r.name, r.shape, th, NAN, NAN});
@@ -600,8 +601,10 @@ int run(const bench::Timing& timing, const std::vector<int>& threads, const std:
     const size_t p = cfg.find("BLAS_INFO=");
     if (p != std::string::npos) blas = cfg.substr(p + 10, cfg.find_first_of(", \n", p) - p - 10);
     const std::string blas_so = bench::loaded_realpath("libblas.so");
-    std::printf("- libtorch %s: BLAS_INFO=%s; libblas loaded from: %s\n", TORCH_VERSION,
-                blas.c_str(), blas_so.empty() ? "-" : blas_so.c_str());
+    std::printf(
+        "- libtorch %s: BLAS_INFO=%s; libblas loaded from: %s (its OpenBLAS threads set to "
+        "each run's thread count)\n",
+        TORCH_VERSION, blas.c_str(), blas_so.empty() ? "-" : blas_so.c_str());
     std::printf("- libtorch parallel info:\n\n```\n%s```\n", at::get_parallel_info().c_str());
   }
 #else

@@ -6,11 +6,11 @@
 //   mlp-large  784-1000-1000-10: one epoch
 //   convnet    conv(20, 5x5)-maxpool(2)-conv(50, 5x5)-maxpool(2)-linear(500)-ReLU-linear(10)
 //              on 1,000 samples of 1x28x28
-// Each (model, threads, side) runs in its own child process, so that peak
+// Each (model, threads, side) runs in its own process (this program run again), so that peak
 // memory and thread pools are that side's alone. Two memory figures:
 //   peak MiB  VmHWM minus the resident size before the model is built: all
 //             that the run made resident, library code pages and JIT code
-//             included (a forked child faults its code pages in again);
+//             included;
 //   heap MiB  the peak of bytes held through malloc and friends above the
 //             start (heap_tracker.cpp): arrays, tensors, workspaces and
 //             packing buffers, without code.
@@ -25,17 +25,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "heap_tracker.h"
 
 #ifndef CH_BENCH_HAVE_TORCH
@@ -48,10 +47,6 @@
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Resident memory figures of this process from /proc/self/status, in MiB.
 double proc_status_mib(const char* key) {
   std::ifstream f("/proc/self/status");
@@ -61,18 +56,6 @@ double proc_status_mib(const char* key) {
     if (line.compare(0, n, key) == 0) return std::atof(line.c_str() + n + 1) / 1024.0;
   return 0;
 }
-
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "train: %s\n", what.c_str());
-  std::exit(2);
-}
-
-#define CH_CHECK(expr)                                                                  \
-  do {                                                                                  \
-    const ch_status st_ = (expr);                                                       \
-    if (st_ != CH_OK)                                                                   \
-      die(std::string(#expr) + ": " + ch_status_name(st_) + ": " + ch_error_message()); \
-  } while (0)
 
 struct Model {
   std::string name;
@@ -113,36 +96,36 @@ struct ChainercNet {
   bool conv;
 
   explicit ChainercNet(const Model& m) : conv(m.conv) {
-    CH_CHECK(ch_function_set_new(&set));
+    CH_BENCH_CHECK(ch_function_set_new(&set));
     auto add = [&](const char* name, ch_function* f) {
       layers.push_back(f);
-      CH_CHECK(ch_function_set_add_function(set, name, f));
+      CH_BENCH_CHECK(ch_function_set_add_function(set, name, f));
     };
     ch_function* f = nullptr;
     if (conv) {
-      CH_CHECK(ch_functions_convolution_2d_new(&f, 1, 20, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0, 0.0, 0,
+      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 1, 20, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0, 0.0, 0,
                                                nullptr, nullptr));
       add("conv1", f);
-      CH_CHECK(ch_functions_convolution_2d_new(&f, 20, 50, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0, 0.0,
+      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 20, 50, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0, 0.0,
                                                0, nullptr, nullptr));
       add("conv2", f);
-      CH_CHECK(ch_functions_linear_new(&f, 800, 500, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+      CH_BENCH_CHECK(ch_functions_linear_new(&f, 800, 500, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
       add("l3", f);
-      CH_CHECK(ch_functions_linear_new(&f, 500, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+      CH_BENCH_CHECK(ch_functions_linear_new(&f, 500, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
       add("l4", f);
     } else {
-      CH_CHECK(
+      CH_BENCH_CHECK(
           ch_functions_linear_new(&f, 784, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
       add("l1", f);
-      CH_CHECK(ch_functions_linear_new(&f, m.hidden, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr,
+      CH_BENCH_CHECK(ch_functions_linear_new(&f, m.hidden, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr,
                                        nullptr));
       add("l2", f);
-      CH_CHECK(
+      CH_BENCH_CHECK(
           ch_functions_linear_new(&f, m.hidden, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
       add("l3", f);
     }
-    CH_CHECK(ch_optimizer_sgd_new(&opt, kLr));
-    CH_CHECK(ch_optimizer_setup(opt, set));
+    CH_BENCH_CHECK(ch_optimizer_sgd_new(&opt, kLr));
+    CH_BENCH_CHECK(ch_optimizer_setup(opt, set));
   }
   ~ChainercNet() {
     ch_optimizer_release(opt);
@@ -152,7 +135,7 @@ struct ChainercNet {
 
   static ch_variable* apply(ch_function* f, ch_variable* x) {
     ch_variable* y = nullptr;
-    CH_CHECK(ch_function_apply(f, &x, 1, &y, 1, nullptr));
+    CH_BENCH_CHECK(ch_function_apply(f, &x, 1, &y, 1, nullptr));
     return y;
   }
 
@@ -167,16 +150,16 @@ struct ChainercNet {
     const int64_t conv_shape[4] = {kBatch, 1, 28, 28};
     const int64_t flat_shape[2] = {kBatch, 784};
     const int64_t tshape[1] = {kBatch};
-    CH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, conv ? conv_shape : flat_shape, conv ? 4 : 2,
+    CH_BENCH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, conv ? conv_shape : flat_shape, conv ? 4 : 2,
                            const_cast<float*>(d.x.data() + begin * 784), ch_device_cpu(), nullptr,
                            nullptr));
-    CH_CHECK(ch_array_wrap(&ta, CH_INT32, tshape, 1, const_cast<int32_t*>(d.t.data() + begin),
+    CH_BENCH_CHECK(ch_array_wrap(&ta, CH_INT32, tshape, 1, const_cast<int32_t*>(d.t.data() + begin),
                            ch_device_cpu(), nullptr, nullptr));
     ch_variable *x, *t;
-    CH_CHECK(ch_variable_new(&x, xa, 0));
-    CH_CHECK(ch_variable_new(&t, ta, 0));
-    CH_CHECK(ch_variable_set_requires_grad(x, 0));  // as libtorch's data tensors
-    CH_CHECK(ch_variable_set_requires_grad(t, 0));
+    CH_BENCH_CHECK(ch_variable_new(&x, xa, 0));
+    CH_BENCH_CHECK(ch_variable_new(&t, ta, 0));
+    CH_BENCH_CHECK(ch_variable_set_requires_grad(x, 0));  // as libtorch's data tensors
+    CH_BENCH_CHECK(ch_variable_set_requires_grad(t, 0));
     ch_array_release(xa);
     ch_array_release(ta);
     keep(x);
@@ -185,34 +168,34 @@ struct ChainercNet {
     ch_variable* tmp = nullptr;
     if (conv) {
       h = keep(apply(layers[0], h));
-      CH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
+      CH_BENCH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
       h = keep(tmp);
       h = keep(apply(layers[1], h));
-      CH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
+      CH_BENCH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
       h = keep(tmp);
       h = keep(apply(layers[2], h));
-      CH_CHECK(ch_functions_relu(&tmp, h));
+      CH_BENCH_CHECK(ch_functions_relu(&tmp, h));
       h = keep(tmp);
       h = keep(apply(layers[3], h));
     } else {
       for (size_t i = 0; i < layers.size(); ++i) {
         h = keep(apply(layers[i], h));
         if (i + 1 < layers.size()) {
-          CH_CHECK(ch_functions_relu(&tmp, h));
+          CH_BENCH_CHECK(ch_functions_relu(&tmp, h));
           h = keep(tmp);
         }
       }
     }
     ch_variable* loss;
-    CH_CHECK(ch_functions_softmax_cross_entropy(&loss, h, t));
+    CH_BENCH_CHECK(ch_functions_softmax_cross_entropy(&loss, h, t));
     keep(loss);
-    CH_CHECK(ch_optimizer_zero_grads(opt));
-    CH_CHECK(ch_variable_backward(loss, 0));
-    CH_CHECK(ch_optimizer_update(opt));
+    CH_BENCH_CHECK(ch_optimizer_zero_grads(opt));
+    CH_BENCH_CHECK(ch_variable_backward(loss, 0));
+    CH_BENCH_CHECK(ch_optimizer_update(opt));
     ch_array* la;
-    CH_CHECK(ch_variable_data(&la, loss));
+    CH_BENCH_CHECK(ch_variable_data(&la, loss));
     double value = 0;
-    CH_CHECK(ch_array_get(&value, la, 0));
+    CH_BENCH_CHECK(ch_array_get(&value, la, 0));
     ch_array_release(la);
     for (ch_variable* v : owned) ch_variable_release(v);
     return value;
@@ -220,7 +203,7 @@ struct ChainercNet {
 };
 
 Result run_chainerc(const Model& m, const Data& d, int threads) {
-  CH_CHECK(ch_config_set_num_threads(threads));
+  CH_BENCH_CHECK(ch_config_set_num_threads(threads));
   ch_config_seed(1);
   Result r;
   const double rss0 = proc_status_mib("VmRSS:");
@@ -228,9 +211,9 @@ Result run_chainerc(const Model& m, const Data& d, int threads) {
   {
     ChainercNet net(m);
     net.step(d, 0);  // warm-up
-    const double t0 = now_s();
+    const double t0 = bench::now_s();
     for (int64_t b = 0; b + kBatch <= m.samples; b += kBatch) r.loss = net.step(d, b);
-    r.seconds = now_s() - t0;
+    r.seconds = bench::now_s() - t0;
   }
   r.peak_mib = proc_status_mib("VmHWM:") - rss0;
   r.heap_mib = static_cast<double>(bench::heap_peak() - heap0) / (1024.0 * 1024.0);
@@ -272,6 +255,7 @@ TORCH_MODULE(TorchNet);
 
 Result run_torch(const Model& m, const Data& d, int threads) {
   torch::set_num_threads(threads);
+  bench::set_peer_blas_threads(threads);
   torch::manual_seed(1);
   Result r;
   const double rss0 = proc_status_mib("VmRSS:");
@@ -293,9 +277,9 @@ Result run_torch(const Model& m, const Data& d, int threads) {
       return loss.item<double>();
     };
     step(0);
-    const double t0 = now_s();
+    const double t0 = bench::now_s();
     for (int64_t b = 0; b + kBatch <= m.samples; b += kBatch) r.loss = step(b);
-    r.seconds = now_s() - t0;
+    r.seconds = bench::now_s() - t0;
   }
   r.peak_mib = proc_status_mib("VmHWM:") - rss0;
   r.heap_mib = static_cast<double>(bench::heap_peak() - heap0) / (1024.0 * 1024.0);
@@ -305,39 +289,76 @@ Result run_torch(const Model& m, const Data& d, int threads) {
 
 // ---- driver -------------------------------------------------------------------------------
 
-// Run `body` in a child process; its Result comes back through a pipe.
-template <typename Body>
-bool in_child(Body body, Result& out) {
+// Run one (model, threads, side) in a fresh process: this program again, with
+// --child. A fresh exec (not a bare fork) starts the run from the same state a
+// user's program has after loading the libraries, so the peak counts what
+// training made resident and not code pages the parent had touched already.
+// The child prints its Result as one line on stdout, read through a pipe.
+bool in_child(const char* self, const std::string& model, int threads, const char* side,
+              int64_t samples, Result& out) {
   int fd[2];
-  if (pipe(fd) != 0) die("pipe failed");
+  if (pipe(fd) != 0) bench::die("pipe failed");
   std::fflush(nullptr);
+  const std::string th = std::to_string(threads), n = std::to_string(samples);
   pid_t pid = fork();
-  if (pid < 0) die("fork failed");
+  if (pid < 0) bench::die("fork failed");
   if (pid == 0) {
     close(fd[0]);
-    Result r = body();
-    ssize_t w = write(fd[1], &r, sizeof r);
-    _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 3);
+    if (dup2(fd[1], STDOUT_FILENO) < 0) _exit(4);
+    close(fd[1]);
+    execl(self, self, "--child", model.c_str(), th.c_str(), side, n.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(5);
   }
   close(fd[1]);
-  ssize_t got = read(fd[0], &out, sizeof out);
+  std::string text;
+  char buf[256];
+  for (ssize_t got; (got = read(fd[0], buf, sizeof buf)) > 0;) text.append(buf, got);
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  return got == static_cast<ssize_t>(sizeof out) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+         std::sscanf(text.c_str(), "result %lf %lf %lf %lf", &out.seconds, &out.peak_mib,
+                     &out.loss, &out.heap_mib) == 4;
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> parts;
-  std::stringstream ss(s);
-  std::string p;
-  while (std::getline(ss, p, ',')) parts.push_back(p);
-  return parts;
+Model model_named(const std::string& name, int64_t samples) {
+  Model m;
+  if (name == "mlp")
+    m = {name, false, 100, 60000};
+  else if (name == "mlp-large")
+    m = {name, false, 1000, 60000};
+  else if (name == "convnet")
+    m = {name, true, 0, 1000};
+  else
+    bench::die("unknown model " + name);
+  if (samples > 0) m.samples = samples;
+  return m;
+}
+
+// train --child MODEL THREADS SIDE SAMPLES: one run, its Result on stdout.
+int run_child(char** argv) {
+  const Model m = model_named(argv[2], std::atoll(argv[5]));
+  const int threads = std::atoi(argv[3]);
+  const std::string side = argv[4];
+  const Data d = make_data(m.samples);
+  Result r;
+  if (side == "chainerc")
+    r = run_chainerc(m, d, threads);
+#if CH_BENCH_HAVE_TORCH
+  else if (side == "libtorch")
+    r = run_torch(m, d, threads);
+#endif
+  else
+    bench::die("no side named " + side + " in this build");
+  std::printf("result %.17g %.17g %.17g %.17g\n", r.seconds, r.peak_mib, r.loss, r.heap_mib);
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 6 && std::strcmp(argv[1], "--child") == 0) return run_child(argv);
   std::vector<std::string> models = {"mlp", "mlp-large", "convnet"};
   std::vector<int> threads = {1, 2};
   int64_t samples = 0;  // 0: each model's default
@@ -346,14 +367,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
-      if (i + 1 >= argc) die("missing value after " + a);
+      if (i + 1 >= argc) bench::die("missing value after " + a);
       return argv[++i];
     };
     if (a == "--models") {
-      models = split(next());
+      models = bench::split(next(), ',');
     } else if (a == "--threads") {
       threads.clear();
-      for (const std::string& t : split(next())) threads.push_back(std::atoi(t.c_str()));
+      for (const std::string& t : bench::split(next(), ',')) threads.push_back(std::atoi(t.c_str()));
     } else if (a == "--samples") {
       samples = std::atoll(next().c_str());
     } else if (a == "--repeats") {
@@ -372,24 +393,28 @@ int main(int argc, char** argv) {
 
   std::printf("## chainerc vs libtorch: training on CPU (float32, SGD, batch %lld)\n\n",
               static_cast<long long>(kBatch));
-  std::printf("chainerc BLAS: %s\n\n", ch_config_blas());
+  std::printf("- chainerc BLAS: %s\n", ch_config_blas());
+#if CH_BENCH_HAVE_TORCH
+  {
+    std::string blas = "unknown";
+    const std::string cfg = at::show_config();
+    const size_t p = cfg.find("BLAS_INFO=");
+    if (p != std::string::npos) blas = cfg.substr(p + 10, cfg.find_first_of(", \n", p) - p - 10);
+    const std::string blas_so = bench::loaded_realpath("libblas.so");
+    std::printf(
+        "- libtorch %s BLAS: BLAS_INFO=%s, libblas loaded from %s; its threads: "
+        "torch::set_num_threads and the OpenBLAS pool both set to the run's count\n",
+        TORCH_VERSION, blas.c_str(), blas_so.empty() ? "-" : blas_so.c_str());
+  }
+#endif
+  std::printf("\n");
   std::printf(
       "| model | threads | samples | chainerc s | libtorch s | libtorch / chainerc | chainerc "
       "peak MiB | libtorch peak MiB | chainerc heap MiB | libtorch heap MiB | final loss "
       "(chainerc / libtorch) |\n");
   std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
   for (const std::string& name : models) {
-    Model m;
-    if (name == "mlp")
-      m = {name, false, 100, 60000};
-    else if (name == "mlp-large")
-      m = {name, false, 1000, 60000};
-    else if (name == "convnet")
-      m = {name, true, 0, 1000};
-    else
-      die("unknown model " + name);
-    if (samples > 0) m.samples = samples;
-    const Data d = make_data(m.samples);
+    const Model m = model_named(name, samples);
     for (int th : threads) {
       // Best of `repeats` for time; peak memory from the same runs (max).
       Result ch{1e30, 0, 0, 0}, tr{1e30, 0, 0, 0};
@@ -397,14 +422,14 @@ int main(int argc, char** argv) {
       for (int r = 0; r < repeats; ++r) {
         Result res;
         if (run_ch) {
-          ch_ok = ch_ok && in_child([&] { return run_chainerc(m, d, th); }, res);
+          ch_ok = ch_ok && in_child(argv[0], name, th, "chainerc", m.samples, res);
           if (ch_ok)
             ch = {std::min(ch.seconds, res.seconds), std::max(ch.peak_mib, res.peak_mib), res.loss,
                   std::max(ch.heap_mib, res.heap_mib)};
         }
 #if CH_BENCH_HAVE_TORCH
         if (run_torch_side) {
-          tr_ok = tr_ok && in_child([&] { return run_torch(m, d, th); }, res);
+          tr_ok = tr_ok && in_child(argv[0], name, th, "libtorch", m.samples, res);
           if (tr_ok)
             tr = {std::min(tr.seconds, res.seconds), std::max(tr.peak_mib, res.peak_mib), res.loss,
                   std::max(tr.heap_mib, res.heap_mib)};
