@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -24,8 +25,37 @@ int default_threads() {
 std::atomic<int> g_threads{0};                 // 0 = not yet initialised
 thread_local bool in_parallel_region = false;  // nested parallel_for runs inline
 
-// Workers sleep until a job has chunks left, then take chunks (as the caller
-// does) until none is left.
+// How long an idle thread polls for the next job (or the caller for its
+// workers' last chunks) before it sleeps on a condition variable. Training
+// loops issue parallel jobs a few microseconds apart; waking a sleeping
+// thread costs a futex call on each side and, on a virtual machine, often
+// tens of microseconds before the thread runs. The GEMMs run on this pool
+// too (see gemm.cpp), so there is no other library pool for the polling to
+// take cores from; after this long without work a thread sleeps, so an idle
+// process uses no CPU.
+constexpr auto kPollTime = std::chrono::microseconds(100);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Polls `done` until it returns true or kPollTime passes; returns its value.
+template <typename Done>
+bool poll_for(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kPollTime;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+  }
+}
+
+// Workers poll, then sleep, until a new job is published, then take chunks
+// (as the caller does) until none is left.
 class Pool {
  public:
   static Pool& instance() {
@@ -41,12 +71,18 @@ class Pool {
     n_ = n;
     chunks_ = chunks;
     next_chunk_ = 0;
-    pending_ = chunks;
-    wake_.notify_all();
+    pending_.store(chunks, std::memory_order_relaxed);
+    job_.fetch_add(1, std::memory_order_release);  // polling workers see it
+    if (sleeping_ > 0) wake_.notify_all();
     // The caller takes chunks too: on a busy machine a worker may be slow to
     // wake, and then the caller does its share instead of waiting for it.
     drain(lock);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    if (pending_.load(std::memory_order_acquire) != 0) {
+      lock.unlock();
+      poll_for([&] { return pending_.load(std::memory_order_acquire) == 0; });
+      lock.lock();
+      done_.wait(lock, [&] { return pending_.load(std::memory_order_relaxed) == 0; });
+    }
     body_ = nullptr;
   }
 
@@ -60,7 +96,7 @@ class Pool {
       const int64_t begin = n_ * c / chunks_, end = n_ * (c + 1) / chunks_;
       if (begin < end) (*body_)(begin, end);
       lock.lock();
-      if (--pending_ == 0) done_.notify_one();
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
     }
   }
 
@@ -70,18 +106,31 @@ class Pool {
 
   void work() {
     in_parallel_region = true;
+    uint64_t seen = 0;  // the last job this worker took part in
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return next_chunk_ < chunks_; });
+      if (job_.load(std::memory_order_relaxed) == seen) {
+        lock.unlock();
+        poll_for([&] { return job_.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+        ++sleeping_;
+        wake_.wait(lock, [&] { return job_.load(std::memory_order_relaxed) != seen; });
+        --sleeping_;
+      }
+      seen = job_.load(std::memory_order_relaxed);
       drain(lock);
     }
   }
 
   std::mutex job_mutex_, mutex_;
   std::condition_variable wake_, done_;
-  int workers_ = 0;  // detached threads, alive for the life of the process
+  int workers_ = 0;   // detached threads, alive for the life of the process
+  int sleeping_ = 0;  // workers blocked on wake_ (guarded by mutex_)
+  // The job: written under mutex_, published by incrementing job_.
+  std::atomic<uint64_t> job_{0};
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
-  int64_t n_ = 0, chunks_ = 0, next_chunk_ = 0, pending_ = 0;
+  int64_t n_ = 0, chunks_ = 0, next_chunk_ = 0;
+  std::atomic<int64_t> pending_{0};  // chunks not yet finished
 };
 
 }  // namespace
