@@ -103,22 +103,24 @@ struct ChainercNet {
     };
     ch_function* f = nullptr;
     if (conv) {
-      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 1, 20, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0, 0.0, 0,
-                                               nullptr, nullptr));
+      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 1, 20, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0,
+                                                     0.0, 0, nullptr, nullptr));
       add("conv1", f);
-      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 20, 50, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0, 0.0,
-                                               0, nullptr, nullptr));
+      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 20, 50, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0,
+                                                     0.0, 0, nullptr, nullptr));
       add("conv2", f);
-      CH_BENCH_CHECK(ch_functions_linear_new(&f, 800, 500, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+      CH_BENCH_CHECK(
+          ch_functions_linear_new(&f, 800, 500, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
       add("l3", f);
-      CH_BENCH_CHECK(ch_functions_linear_new(&f, 500, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
+      CH_BENCH_CHECK(
+          ch_functions_linear_new(&f, 500, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
       add("l4", f);
     } else {
       CH_BENCH_CHECK(
           ch_functions_linear_new(&f, 784, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
       add("l1", f);
-      CH_BENCH_CHECK(ch_functions_linear_new(&f, m.hidden, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr,
-                                       nullptr));
+      CH_BENCH_CHECK(ch_functions_linear_new(&f, m.hidden, m.hidden, CH_FLOAT32, 1.0, 0.0, 0,
+                                             nullptr, nullptr));
       add("l2", f);
       CH_BENCH_CHECK(
           ch_functions_linear_new(&f, m.hidden, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
@@ -151,10 +153,10 @@ struct ChainercNet {
     const int64_t flat_shape[2] = {kBatch, 784};
     const int64_t tshape[1] = {kBatch};
     CH_BENCH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, conv ? conv_shape : flat_shape, conv ? 4 : 2,
-                           const_cast<float*>(d.x.data() + begin * 784), ch_device_cpu(), nullptr,
-                           nullptr));
+                                 const_cast<float*>(d.x.data() + begin * 784), ch_device_cpu(),
+                                 nullptr, nullptr));
     CH_BENCH_CHECK(ch_array_wrap(&ta, CH_INT32, tshape, 1, const_cast<int32_t*>(d.t.data() + begin),
-                           ch_device_cpu(), nullptr, nullptr));
+                                 ch_device_cpu(), nullptr, nullptr));
     ch_variable *x, *t;
     CH_BENCH_CHECK(ch_variable_new(&x, xa, 0));
     CH_BENCH_CHECK(ch_variable_new(&t, ta, 0));
@@ -318,8 +320,8 @@ bool in_child(const char* self, const std::string& model, int threads, const cha
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-         std::sscanf(text.c_str(), "result %lf %lf %lf %lf", &out.seconds, &out.peak_mib,
-                     &out.loss, &out.heap_mib) == 4;
+         std::sscanf(text.c_str(), "result %lf %lf %lf %lf", &out.seconds, &out.peak_mib, &out.loss,
+                     &out.heap_mib) == 4;
 }
 
 Model model_named(const std::string& name, int64_t samples) {
@@ -343,8 +345,7 @@ int run_child(char** argv) {
   const std::string side = argv[4];
   const Data d = make_data(m.samples);
   Result r;
-  if (side == "chainerc")
-    r = run_chainerc(m, d, threads);
+  if (side == "chainerc") r = run_chainerc(m, d, threads);
 #if CH_BENCH_HAVE_TORCH
   else if (side == "libtorch")
     r = run_torch(m, d, threads);
@@ -374,7 +375,8 @@ int main(int argc, char** argv) {
       models = bench::split(next(), ',');
     } else if (a == "--threads") {
       threads.clear();
-      for (const std::string& t : bench::split(next(), ',')) threads.push_back(std::atoi(t.c_str()));
+      for (const std::string& t : bench::split(next(), ','))
+        threads.push_back(std::atoi(t.c_str()));
     } else if (a == "--samples") {
       samples = std::atoll(next().c_str());
     } else if (a == "--repeats") {

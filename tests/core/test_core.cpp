@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "backend/cpu/parallel.h"
 #include "core/allocator.h"
@@ -157,7 +160,9 @@ TEST(CoreArray, AllocationOnAMissingDeviceIsRefused) {
               Array::empty(DType::Float32, Shape({2}), Device{CH_DEVICE_CUDA, 1000});
             }),
             CH_ERR_DEVICE);
-  EXPECT_EQ(status_of([] { Array::empty(DType::Float32, Shape({2}), Device{9, 0}); }),
+  EXPECT_EQ(status_of([] {
+              Array::empty(DType::Float32, Shape({2}), Device{9, 0});
+            }),
             CH_ERR_DEVICE);
 }
 
@@ -447,5 +452,37 @@ TEST(CoreParallel, EveryIndexOnceWhateverTheThreadCount) {
       cpu::parallel_for(1000, 10, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
   });
   EXPECT_EQ(total.load(), 4000);
+  cpu::set_num_threads(saved);
+}
+
+// Idle workers poll for a while, then sleep: jobs issued back to back (taken
+// by polling workers), after a pause longer than the polling (workers woken
+// from sleep), and from two threads at once must each run every chunk once.
+TEST(CoreParallel, JobsAreCompleteWhetherWorkersPollOrSleep) {
+  const int saved = cpu::num_threads();
+  cpu::set_num_threads(4);
+  auto one_job = [](int64_t n) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    cpu::parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    for (int64_t i = 0; i < n; ++i)
+      if (hits[static_cast<size_t>(i)].load() != 1) return false;
+    return true;
+  };
+  for (int round = 0; round < 2000; ++round) ASSERT_TRUE(one_job(64)) << "round " << round;
+  for (int round = 0; round < 5; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(one_job(64)) << "after a pause, round " << round;
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 2; ++t)
+    callers.emplace_back([&] {
+      for (int round = 0; round < 500; ++round)
+        if (!one_job(37)) ++failures;
+    });
+  for (std::thread& c : callers) c.join();
+  EXPECT_EQ(failures.load(), 0);
   cpu::set_num_threads(saved);
 }

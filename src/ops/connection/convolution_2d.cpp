@@ -2,12 +2,16 @@
 // NCHW arrays, with stride and zero padding, as Chainer 1.0.1's
 // chainer.functions.Convolution2D.
 //
-// CPU algorithm: im2col over a chunk of samples into one column matrix
-// (C*kh*kw rows, chunk*oh*ow columns), one GEMM per chunk for the whole chunk
-// (W (O, C*kh*kw) x col), then a scatter into NCHW that adds the bias.
-// Backward recomputes the columns (cheaper than keeping them) and does, per
-// chunk, gW += gy_mat x col^T (one GEMM accumulating straight into the
-// parameter gradient: no race), gcol = W^T x gy_mat and col2im into gx.
+// CPU algorithm: the batch is cut into one part per thread, and each thread
+// works through its part alone (one fork-join per call: handing every small
+// step to the pool made two threads slower than one). Within a part, chunks
+// of samples are unfolded by im2col into one column matrix (C*kh*kw rows,
+// chunk*oh*ow columns), multiplied by one GEMM (W (O, C*kh*kw) x col) and
+// scattered into NCHW with the bias added. Backward recomputes the columns
+// (cheaper than keeping them) and does, per chunk, gW += gy_mat x col^T,
+// gcol = W^T x gy_mat and col2im into gx. Part 0 accumulates into the
+// parameter gradients directly, the others into their own buffers, added in
+// part order afterwards: the same sums for a given thread count, no races.
 #include <algorithm>
 #include <cmath>
 
@@ -54,33 +58,30 @@ class Convolution2D final : public Function {
     const cpu::Conv2DGeometry g = geometry(x);
     const int64_t N = x.shape()[0], O = c_.out, P = g.positions(), rows = g.rows();
     Array y = Array::empty(x.dtype(), Shape{N, O, g.oh, g.ow}, x.device());
-    const int64_t chunk = chunk_size(N, rows, P);
+    const Split split = split_batch(N, rows, P);
     dispatch_floating(x.dtype(), "convolution_2d", [&](auto t) {
       using T = decltype(t);
       const T* px = x.data<T>();
       const T* pw = W.data<T>();
       const T* pb = c_.nobias ? nullptr : (*parameters)[offset_ + 1].param.data<T>();
       T* py = y.data<T>();
-      Array col = Array::empty(x.dtype(), Shape{rows * chunk * P}, x.device());
-      Array tmp = Array::empty(x.dtype(), Shape{O * chunk * P}, x.device());
-      T* pcol = col.data<T>();
-      T* ptmp = tmp.data<T>();
-      for (int64_t n0 = 0; n0 < N; n0 += chunk) {
-        const int64_t nc = std::min(chunk, N - n0), ld = nc * P;
+      const int64_t col_size = rows * split.chunk * P, tmp_size = O * split.chunk * P;
+      Array col = Array::empty(x.dtype(), Shape{split.parts * col_size}, x.device());
+      Array tmp = Array::empty(x.dtype(), Shape{split.parts * tmp_size}, x.device());
+      split.run([&](int64_t part, int64_t n0, int64_t nc) {
+        T* pcol = col.data<T>() + part * col_size;
+        T* ptmp = tmp.data<T>() + part * tmp_size;
+        const int64_t ld = nc * P;
         cpu::im2col(px, g, n0, nc, pcol);
         cpu::gemm(false, false, O, ld, rows, T(1), pw, rows, pcol, ld, T(0), ptmp, ld);
-        cpu::parallel_for(nc * O,
-                          std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(P, 1)),
-                          [&](int64_t b, int64_t e) {
-                            for (int64_t i = b; i < e; ++i) {
-                              const int64_t n = i / O, o = i % O;
-                              const T* s = ptmp + o * ld + n * P;
-                              T* d = py + ((n0 + n) * O + o) * P;
-                              const T bias = pb ? pb[o] : T(0);
-                              for (int64_t p = 0; p < P; ++p) d[p] = s[p] + bias;
-                            }
-                          });
-      }
+        for (int64_t n = 0; n < nc; ++n)
+          for (int64_t o = 0; o < O; ++o) {
+            const T* src = ptmp + o * ld + n * P;
+            T* dst = py + ((n0 + n) * O + o) * P;
+            const T bias = pb ? pb[o] : T(0);
+            for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + bias;
+          }
+      });
     });
     return {y};
   }
@@ -95,7 +96,7 @@ class Convolution2D final : public Function {
       fail(CH_ERR_DTYPE, "convolution_2d: W changed dtype between forward and backward");
     const bool want_gx = needs_input_grad(0);  // not for data (requires_grad 0)
     Array gx = want_gx ? Array::zeros_like(x) : Array();
-    const int64_t chunk = chunk_size(N, rows, P);
+    const Split split = split_batch(N, rows, P);
     dispatch_floating(x.dtype(), "convolution_2d", [&](auto t) {
       using T = decltype(t);
       const T* px = x.data<T>();
@@ -104,34 +105,46 @@ class Convolution2D final : public Function {
       T* pgw = Wp.grad.data<T>();
       T* pgb = c_.nobias ? nullptr : (*parameters)[offset_ + 1].grad.data<T>();
       T* pgx = want_gx ? gx.data<T>() : nullptr;
-      Array col = Array::empty(x.dtype(), Shape{rows * chunk * P}, x.device());
-      Array gmat = Array::empty(x.dtype(), Shape{O * chunk * P}, x.device());
-      T* pcol = col.data<T>();
-      T* pg = gmat.data<T>();
-      for (int64_t n0 = 0; n0 < N; n0 += chunk) {
-        const int64_t nc = std::min(chunk, N - n0), ld = nc * P;
+      const int64_t col_size = rows * split.chunk * P, gmat_size = O * split.chunk * P;
+      Array col = Array::empty(x.dtype(), Shape{split.parts * col_size}, x.device());
+      Array gmat = Array::empty(x.dtype(), Shape{split.parts * gmat_size}, x.device());
+      // Gradient buffers of parts 1.. (part 0 writes the parameters' own).
+      const int64_t wsize = O * rows, extra = split.parts - 1;
+      Array gw_parts = Array::zeros(x.dtype(), Shape{extra * wsize}, x.device());
+      Array gb_parts = Array::zeros(x.dtype(), Shape{extra * O}, x.device());
+      split.run([&](int64_t part, int64_t n0, int64_t nc) {
+        T* pcol = col.data<T>() + part * col_size;
+        T* pg = gmat.data<T>() + part * gmat_size;
+        T* gw = part == 0 ? pgw : gw_parts.data<T>() + (part - 1) * wsize;
+        T* gb = part == 0 ? pgb : pgb ? gb_parts.data<T>() + (part - 1) * O : nullptr;
+        const int64_t ld = nc * P;
         // gy of the chunk as an (O, nc * P) matrix; gb += its row sums.
-        cpu::parallel_for(O, 1, [&](int64_t b, int64_t e) {
-          for (int64_t o = b; o < e; ++o) {
-            double s = 0;
-            for (int64_t n = 0; n < nc; ++n) {
-              const T* src = pgy + ((n0 + n) * O + o) * P;
-              T* d = pg + o * ld + n * P;
-              T part = 0;
-              for (int64_t p = 0; p < P; ++p) {
-                d[p] = src[p];
-                part += src[p];
-              }
-              s += part;
+        for (int64_t o = 0; o < O; ++o) {
+          double sum = 0;
+          for (int64_t n = 0; n < nc; ++n) {
+            const T* src = pgy + ((n0 + n) * O + o) * P;
+            T* dst = pg + o * ld + n * P;
+            T partial = 0;
+            for (int64_t p = 0; p < P; ++p) {
+              dst[p] = src[p];
+              partial += src[p];
             }
-            if (pgb) pgb[o] += static_cast<T>(s);
+            sum += partial;
           }
-        });
+          if (gb) gb[o] += static_cast<T>(sum);
+        }
         cpu::im2col(px, g, n0, nc, pcol);
-        cpu::gemm(false, true, O, rows, ld, T(1), pg, ld, pcol, ld, T(1), pgw, rows);
-        if (!pgx) continue;
+        cpu::gemm(false, true, O, rows, ld, T(1), pg, ld, pcol, ld, T(1), gw, rows);
+        if (!pgx) return;
         cpu::gemm(true, false, rows, ld, O, T(1), pw, rows, pg, ld, T(0), pcol, ld);
         cpu::col2im_add(pcol, g, n0, nc, pgx);
+      });
+      for (int64_t p = 0; p < extra; ++p) {
+        const T* gw = gw_parts.data<T>() + p * wsize;
+        for (int64_t i = 0; i < wsize; ++i) pgw[i] += gw[i];
+        if (!pgb) continue;
+        const T* gb = gb_parts.data<T>() + p * O;
+        for (int64_t o = 0; o < O; ++o) pgb[o] += gb[o];
       }
     });
     return {gx};
@@ -177,9 +190,28 @@ class Convolution2D final : public Function {
     return g;
   }
 
-  static int64_t chunk_size(int64_t n, int64_t rows, int64_t positions) {
+  // The batch cut into `parts` contiguous parts, one per thread, each worked
+  // through in chunks of up to `chunk` samples.
+  struct Split {
+    int64_t n, parts, chunk;
+    // body(part, first sample, samples) for every chunk; the parts in parallel.
+    template <typename Body>
+    void run(Body body) const {
+      cpu::parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p)
+          for (int64_t b = n * p / parts, e = n * (p + 1) / parts; b < e; b += chunk)
+            body(p, b, std::min(chunk, e - b));
+      });
+    }
+  };
+  // With fewer samples than threads there is one part, and the steps inside
+  // (im2col, the GEMMs) split their own work among the threads instead.
+  static Split split_batch(int64_t n, int64_t rows, int64_t positions) {
+    const int64_t threads = cpu::num_threads();
+    const int64_t parts = n >= threads ? threads : 1;
     const int64_t per = std::max<int64_t>(1, rows * positions);
-    return std::max<int64_t>(1, std::min(n, kColumnBudget * cpu::num_threads() / per));
+    const int64_t budget = parts == 1 ? kColumnBudget * threads : kColumnBudget;
+    return Split{n, parts, std::max<int64_t>(1, std::min((n + parts - 1) / parts, budget / per))};
   }
 
   ConvConfig c_;

@@ -141,8 +141,7 @@ TEST_F(Conv2DTest, ApplicationsShareParameters) {
                         bwd_tol(c.dtype)));
 }
 
-// A batch far larger than one column chunk (the columns of 1x28x28 inputs
-// with a 5x5 kernel are chunked at a few hundred samples), with a float32
+// A batch far larger than one column chunk, with a float32
 // input cast from an exact grid, against a direct loop computed here in
 // double; gx and gW through sum(y * gy) with gy = 1 against direct loops.
 TEST_F(Conv2DTest, LargeBatchMatchesDirectLoop) {
@@ -169,27 +168,34 @@ TEST_F(Conv2DTest, LargeBatchMatchesDirectLoop) {
               }
           y[static_cast<size_t>(((n * O + o) * OH + i) * OW + j)] = s;
         }
-  for (ch_dtype dt : {CH_FLOAT64, CH_FLOAT32}) {
-    SCOPED_TRACE(ch_dtype_name(dt));
-    Array W = make_array(dt, {O, C, K, K}, w), B = make_array(dt, {O}, b);
-    Func f;
-    ASSERT_EQ(ch_functions_convolution_2d_new(f.out(), C, O, K, K, 1, 1, 0, 0, dt, 1, 0, 0, W.get(),
-                                              B.get()),
-              CH_OK);
-    Var vx = make_var(make_array(dt, {N, C, H, Wd}, x));
-    Var vy = apply_ok(f, vx);
-    // float64: exact (dyadic values, short sums); float32: exact too, every
-    // partial sum is a multiple of 2^-9 below 2^14.
-    EXPECT_TRUE(all_close(data_of(vy), dt, {N, O, OH, OW}, y, Tol{1e-12, 0}));
-    Var s;
-    ASSERT_EQ(ch_functions_sum(s.out(), vy.get()), CH_OK);
-    backward(s, Array());
-    EXPECT_TRUE(all_close(grad_of(vx), dt, {N, C, H, Wd}, gx, Tol{1e-12, 0}));
-    EXPECT_TRUE(all_close(param(f, 0).grad, dt, {O, C, K, K}, gW,
-                          Tol{1e-9, dt == CH_FLOAT32 ? 1e-6 : 1e-12}));
-    EXPECT_TRUE(all_close(param(f, 1).grad, dt, {O}, std::vector<double>(3, double(N * OH * OW)),
-                          Tol{0, 0}));
-  }
+  // Each thread works through its own part of the batch and adds its
+  // parameter gradients afterwards: 1, 2 and 3 threads (3 parts of 233 or
+  // 234 samples) must all agree with the loop.
+  const int32_t threads_before = ch_config_num_threads();
+  for (int32_t threads : {1, 2, 3})
+    for (ch_dtype dt : {CH_FLOAT64, CH_FLOAT32}) {
+      SCOPED_TRACE(std::string(ch_dtype_name(dt)) + ", threads " + std::to_string(threads));
+      ASSERT_EQ(ch_config_set_num_threads(threads), CH_OK);
+      Array W = make_array(dt, {O, C, K, K}, w), B = make_array(dt, {O}, b);
+      Func f;
+      ASSERT_EQ(ch_functions_convolution_2d_new(f.out(), C, O, K, K, 1, 1, 0, 0, dt, 1, 0, 0,
+                                                W.get(), B.get()),
+                CH_OK);
+      Var vx = make_var(make_array(dt, {N, C, H, Wd}, x));
+      Var vy = apply_ok(f, vx);
+      // float64: exact (dyadic values, short sums); float32: exact too, every
+      // partial sum is a multiple of 2^-9 below 2^14.
+      EXPECT_TRUE(all_close(data_of(vy), dt, {N, O, OH, OW}, y, Tol{1e-12, 0}));
+      Var s;
+      ASSERT_EQ(ch_functions_sum(s.out(), vy.get()), CH_OK);
+      backward(s, Array());
+      EXPECT_TRUE(all_close(grad_of(vx), dt, {N, C, H, Wd}, gx, Tol{1e-12, 0}));
+      EXPECT_TRUE(all_close(param(f, 0).grad, dt, {O, C, K, K}, gW,
+                            Tol{1e-9, dt == CH_FLOAT32 ? 1e-6 : 1e-12}));
+      EXPECT_TRUE(all_close(param(f, 1).grad, dt, {O}, std::vector<double>(3, double(N * OH * OW)),
+                            Tol{0, 0}));
+    }
+  ASSERT_EQ(ch_config_set_num_threads(threads_before), CH_OK);
 }
 
 TEST_F(Conv2DTest, VolatileInputBuildsNoGraph) {
