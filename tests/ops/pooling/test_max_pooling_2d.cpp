@@ -76,6 +76,24 @@ TEST_F(MaxPool2DTest, WindowInPadding) {
   EXPECT_TRUE(all_equal(grad_of(x), CH_FLOAT32, {1, 1, 5, 1}, {1, 0, 2, 0, 3}));
 }
 
+// Ties go to the first maximum in window order (numpy.argmax over the
+// flattened window, as Chainer 1.x's CPU kernel): on a plane of equal values
+// every window's gradient lands on its top-left element, both for windows
+// inside the plane (done a row of windows at a time) and for those cut by
+// the padding and cover_all (done one by one).
+TEST_F(MaxPool2DTest, TiesGoToTheFirstMaximumInWindowOrder) {
+  Var x = make_var(CH_FLOAT64, {1, 1, 5, 6}, std::vector<double>(30, 2.0)), y;
+  ASSERT_EQ(ch_functions_max_pooling_2d(y.out(), x.get(), 2, 2, 2, 2, 0, 1, 1), CH_OK);
+  // Output 3x4: columns start at x = -1, 1, 3, 5 (the first and last are cut).
+  EXPECT_TRUE(all_equal(data_of(y), CH_FLOAT64, {1, 1, 3, 4}, std::vector<double>(12, 2.0)));
+  backward(y, make_array(CH_FLOAT64, {1, 1, 3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  // Window (oy, ox) starts at row 2 oy, column max(2 ox - 1, 0).
+  std::vector<double> gx(30, 0.0);
+  for (int oy = 0; oy < 3; ++oy)
+    for (int ox = 0; ox < 4; ++ox) gx[2 * oy * 6 + std::max(2 * ox - 1, 0)] = 1 + oy * 4 + ox;
+  EXPECT_TRUE(all_equal(grad_of(x), CH_FLOAT64, {1, 1, 5, 6}, gx));
+}
+
 TEST_F(MaxPool2DTest, BadInputs) {
   Var y;
   Var r3 = make_var(iota(CH_FLOAT32, {2, 4, 4}));
