@@ -48,7 +48,8 @@ if [ "$only" = all ] || [ "$only" = overhead ]; then
     "${pin[@]}" "$BUILD_DIR/bench/overhead" "$@" | tee "$BUILD_DIR/overhead.md"
 fi
 # The multi-threaded runs set their thread counts through the APIs
-# (ch_config_set_num_threads, torch::set_num_threads); the OpenMP pool of
+# (ch_config_set_num_threads, torch::set_num_threads, and openblas_set_num_threads
+# of the OpenBLAS behind libtorch's libblas.so.3); the OpenMP pool of
 # libtorch waits passively so that its idle workers do not spin on the cores
 # the other side needs (on 2 cores spinning makes both several times slower).
 if [ "$only" = all ] || [ "$only" = train ]; then
