@@ -130,6 +130,14 @@ inline int peer_blas_threads() {
   return get ? get() : -1;
 }
 
+// The BLAS_INFO entry of libtorch's build configuration (pass
+// at::show_config()), or "unknown".
+inline std::string torch_blas_info(const std::string& show_config) {
+  const size_t p = show_config.find("BLAS_INFO=");
+  if (p == std::string::npos) return "unknown";
+  return show_config.substr(p + 10, show_config.find_first_of(", \n", p) - p - 10);
+}
+
 inline const char* env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v ? v : fallback;

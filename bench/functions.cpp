@@ -596,10 +596,7 @@ int run(const bench::Timing& timing, const std::vector<int>& threads, const std:
   std::printf("- chainerc %s: BLAS: %s\n", ch_version_string(), ch_config_blas());
 #if CH_BENCH_HAVE_TORCH
   {
-    std::string blas = "unknown";
-    const std::string cfg = at::show_config();
-    const size_t p = cfg.find("BLAS_INFO=");
-    if (p != std::string::npos) blas = cfg.substr(p + 10, cfg.find_first_of(", \n", p) - p - 10);
+    const std::string blas = bench::torch_blas_info(at::show_config());
     const std::string blas_so = bench::loaded_realpath("libblas.so");
     std::printf(
         "- libtorch %s: BLAS_INFO=%s; libblas loaded from: %s (its OpenBLAS threads set to "

@@ -634,10 +634,7 @@ int run(const Options& opt) {
   }
 #if CH_BENCH_HAVE_TORCH
   {
-    std::string blas = "unknown";
-    const std::string cfg = at::show_config();
-    const size_t p = cfg.find("BLAS_INFO=");
-    if (p != std::string::npos) blas = cfg.substr(p + 10, cfg.find_first_of(", \n", p) - p - 10);
+    const std::string blas = bench::torch_blas_info(at::show_config());
     const NeededQuery q = needed_of("libtorch_cpu");
     std::vector<std::string> blas_libs;
     for (const std::string& l : q.needed)
