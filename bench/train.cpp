@@ -141,13 +141,11 @@ struct ChainercNet {
     return y;
   }
 
-  // One SGD step on samples [begin, begin + kBatch); returns the loss.
+  // One SGD step on samples [begin, begin + kBatch); returns the loss. Each
+  // intermediate variable's handle is released as soon as the next function
+  // has consumed it, as C++, Python and Rust code does by scope (and as the
+  // libtorch side's temporaries are): the graph keeps what backward needs.
   double step(const Data& d, int64_t begin) {
-    std::vector<ch_variable*> owned;
-    auto keep = [&](ch_variable* v) {
-      owned.push_back(v);
-      return v;
-    };
     ch_array *xa, *ta;
     const int64_t conv_shape[4] = {kBatch, 1, 28, 28};
     const int64_t flat_shape[2] = {kBatch, 784};
@@ -164,33 +162,36 @@ struct ChainercNet {
     CH_BENCH_CHECK(ch_variable_set_requires_grad(t, 0));
     ch_array_release(xa);
     ch_array_release(ta);
-    keep(x);
-    keep(t);
     ch_variable* h = x;
+    // h becomes `next`; the previous h's handle goes (x's stays until the end).
+    auto advance = [&](ch_variable* next) {
+      if (h != x) ch_variable_release(h);
+      h = next;
+    };
     ch_variable* tmp = nullptr;
     if (conv) {
-      h = keep(apply(layers[0], h));
+      advance(apply(layers[0], h));
       CH_BENCH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
-      h = keep(tmp);
-      h = keep(apply(layers[1], h));
+      advance(tmp);
+      advance(apply(layers[1], h));
       CH_BENCH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
-      h = keep(tmp);
-      h = keep(apply(layers[2], h));
+      advance(tmp);
+      advance(apply(layers[2], h));
       CH_BENCH_CHECK(ch_functions_relu(&tmp, h));
-      h = keep(tmp);
-      h = keep(apply(layers[3], h));
+      advance(tmp);
+      advance(apply(layers[3], h));
     } else {
       for (size_t i = 0; i < layers.size(); ++i) {
-        h = keep(apply(layers[i], h));
+        advance(apply(layers[i], h));
         if (i + 1 < layers.size()) {
           CH_BENCH_CHECK(ch_functions_relu(&tmp, h));
-          h = keep(tmp);
+          advance(tmp);
         }
       }
     }
     ch_variable* loss;
     CH_BENCH_CHECK(ch_functions_softmax_cross_entropy(&loss, h, t));
-    keep(loss);
+    advance(nullptr);
     CH_BENCH_CHECK(ch_optimizer_zero_grads(opt));
     CH_BENCH_CHECK(ch_variable_backward(loss, 0));
     CH_BENCH_CHECK(ch_optimizer_update(opt));
@@ -199,7 +200,7 @@ struct ChainercNet {
     double value = 0;
     CH_BENCH_CHECK(ch_array_get(&value, la, 0));
     ch_array_release(la);
-    for (ch_variable* v : owned) ch_variable_release(v);
+    for (ch_variable* v : {loss, x, t}) ch_variable_release(v);
     return value;
   }
 };

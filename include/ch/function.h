@@ -90,7 +90,8 @@ CH_API const char* ch_function_name(const ch_function* function);
 /* Graph inspection of an application (empty for an unapplied object). */
 CH_API size_t ch_function_input_count(const ch_function* function);
 CH_API size_t ch_function_output_count(const ch_function* function);
-/* Input variable i. *out: new reference or NULL once unchained. */
+/* Input variable i. *out: new reference or NULL once unchained. Its data
+ * may have been released (see ch/variable.h). */
 CH_API ch_status ch_function_input(ch_variable** out, const ch_function* function, size_t index);
 /* Output variable i, or NULL if it has been freed. *out: new reference. */
 CH_API ch_status ch_function_output(ch_variable** out, const ch_function* function,

@@ -8,6 +8,18 @@
  * variable does and is freed as soon as nothing references it. Backward and
  * graph destruction are iterative, so graphs of any depth are safe.
  *
+ * Released data (as Chainer v2's retained inputs): when the last handle to a
+ * variable made by a function goes, and every function that consumes it
+ * says its backward does not need its data (relu, sigmoid, tanh, exp,
+ * dropout, identity, reshape, sum, concat, the poolings, and
+ * softmax_cross_entropy's x keep what they need themselves), the variable
+ * lets go of its data at once, so intermediate arrays are freed during
+ * forward. Backward is unaffected. A handle to such a variable found later
+ * through ch_function_input / ch_function_output still gives its shape,
+ * dtype, gradient and creator, but ch_variable_data fails with CH_ERR_GRAPH
+ * and applying a function to it fails too: keep a handle to any variable
+ * whose data you want to read later.
+ *
  * Threading: handles may be retained and released from any thread (finalizer
  * threads included). A graph — variables connected through functions — must
  * not be used (forward, backward, unchain, setting data or grad) from two
@@ -32,7 +44,8 @@ CH_API ch_variable* ch_variable_retain(ch_variable* variable);
  * other variable references it. */
 CH_API ch_status ch_variable_release(ch_variable* variable);
 
-/* The data array. *out: new reference; release with ch_array_release. */
+/* The data array. *out: new reference; release with ch_array_release.
+ * CH_ERR_GRAPH if the data was released (see above). */
 CH_API ch_status ch_variable_data(ch_array** out, const ch_variable* variable);
 /* Replace the data array (same shape and dtype are not required; the next
  * backward uses the new data). `data` is shared, not copied. */

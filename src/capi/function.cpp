@@ -118,7 +118,11 @@ ch_status ch_function_input(ch_variable** out, const ch_function* function, size
   if (index >= f->inputs.size())
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ",
          f->inputs.size(), " inputs");
-  if (f->inputs[index]) *out = new_variable_handle(f->inputs[index]);  // NULL once unchained
+  const VarPtr& x = f->inputs[index];
+  if (!x) return CH_OK;  // *out stays NULL once unchained
+  // Under the lock, so that the data is not released while the handle is made.
+  std::lock_guard<std::mutex> lock(variable_release_mutex());
+  *out = new_variable_handle(x);
   CH_API_END
 }
 
@@ -129,7 +133,10 @@ ch_status ch_function_output(ch_variable** out, const ch_function* function, siz
   if (index >= f->outputs.size())
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": index ", index, " but '", f->name(), "' has ",
          f->outputs.size(), " outputs");
-  if (VarPtr y = f->outputs[index].lock()) *out = new_variable_handle(std::move(y));
+  VarPtr y = f->outputs[index].lock();
+  if (!y) return CH_OK;  // *out stays NULL once the output is gone
+  std::lock_guard<std::mutex> lock(variable_release_mutex());
+  *out = new_variable_handle(std::move(y));
   CH_API_END
 }
 

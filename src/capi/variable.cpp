@@ -27,14 +27,23 @@ ch_status ch_variable_release(ch_variable* variable) {
 ch_status ch_variable_data(ch_array** out, const ch_variable* variable) {
   CH_API_BEGIN
   require_out(out, __func__);
-  *out = new_array_handle(variable_of(variable, __func__, "variable")->data);
+  VarPtr v = variable_of(variable, __func__, "variable");
+  if (v->data_released)
+    fail(CH_ERR_GRAPH, __func__, ": the variable's data (a ", v->data.describe(),
+         ") was released: its last handle was released while no function needed the data for "
+         "backward (as Chainer v2 frees inputs it does not retain); keep a handle to a variable "
+         "whose data you want to read later");
+  *out = new_array_handle(v->data);
   CH_API_END
 }
 
 ch_status ch_variable_set_data(ch_variable* variable, ch_array* data) {
   CH_API_BEGIN
   VarPtr v = variable_of(variable, __func__, "variable");
-  v->data = array_of(data, __func__, "data");
+  const Array& a = array_of(data, __func__, "data");
+  std::lock_guard<std::mutex> lock(variable_release_mutex());
+  v->data = a;
+  v->data_released = false;
   CH_API_END
 }
 

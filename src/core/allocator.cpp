@@ -1,11 +1,11 @@
 #include "allocator.h"
 
-#include "error.h"
-
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
+
+#include "error.h"
 
 namespace chainerc {
 namespace {
@@ -55,7 +55,8 @@ void* host_allocate(size_t nbytes) {
       it->second.pop_back();
       c.stats.bytes_cached -= static_cast<int64_t>(n);
       c.stats.bytes_in_use += static_cast<int64_t>(n);
-      if (c.stats.bytes_in_use > c.stats.peak_bytes_in_use) c.stats.peak_bytes_in_use = c.stats.bytes_in_use;
+      if (c.stats.bytes_in_use > c.stats.peak_bytes_in_use)
+        c.stats.peak_bytes_in_use = c.stats.bytes_in_use;
       return p;
     }
     c.stats.cache_misses++;
@@ -63,7 +64,8 @@ void* host_allocate(size_t nbytes) {
   void* p = system_allocate(n);
   std::lock_guard<std::mutex> lock(c.mutex);
   c.stats.bytes_in_use += static_cast<int64_t>(n);
-  if (c.stats.bytes_in_use > c.stats.peak_bytes_in_use) c.stats.peak_bytes_in_use = c.stats.bytes_in_use;
+  if (c.stats.bytes_in_use > c.stats.peak_bytes_in_use)
+    c.stats.peak_bytes_in_use = c.stats.bytes_in_use;
   return p;
 }
 

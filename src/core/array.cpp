@@ -144,6 +144,10 @@ double Array::get(int64_t i) const {
   return 0;
 }
 
+Array Array::placeholder_like(const Array& a) {
+  return Array(Buffer::wrap(nullptr, 0, a.device(), nullptr, nullptr), a.dtype(), a.shape());
+}
+
 std::string Array::describe() const {
   return std::string(dtype_name(dtype_)) + " array of shape " + shape_.to_string() + " on " +
          device().to_string();

@@ -65,6 +65,9 @@ class Array {
   }
   static Array zeros_like(const Array& a) { return zeros(a.dtype(), a.shape(), a.device()); }
   static Array empty_like(const Array& a) { return empty(a.dtype(), a.shape(), a.device()); }
+  // a's dtype, shape and device without its memory (raw() is null): what a
+  // variable keeps of data it released (see VariableImpl).
+  static Array placeholder_like(const Array& a);
 
   bool defined() const { return buffer_ != nullptr; }
   DType dtype() const { return dtype_; }

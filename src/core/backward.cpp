@@ -38,10 +38,11 @@ void check_grad(const Function& f, size_t i, const Array& gx, const Array& x) {
          " that is a ", gx.describe(), "; the input is a ", x.describe());
 }
 
-void check_unchanged(const Function& f, size_t i, const Array& now, const Array& seen) {
-  if (now.dtype() != seen.dtype() || now.shape() != seen.shape() || now.device() != seen.device())
+void check_unchanged(const Function& f, size_t i, const Array& now, const OutputInfo& seen) {
+  if (now.dtype() != seen.dtype || now.shape() != seen.shape || now.device() != seen.device)
     fail(CH_ERR_SHAPE, "backward: input ", i, " of '", f.name(), "' is now a ", now.describe(),
-         " but forward computed from a ", seen.describe(),
+         " but forward computed from a ", dtype_name(seen.dtype), " array of shape ",
+         seen.shape.to_string(), " on ", seen.device.to_string(),
          " (ch_variable_set_data replaced it); backward needs data of the shape forward saw");
 }
 
@@ -106,7 +107,7 @@ void backward(const VarPtr& root, bool retain_grad) {
         break;
       }
       if (x->requires_grad) mask |= i < 64 ? uint64_t{1} << i : 0;
-      if (i < f->forward_inputs.size()) check_unchanged(*f, i, x->data, f->forward_inputs[i]);
+      if (i < f->input_info.size()) check_unchanged(*f, i, x->data, f->input_info[i]);
       in.push_back(x->data);
     }
     if (unchained) continue;

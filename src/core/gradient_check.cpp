@@ -1,10 +1,10 @@
 #include "gradient_check.h"
 
-#include "error.h"
-
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+
+#include "error.h"
 
 namespace chainerc {
 
@@ -35,8 +35,8 @@ double weighted_sum(const Arrays& outs, const Arrays& grad_outputs, const char* 
     const Array& y = outs[j];
     const Array& gy = grad_outputs[j];
     if (y.shape() != gy.shape())
-      fail(CH_ERR_SHAPE, who, ": output ", j, " is a ", y.describe(), " but grad_output ", j, " is a ",
-           gy.describe());
+      fail(CH_ERR_SHAPE, who, ": output ", j, " is a ", y.describe(), " but grad_output ", j,
+           " is a ", gy.describe());
     for (int64_t k = 0, n = y.size(); k < n; ++k) s += y.get(k) * gy.get(k);
   }
   return s;
@@ -69,7 +69,8 @@ Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
     }
     if (x.dtype() == DType::Float32) {  // return gradients in the input's dtype
       Array g32 = Array::empty(DType::Float32, x.shape());
-      for (int64_t k = 0, n = x.size(); k < n; ++k) g32.data<float>()[k] = static_cast<float>(g.data<double>()[k]);
+      for (int64_t k = 0, n = x.size(); k < n; ++k)
+        g32.data<float>()[k] = static_cast<float>(g.data<double>()[k]);
       g = g32;
     }
     grads.push_back(g);
@@ -80,7 +81,8 @@ Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
 bool allclose(const Array& a, const Array& b, double atol, double rtol, ch_allclose_report* report,
               std::string* message) {
   if (a.shape() != b.shape())
-    fail(CH_ERR_SHAPE, "allclose: shapes ", a.shape().to_string(), " and ", b.shape().to_string(), " differ");
+    fail(CH_ERR_SHAPE, "allclose: shapes ", a.shape().to_string(), " and ", b.shape().to_string(),
+         " differ");
   if (!a.device().is_cpu() || !b.device().is_cpu())
     fail(CH_ERR_UNSUPPORTED, "allclose: arrays must be on the CPU");
   ch_allclose_report r{-1, 0, 0, 0, 0};
@@ -137,8 +139,9 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
          grad_outputs_in.size(), " grad_outputs were given");
   Arrays gys;
   for (size_t j = 0; j < ys.size(); ++j) {
-    Array gy = grad_outputs_in[j].defined() ? grad_outputs_in[j]
-                                           : Array::full(ys[j]->data.dtype(), ys[j]->data.shape(), 1.0);
+    Array gy = grad_outputs_in[j].defined()
+                   ? grad_outputs_in[j]
+                   : Array::full(ys[j]->data.dtype(), ys[j]->data.shape(), 1.0);
     if (gy.shape() != ys[j]->data.shape() || gy.dtype() != ys[j]->data.dtype())
       fail(CH_ERR_SHAPE, who, ": grad_output ", j, " is a ", gy.describe(), " but output ", j,
            " is a ", ys[j]->data.describe());

@@ -1,8 +1,5 @@
 #include "handles.h"
 
-#include "error.h"
-#include "variable.h"
-
 #include <sys/mman.h>
 
 #include <atomic>
@@ -13,12 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "error.h"
+#include "variable.h"
+
 namespace chainerc {
 namespace {
 
-constexpr int kGenBits = 14;                         // generations before a slot's handles repeat
+constexpr int kGenBits = 14;  // generations before a slot's handles repeat
 constexpr uint64_t kGenMask = (uint64_t{1} << kGenBits) - 1;
-constexpr int kIndexBits = 22;                       // up to 4M live handles
+constexpr int kIndexBits = 22;  // up to 4M live handles
 constexpr uint64_t kRange = uint64_t{1} << (kGenBits + kIndexBits);
 constexpr uint32_t kChunkBits = 14;
 constexpr uint32_t kChunkSize = 1u << kChunkBits;
@@ -85,7 +85,8 @@ std::string describe(HandleKind kind, const void* object) {
     case HandleKind::Variable: {
       auto* v = static_cast<const VariableImpl*>(object);
       return std::string(v->creator ? "output of " : "root ") +
-             (v->creator ? std::string(v->creator->name()) + ", " : std::string()) + v->data.describe();
+             (v->creator ? std::string(v->creator->name()) + ", " : std::string()) +
+             v->data.describe();
     }
     case HandleKind::Function:
       return std::string("function '") + static_cast<const Function*>(object)->name() + "'";
@@ -154,6 +155,8 @@ void* handle_new(HandleKind kind, std::shared_ptr<void> object) {
     }
     s = slot_at(t, index);
     s->kind = kind;
+    if (kind == HandleKind::Variable)
+      variable_handle_created(*static_cast<VariableImpl*>(object.get()));
     s->object = std::move(object);
     s->refs.store(1, std::memory_order_relaxed);
     uint32_t gen = (s->gen.load(std::memory_order_relaxed) & kGenMask) + 1;
@@ -172,7 +175,8 @@ const std::shared_ptr<void>* handle_find(const void* handle, HandleKind kind) no
 
 const std::shared_ptr<void>& handle_get(const void* handle, HandleKind kind, const char* who,
                                         const char* arg) {
-  if (!handle) fail(CH_ERR_NULL_HANDLE, who, ": argument '", arg, "' is a NULL ", handle_kind_name(kind));
+  if (!handle)
+    fail(CH_ERR_NULL_HANDLE, who, ": argument '", arg, "' is a NULL ", handle_kind_name(kind));
   Slot* s = decode(handle, nullptr);
   if (!s)
     fail(CH_ERR_RELEASED_HANDLE, who, ": argument '", arg, "' (", handle,
@@ -213,7 +217,11 @@ void handle_release(const void* handle, HandleKind kind, const char* who) {
     }
     t.live[static_cast<int>(kind)].fetch_sub(1, std::memory_order_relaxed);
   }
-  doomed.reset();  // outside the lock: may free a whole graph, and callbacks' destructors
+  // Outside the lock: may release the variable's data, free a whole graph,
+  // and run callbacks' destructors.
+  if (kind == HandleKind::Variable)
+    variable_handle_destroyed(*static_cast<VariableImpl*>(doomed.get()));
+  doomed.reset();
 }
 
 int64_t handle_live_count(int kind) noexcept {

@@ -49,15 +49,52 @@ void defer_destroy(FuncPtr&& f) noexcept {
 
 VariableImpl::~VariableImpl() { defer_destroy(std::move(creator)); }
 
-Function::~Function() = default;
+namespace {
+// Undo what apply_function counted on the inputs of a recorded node.
+void drop_input_counts(Function& f) noexcept {
+  for (size_t i = 0; i < f.input_retained.size() && i < f.inputs.size(); ++i) {
+    if (!f.inputs[i]) continue;
+    f.inputs[i]->consumers.fetch_sub(1, std::memory_order_acq_rel);
+    if (f.input_retained[i]) f.inputs[i]->data_retainers.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  f.input_retained.clear();
+}
+}  // namespace
+
+std::mutex& variable_release_mutex() {
+  static std::mutex* m = new std::mutex;  // never destroyed: handles may die at exit
+  return *m;
+}
+
+void variable_handle_created(VariableImpl& v) noexcept {
+  v.handles.fetch_add(1, std::memory_order_relaxed);
+}
+
+void variable_handle_destroyed(VariableImpl& v) noexcept {
+  if (v.handles.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  std::lock_guard<std::mutex> lock(variable_release_mutex());
+  if (v.handles.load(std::memory_order_acquire) != 0 || !v.made_by_function.load() ||
+      v.consumers.load(std::memory_order_acquire) == 0 ||
+      v.data_retainers.load(std::memory_order_acquire) != 0 || v.data_released || !v.data.defined())
+    return;
+  try {
+    v.data = Array::placeholder_like(v.data);
+    v.data_released = true;
+  } catch (...) {
+    // no memory for the placeholder: keep the data
+  }
+}
+
+Function::~Function() { drop_input_counts(*this); }
 
 void Function::unchain() {
   for (auto& w : outputs)
     if (VarPtr y = w.lock())
       if (y->creator.get() == this) y->creator.reset();
   // Keep the count (graph inspection still reports the arity); drop the links.
+  drop_input_counts(*this);
   for (VarPtr& x : inputs) x.reset();
-  forward_inputs.clear();
+  input_info.clear();
 }
 
 std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs) {
@@ -71,7 +108,13 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
            "volatile)");
   Arrays in;
   in.reserve(inputs.size());
-  for (const VarPtr& x : inputs) in.push_back(x->data);
+  for (const VarPtr& x : inputs) {
+    if (x->data_released)
+      fail(CH_ERR_GRAPH, f->name(), ": input ", in.size(),
+           " is a variable whose data was released ",
+           "(no handle referred to it and no function needed it for backward)");
+    in.push_back(x->data);
+  }
   if (!f->runs_on_devices()) {
     for (size_t i = 0; i < in.size(); ++i)
       if (!in[i].device().is_cpu())
@@ -101,12 +144,20 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
     requires_grad = requires_grad || x->requires_grad;
   }
   f->rank = rank;
+  f->input_info.reserve(in.size());
+  for (const Array& a : in) f->input_info.push_back(OutputInfo{a.dtype(), a.shape(), a.device()});
+  f->input_retained.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    f->input_retained[i] = f->retains_input(i);
+    inputs[i]->consumers.fetch_add(1, std::memory_order_acq_rel);
+    if (f->input_retained[i]) inputs[i]->data_retainers.fetch_add(1, std::memory_order_acq_rel);
+  }
   f->inputs = std::move(inputs);  // the caller's list: no copy for the usual temporary
-  f->forward_inputs = std::move(in);
   f->outputs.reserve(outs.size());
   f->output_info.reserve(outs.size());
   for (const VarPtr& y : outs) {
     y->creator = f;
+    y->made_by_function.store(true, std::memory_order_relaxed);
     y->rank = rank + 1;
     y->requires_grad = requires_grad;
     f->outputs.emplace_back(y);

@@ -6,8 +6,10 @@
 // chains is made iterative by deferring creators (see variable.cpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,7 +41,31 @@ struct VariableImpl {
   // buffer that pass allocated itself (so further gradients may be added in place).
   uint64_t grad_epoch = 0;
   bool grad_owned = false;
+
+  // Data release (Chainer v2's retained inputs): a variable that no C handle
+  // refers to and whose data no recorded function needs for backward keeps
+  // only the data's dtype, shape and device (data becomes a placeholder
+  // without memory), so that intermediate arrays such as a convolution's
+  // output before pooling are freed during forward, as in Chainer v2 and
+  // PyTorch. Only intermediate variables (made by a function, consumed by
+  // others) are released, and only when their last handle goes: variables
+  // that never had a handle (inside composite functions), roots and
+  // unconsumed outputs (which internal code such as the gradient check may
+  // still read) keep their data.
+  std::atomic<bool> made_by_function{false};  // set once a creator is recorded
+  std::atomic<int32_t> handles{0};            // live C handles to this variable
+  std::atomic<int32_t> consumers{0};          // recorded functions that take it as input
+  std::atomic<int32_t> data_retainers{0};     // those of them whose backward reads data
+  bool data_released = false;                 // guarded by variable_release_mutex()
 };
+
+// Serialises releasing a variable's data with handing out new handles to
+// variables found through the graph (ch_function_input / ch_function_output),
+// so that no live handle ever refers to a variable whose data was released.
+std::mutex& variable_release_mutex();
+// Called when a C handle to `v` is created / destroyed.
+void variable_handle_created(VariableImpl& v) noexcept;
+void variable_handle_destroyed(VariableImpl& v) noexcept;
 
 struct OutputInfo {
   DType dtype;
@@ -78,6 +104,11 @@ class Function {
   // Called after forward only when history is recorded, so nodes that are
   // thrown away (volatile) can skip keeping arrays for backward.
   virtual void on_recorded() {}
+  // Whether backward reads the data of input i (Chainer v2's retain_inputs).
+  // A function that answers false may find, in backward, a placeholder for
+  // input i that has its dtype, shape and device but no memory (the data was
+  // released, see VariableImpl): it must use nothing else of it.
+  virtual bool retains_input(size_t) const { return true; }
   // Whether forward/backward accept arrays on a non-CPU device. Built-in
   // functions have CPU kernels only (until their CUDA kernels arrive):
   // apply_function refuses them device inputs with CH_ERR_DEVICE before
@@ -86,10 +117,14 @@ class Function {
 
   // Graph links, set by apply_function().
   std::vector<VarPtr> inputs;
-  // The input data forward computed from. Backward uses the inputs' current
-  // data (ch_variable_set_data may replace it) but refuses a replacement of
-  // another shape or dtype, which the function's kernels were not sized for.
-  Arrays forward_inputs;
+  // The dtype, shape and device of the inputs forward computed from. Backward
+  // uses the inputs' current data (ch_variable_set_data may replace it) but
+  // refuses a replacement of another shape or dtype, which the function's
+  // kernels were not sized for.
+  std::vector<OutputInfo> input_info;
+  // Per input: whether this node counts in its data_retainers (every
+  // recorded input counts in its consumers).
+  std::vector<uint8_t> input_retained;
   std::vector<std::weak_ptr<VariableImpl>> outputs;
   std::vector<OutputInfo> output_info;
   int64_t rank = 0;

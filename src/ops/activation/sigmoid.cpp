@@ -11,6 +11,7 @@ namespace {
 class Sigmoid final : public Function {
  public:
   const char* name() const override { return "Sigmoid"; }
+  bool retains_input(size_t) const override { return false; }  // backward reads y
   Arrays forward(const Arrays& in) override {
     y_ = par_vector_unary("sigmoid", in[0],
                           [](const auto* x, auto* y, int64_t n) { cpu::vector_sigmoid(x, y, n); });

@@ -10,6 +10,7 @@ namespace {
 class Tanh final : public Function {
  public:
   const char* name() const override { return "Tanh"; }
+  bool retains_input(size_t) const override { return false; }  // backward reads y
   Arrays forward(const Arrays& in) override {
     y_ = par_vector_unary("tanh", in[0],
                           [](const auto* x, auto* y, int64_t n) { cpu::vector_tanh(x, y, n); });

@@ -14,6 +14,8 @@ class Concat final : public Function {
  public:
   explicit Concat(int32_t axis) : axis_(axis) {}
   const char* name() const override { return "Concat"; }
+  // Backward splits gy by the inputs' shapes.
+  bool retains_input(size_t) const override { return false; }
 
   Arrays forward(const Arrays& in) override {
     if (in.empty()) fail(CH_ERR_INVALID_ARGUMENT, "concat: no inputs");

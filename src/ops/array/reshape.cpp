@@ -43,6 +43,7 @@ class Reshape final : public Function {
  public:
   explicit Reshape(const Shape& shape) : shape_(shape) {}
   const char* name() const override { return "Reshape"; }
+  bool retains_input(size_t) const override { return false; }  // backward reads x's shape
   Arrays forward(const Arrays& in) override {
     return {in[0].reshaped(resolve_shape(shape_, in[0].shape()))};
   }

@@ -35,6 +35,8 @@ void check_scores_labels(const char* who, const Array& x, const Array& t) {
 class SoftmaxCrossEntropy final : public Function {
  public:
   const char* name() const override { return "SoftmaxCrossEntropy"; }
+  // Backward reads the kept probabilities and the labels t (input 1), not x.
+  bool retains_input(size_t i) const override { return i != 0; }
   Arrays forward(const Arrays& in) override {
     const Array &x = in[0], &t = in[1];
     check_scores_labels("softmax_cross_entropy", x, t);

@@ -21,7 +21,8 @@ class AddScalar final : public Function {
   explicit AddScalar(double s) : s_(s) {}
   const char* name() const override { return "AddScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {unary("add_scalar", in[0], [s = s_](auto x) { return x + static_cast<decltype(x)>(s); })};
+    return {
+        unary("add_scalar", in[0], [s = s_](auto x) { return x + static_cast<decltype(x)>(s); })};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0]}; }
 

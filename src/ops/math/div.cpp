@@ -29,10 +29,12 @@ class DivScalar final : public Function {  // x / s
   explicit DivScalar(double s) : s_(s) {}
   const char* name() const override { return "DivScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {unary("div_scalar", in[0], [s = s_](auto x) { return x / static_cast<decltype(x)>(s); })};
+    return {
+        unary("div_scalar", in[0], [s = s_](auto x) { return x / static_cast<decltype(x)>(s); })};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {unary("div_scalar", gy[0], [s = s_](auto g) { return g / static_cast<decltype(g)>(s); })};
+    return {
+        unary("div_scalar", gy[0], [s = s_](auto g) { return g / static_cast<decltype(g)>(s); })};
   }
 
  private:
@@ -44,7 +46,8 @@ class RDivScalar final : public Function {  // s / x
   explicit RDivScalar(double s) : s_(s) {}
   const char* name() const override { return "RDivScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {unary("rdiv_scalar", in[0], [s = s_](auto x) { return static_cast<decltype(x)>(s) / x; })};
+    return {
+        unary("rdiv_scalar", in[0], [s = s_](auto x) { return static_cast<decltype(x)>(s) / x; })};
   }
   // gx = -s / x^2 * gy
   Arrays backward(const Arrays& in, const Arrays& gy) override {
@@ -61,6 +64,8 @@ class RDivScalar final : public Function {  // s / x
 
 VarPtr div(const VarPtr& a, const VarPtr& b) { return apply1(std::make_shared<Div>(), {a, b}); }
 VarPtr div_scalar(const VarPtr& x, double s) { return apply1(std::make_shared<DivScalar>(s), {x}); }
-VarPtr rdiv_scalar(const VarPtr& x, double s) { return apply1(std::make_shared<RDivScalar>(s), {x}); }
+VarPtr rdiv_scalar(const VarPtr& x, double s) {
+  return apply1(std::make_shared<RDivScalar>(s), {x});
+}
 
 }  // namespace chainerc::ops

@@ -10,6 +10,7 @@ namespace {
 class Exp final : public Function {
  public:
   const char* name() const override { return "Exp"; }
+  bool retains_input(size_t) const override { return false; }  // backward reads y
   Arrays forward(const Arrays& in) override {
     y_ = par_vector_unary("exp", in[0],
                           [](const auto* x, auto* y, int64_t n) { cpu::vector_exp(x, y, n); });

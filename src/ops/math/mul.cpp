@@ -23,10 +23,12 @@ class MulScalar final : public Function {
   explicit MulScalar(double s) : s_(s) {}
   const char* name() const override { return "MulScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {unary("mul_scalar", in[0], [s = s_](auto x) { return x * static_cast<decltype(x)>(s); })};
+    return {
+        unary("mul_scalar", in[0], [s = s_](auto x) { return x * static_cast<decltype(x)>(s); })};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {unary("mul_scalar", gy[0], [s = s_](auto g) { return g * static_cast<decltype(g)>(s); })};
+    return {
+        unary("mul_scalar", gy[0], [s = s_](auto g) { return g * static_cast<decltype(g)>(s); })};
   }
 
  private:

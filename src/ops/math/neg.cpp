@@ -8,7 +8,9 @@ namespace {
 class Neg final : public Function {
  public:
   const char* name() const override { return "Neg"; }
-  Arrays forward(const Arrays& in) override { return {unary("neg", in[0], [](auto x) { return -x; })}; }
+  Arrays forward(const Arrays& in) override {
+    return {unary("neg", in[0], [](auto x) { return -x; })};
+  }
   Arrays backward(const Arrays&, const Arrays& gy) override {
     return {unary("neg", gy[0], [](auto g) { return -g; })};
   }

@@ -1,8 +1,8 @@
 // pow: y = x ** p for a scalar exponent p; y = s ** x for a scalar base s.
+#include <cmath>
+
 #include "ops/op_util.h"
 #include "ops/ops.h"
-
-#include <cmath>
 
 namespace chainerc::ops {
 namespace {
@@ -21,7 +21,8 @@ class PowScalar final : public Function {  // x ** p
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     return {binary_same("pow_scalar", gy[0], in[0], [p = p_](auto g, auto x) {
       using T = decltype(x);
-      T d = p == 2 ? T(2) * x : static_cast<T>(p) * static_cast<T>(std::pow(x, static_cast<T>(p - 1)));
+      T d = p == 2 ? T(2) * x
+                   : static_cast<T>(p) * static_cast<T>(std::pow(x, static_cast<T>(p - 1)));
       return g * d;
     })};
   }
@@ -56,6 +57,8 @@ class RPowScalar final : public Function {  // s ** x
 }  // namespace
 
 VarPtr pow_scalar(const VarPtr& x, double p) { return apply1(std::make_shared<PowScalar>(p), {x}); }
-VarPtr rpow_scalar(const VarPtr& x, double s) { return apply1(std::make_shared<RPowScalar>(s), {x}); }
+VarPtr rpow_scalar(const VarPtr& x, double s) {
+  return apply1(std::make_shared<RPowScalar>(s), {x});
+}
 
 }  // namespace chainerc::ops

@@ -22,7 +22,8 @@ class SubScalar final : public Function {  // x - s
   explicit SubScalar(double s) : s_(s) {}
   const char* name() const override { return "SubScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {unary("sub_scalar", in[0], [s = s_](auto x) { return x - static_cast<decltype(x)>(s); })};
+    return {
+        unary("sub_scalar", in[0], [s = s_](auto x) { return x - static_cast<decltype(x)>(s); })};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0]}; }
 
@@ -35,7 +36,8 @@ class RSubScalar final : public Function {  // s - x
   explicit RSubScalar(double s) : s_(s) {}
   const char* name() const override { return "RSubScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {unary("rsub_scalar", in[0], [s = s_](auto x) { return static_cast<decltype(x)>(s) - x; })};
+    return {
+        unary("rsub_scalar", in[0], [s = s_](auto x) { return static_cast<decltype(x)>(s) - x; })};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
     return {unary("rsub_scalar", gy[0], [](auto g) { return -g; })};
@@ -49,6 +51,8 @@ class RSubScalar final : public Function {  // s - x
 
 VarPtr sub(const VarPtr& a, const VarPtr& b) { return apply1(std::make_shared<Sub>(), {a, b}); }
 VarPtr sub_scalar(const VarPtr& x, double s) { return apply1(std::make_shared<SubScalar>(s), {x}); }
-VarPtr rsub_scalar(const VarPtr& x, double s) { return apply1(std::make_shared<RSubScalar>(s), {x}); }
+VarPtr rsub_scalar(const VarPtr& x, double s) {
+  return apply1(std::make_shared<RSubScalar>(s), {x});
+}
 
 }  // namespace chainerc::ops

@@ -8,6 +8,7 @@ namespace {
 class Sum final : public Function {
  public:
   const char* name() const override { return "Sum"; }
+  bool retains_input(size_t) const override { return false; }  // backward reads x's shape
   Arrays forward(const Arrays& in) override {
     check_float("sum", in[0]);
     Array y = cpu::sum_to(in[0], Shape{});
@@ -22,13 +23,14 @@ class SumAxis final : public Function {
  public:
   SumAxis(int32_t axis, bool keepdims) : axis_(axis), keepdims_(keepdims) {}
   const char* name() const override { return "SumAxis"; }
+  bool retains_input(size_t) const override { return false; }  // backward reads x's shape
   Arrays forward(const Arrays& in) override {
     const Array& x = in[0];
     check_float("sum", x);
     axis_ = normalize_axis(axis_, x.ndim(), "sum");
     Shape kept = x.shape();
     kept[axis_] = 1;
-    Array y = cpu::sum_to(x, kept);  // sum over the axis, kept as extent 1
+    Array y = cpu::sum_to(x, kept);             // sum over the axis, kept as extent 1
     if (y.shares_memory_with(x)) y = y.copy();  // extent was already 1: own the output
     if (keepdims_) return {y};
     Shape dropped;

@@ -26,6 +26,7 @@ class Dropout final : public Function {
  public:
   explicit Dropout(double ratio) : ratio_(ratio) {}
   const char* name() const override { return "Dropout"; }
+  bool retains_input(size_t) const override { return false; }  // backward reads the mask
   Arrays forward(const Arrays& in) override {
     const Array& x = in[0];
     check_float("dropout", x);

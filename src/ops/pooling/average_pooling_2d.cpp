@@ -16,6 +16,8 @@ class AveragePooling2D final : public Function {
  public:
   explicit AveragePooling2D(const Pool2D& p) : p_(p) {}
   const char* name() const override { return "AveragePooling2D"; }
+  // Backward spreads gy over the windows: only x's shape is read.
+  bool retains_input(size_t) const override { return false; }
   FuncPtr clone() const override { return std::make_shared<AveragePooling2D>(p_); }
 
   Arrays forward(const Arrays& in) override {

@@ -92,6 +92,8 @@ class MaxPooling2D final : public Function {
  public:
   explicit MaxPooling2D(const Pool2D& p) : p_(p) {}
   const char* name() const override { return "MaxPooling2D"; }
+  // Backward routes gy through the kept argmax: only x's shape is read.
+  bool retains_input(size_t) const override { return false; }
   FuncPtr clone() const override { return std::make_shared<MaxPooling2D>(p_); }
 
   Arrays forward(const Arrays& in) override {
