@@ -145,7 +145,12 @@ double Array::get(int64_t i) const {
 }
 
 Array Array::placeholder_like(const Array& a) {
-  return Array(Buffer::wrap(nullptr, 0, a.device(), nullptr, nullptr), a.dtype(), a.shape());
+  // One shared memoryless buffer serves every CPU placeholder.
+  static const std::shared_ptr<Buffer>* cpu_none =
+      new std::shared_ptr<Buffer>(Buffer::wrap(nullptr, 0, Device{}, nullptr, nullptr));
+  const Device d = a.device();
+  return Array(d.is_cpu() ? *cpu_none : Buffer::wrap(nullptr, 0, d, nullptr, nullptr), a.dtype(),
+               a.shape());
 }
 
 std::string Array::describe() const {

@@ -38,11 +38,10 @@ void check_grad(const Function& f, size_t i, const Array& gx, const Array& x) {
          " that is a ", gx.describe(), "; the input is a ", x.describe());
 }
 
-void check_unchanged(const Function& f, size_t i, const Array& now, const OutputInfo& seen) {
-  if (now.dtype() != seen.dtype || now.shape() != seen.shape || now.device() != seen.device)
+void check_unchanged(const Function& f, size_t i, const Array& now, const Array& seen) {
+  if (now.dtype() != seen.dtype() || now.shape() != seen.shape() || now.device() != seen.device())
     fail(CH_ERR_SHAPE, "backward: input ", i, " of '", f.name(), "' is now a ", now.describe(),
-         " but forward computed from a ", dtype_name(seen.dtype), " array of shape ",
-         seen.shape.to_string(), " on ", seen.device.to_string(),
+         " but forward computed from a ", seen.describe(),
          " (ch_variable_set_data replaced it); backward needs data of the shape forward saw");
 }
 
@@ -107,7 +106,14 @@ void backward(const VarPtr& root, bool retain_grad) {
         break;
       }
       if (x->requires_grad) mask |= i < 64 ? uint64_t{1} << i : 0;
-      if (i < f->input_info.size()) check_unchanged(*f, i, x->data, f->input_info[i]);
+      if (!f->retains_data_of(i) && i < f->forward_inputs.size()) {
+        // Backward reads nothing of this input but what forward saw: its
+        // placeholder, and x->data is not touched (a handle released on
+        // another thread may be releasing it right now).
+        in.push_back(f->forward_inputs[i]);
+        continue;
+      }
+      if (i < f->forward_inputs.size()) check_unchanged(*f, i, x->data, f->forward_inputs[i]);
       in.push_back(x->data);
     }
     if (unchained) continue;

@@ -155,8 +155,6 @@ void* handle_new(HandleKind kind, std::shared_ptr<void> object) {
     }
     s = slot_at(t, index);
     s->kind = kind;
-    if (kind == HandleKind::Variable)
-      variable_handle_created(*static_cast<VariableImpl*>(object.get()));
     s->object = std::move(object);
     s->refs.store(1, std::memory_order_relaxed);
     uint32_t gen = (s->gen.load(std::memory_order_relaxed) & kGenMask) + 1;
@@ -219,8 +217,7 @@ void handle_release(const void* handle, HandleKind kind, const char* who) {
   }
   // Outside the lock: may release the variable's data, free a whole graph,
   // and run callbacks' destructors.
-  if (kind == HandleKind::Variable)
-    variable_handle_destroyed(*static_cast<VariableImpl*>(doomed.get()));
+  if (kind == HandleKind::Variable) variable_handle_destroyed(doomed);
   doomed.reset();
 }
 

@@ -50,14 +50,25 @@ void defer_destroy(FuncPtr&& f) noexcept {
 VariableImpl::~VariableImpl() { defer_destroy(std::move(creator)); }
 
 namespace {
+// One consumer, and one data-reading consumer, in VariableImpl::consumer_counts.
+constexpr uint64_t kConsumer = 1, kDataReader = uint64_t{1} << 32;
+// Read-modify-write: a handle released on a finalizer thread may destroy a
+// node (and so count down its inputs) while the owning thread applies
+// functions to the same inputs.
+void count_consumer(VariableImpl& x, bool reads_data, bool add) noexcept {
+  const uint64_t delta = kConsumer + (reads_data ? kDataReader : 0);
+  if (add)
+    x.consumer_counts.fetch_add(delta, std::memory_order_acq_rel);
+  else
+    x.consumer_counts.fetch_sub(delta, std::memory_order_acq_rel);
+}
+
 // Undo what apply_function counted on the inputs of a recorded node.
 void drop_input_counts(Function& f) noexcept {
-  for (size_t i = 0; i < f.input_retained.size() && i < f.inputs.size(); ++i) {
-    if (!f.inputs[i]) continue;
-    f.inputs[i]->consumers.fetch_sub(1, std::memory_order_acq_rel);
-    if (f.input_retained[i]) f.inputs[i]->data_retainers.fetch_sub(1, std::memory_order_acq_rel);
-  }
-  f.input_retained.clear();
+  if (!f.counted_as_consumer) return;
+  for (size_t i = 0; i < f.inputs.size(); ++i)
+    if (f.inputs[i]) count_consumer(*f.inputs[i], f.retains_data_of(i), false);
+  f.counted_as_consumer = false;
 }
 }  // namespace
 
@@ -66,17 +77,21 @@ std::mutex& variable_release_mutex() {
   return *m;
 }
 
-void variable_handle_created(VariableImpl& v) noexcept {
-  v.handles.fetch_add(1, std::memory_order_relaxed);
+namespace {
+// Nothing but the handle being destroyed and the consumers refers to v.
+bool releasable(const VariableImpl& v, long use_count) noexcept {
+  if (!v.made_by_function.load(std::memory_order_acquire)) return false;
+  const uint64_t c = v.consumer_counts.load(std::memory_order_acquire);
+  const uint64_t consumers = c & (kDataReader - 1), readers = c >> 32;
+  return consumers != 0 && readers == 0 && static_cast<uint64_t>(use_count) == consumers + 1;
 }
+}  // namespace
 
-void variable_handle_destroyed(VariableImpl& v) noexcept {
-  if (v.handles.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+void variable_handle_destroyed(const std::shared_ptr<void>& doomed) noexcept {
+  VariableImpl& v = *static_cast<VariableImpl*>(doomed.get());
+  if (!releasable(v, doomed.use_count())) return;  // most variables: decided without the lock
   std::lock_guard<std::mutex> lock(variable_release_mutex());
-  if (v.handles.load(std::memory_order_acquire) != 0 || !v.made_by_function.load() ||
-      v.consumers.load(std::memory_order_acquire) == 0 ||
-      v.data_retainers.load(std::memory_order_acquire) != 0 || v.data_released || !v.data.defined())
-    return;
+  if (!releasable(v, doomed.use_count()) || v.data_released || !v.data.defined()) return;
   try {
     v.data = Array::placeholder_like(v.data);
     v.data_released = true;
@@ -94,7 +109,7 @@ void Function::unchain() {
   // Keep the count (graph inspection still reports the arity); drop the links.
   drop_input_counts(*this);
   for (VarPtr& x : inputs) x.reset();
-  input_info.clear();
+  forward_inputs.clear();
 }
 
 std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs) {
@@ -144,14 +159,16 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
     requires_grad = requires_grad || x->requires_grad;
   }
   f->rank = rank;
-  f->input_info.reserve(in.size());
-  for (const Array& a : in) f->input_info.push_back(OutputInfo{a.dtype(), a.shape(), a.device()});
-  f->input_retained.resize(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    f->input_retained[i] = f->retains_input(i);
-    inputs[i]->consumers.fetch_add(1, std::memory_order_acq_rel);
-    if (f->input_retained[i]) inputs[i]->data_retainers.fetch_add(1, std::memory_order_acq_rel);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const bool retained = i >= 64 || f->retains_input(i);
+    if (retained)
+      f->retained_mask |= i < 64 ? uint64_t{1} << i : 0;
+    else
+      in[i] = Array::placeholder_like(in[i]);  // the node must not keep the data alive
+    count_consumer(*inputs[i], retained, true);
   }
+  f->counted_as_consumer = true;
+  f->forward_inputs = std::move(in);
   f->inputs = std::move(inputs);  // the caller's list: no copy for the usual temporary
   f->outputs.reserve(outs.size());
   f->output_info.reserve(outs.size());

@@ -42,30 +42,30 @@ struct VariableImpl {
   uint64_t grad_epoch = 0;
   bool grad_owned = false;
 
-  // Data release (Chainer v2's retained inputs): a variable that no C handle
-  // refers to and whose data no recorded function needs for backward keeps
-  // only the data's dtype, shape and device (data becomes a placeholder
-  // without memory), so that intermediate arrays such as a convolution's
-  // output before pooling are freed during forward, as in Chainer v2 and
-  // PyTorch. Only intermediate variables (made by a function, consumed by
-  // others) are released, and only when their last handle goes: variables
-  // that never had a handle (inside composite functions), roots and
-  // unconsumed outputs (which internal code such as the gradient check may
-  // still read) keep their data.
+  // Data release (Chainer v2's retained inputs): when the last C handle to a
+  // variable made by a function goes, nothing but its consumers (recorded
+  // functions that take it as input) refers to it, and none of them reads
+  // its data in backward, the variable keeps only the data's dtype, shape
+  // and device (data becomes a placeholder without memory). Intermediate
+  // arrays such as a convolution's output before pooling are so freed during
+  // forward, as in Chainer v2 and PyTorch. Anything else holding the variable
+  // (another handle, code inside chainerc) keeps the data; roots and
+  // unconsumed outputs are never released.
   std::atomic<bool> made_by_function{false};  // set once a creator is recorded
-  std::atomic<int32_t> handles{0};            // live C handles to this variable
-  std::atomic<int32_t> consumers{0};          // recorded functions that take it as input
-  std::atomic<int32_t> data_retainers{0};     // those of them whose backward reads data
-  bool data_released = false;                 // guarded by variable_release_mutex()
+  // Consumers (low 32 bits) and, of those, the ones whose backward reads the
+  // data (high 32 bits): one word, so that recording or destroying a node
+  // costs one atomic add per input.
+  std::atomic<uint64_t> consumer_counts{0};
+  bool data_released = false;  // guarded by variable_release_mutex()
 };
 
 // Serialises releasing a variable's data with handing out new handles to
 // variables found through the graph (ch_function_input / ch_function_output),
-// so that no live handle ever refers to a variable whose data was released.
+// so that a variable is never released while a new handle to it is made.
 std::mutex& variable_release_mutex();
-// Called when a C handle to `v` is created / destroyed.
-void variable_handle_created(VariableImpl& v) noexcept;
-void variable_handle_destroyed(VariableImpl& v) noexcept;
+// Called when a C handle to a variable is destroyed; `doomed` is the handle's
+// reference, still held. Releases the data as described at VariableImpl.
+void variable_handle_destroyed(const std::shared_ptr<void>& doomed) noexcept;
 
 struct OutputInfo {
   DType dtype;
@@ -117,14 +117,18 @@ class Function {
 
   // Graph links, set by apply_function().
   std::vector<VarPtr> inputs;
-  // The dtype, shape and device of the inputs forward computed from. Backward
-  // uses the inputs' current data (ch_variable_set_data may replace it) but
-  // refuses a replacement of another shape or dtype, which the function's
-  // kernels were not sized for.
-  std::vector<OutputInfo> input_info;
-  // Per input: whether this node counts in its data_retainers (every
-  // recorded input counts in its consumers).
-  std::vector<uint8_t> input_retained;
+  // The input data forward computed from, or for an input whose data
+  // backward does not read, a placeholder with its dtype, shape and device.
+  // Backward uses the inputs' current data (ch_variable_set_data may replace
+  // it) but refuses a replacement of another shape or dtype, which the
+  // function's kernels were not sized for.
+  Arrays forward_inputs;
+  // Bit i: input i counts this node among its data-reading consumers (inputs
+  // past 63 always do). Every input of a recorded node counts it as a
+  // consumer until the node is destroyed or unchained.
+  uint64_t retained_mask = 0;
+  bool counted_as_consumer = false;
+  bool retains_data_of(size_t i) const { return i >= 64 || ((retained_mask >> i) & 1) != 0; }
   std::vector<std::weak_ptr<VariableImpl>> outputs;
   std::vector<OutputInfo> output_info;
   int64_t rank = 0;
