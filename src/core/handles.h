@@ -28,7 +28,9 @@ enum class HandleKind : uint8_t {
 constexpr int kHandleKindCount = 10;            // one past the largest kind
 const char* handle_kind_name(HandleKind kind);  // "ch_array", ...
 
-// New handle with reference count 1 owning `object`.
+// New handle with reference count 1 owning `object`. The object of a
+// Variable handle must be a VariableImpl: its last release may release the
+// variable's data (variable_handle_destroyed).
 void* handle_new(HandleKind kind, std::shared_ptr<void> object);
 // The object behind a live handle of `kind`, or throws Error (NULL -> CH_ERR_NULL_HANDLE,
 // released or wrong kind -> CH_ERR_RELEASED_HANDLE) naming `who` and `arg`.

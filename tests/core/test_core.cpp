@@ -221,15 +221,15 @@ TEST(CoreHandles, KindsGenerationsAndCounts) {
 TEST(CoreHandles, StaleHandleStaysDeadWhileSlotsAreRecycled) {
   // A released handle keeps failing even after many more handles come and go
   // (slots are reused only after a delay, with a new generation).
-  void* stale = handle_new(HandleKind::Variable, std::make_shared<int>(1));
-  handle_release(stale, HandleKind::Variable, "t");
+  void* stale = handle_new(HandleKind::Stream, std::make_shared<int>(1));
+  handle_release(stale, HandleKind::Stream, "t");
   for (int i = 0; i < 20000; ++i) {
-    void* h = handle_new(HandleKind::Variable, std::make_shared<int>(i));
+    void* h = handle_new(HandleKind::Stream, std::make_shared<int>(i));
     EXPECT_NE(h, stale);
-    handle_release(h, HandleKind::Variable, "t");
+    handle_release(h, HandleKind::Stream, "t");
     if (h == stale) break;
   }
-  EXPECT_EQ(handle_find(stale, HandleKind::Variable), nullptr);
+  EXPECT_EQ(handle_find(stale, HandleKind::Stream), nullptr);
 }
 
 TEST(CoreHandles, ObjectDestroyedOutsideTheTableLock) {
