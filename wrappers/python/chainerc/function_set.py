@@ -6,6 +6,7 @@ import ctypes
 
 from . import _capi, _array
 from ._capi import lib, c_void_p, check, PP, S
+from ._handle_owner import HandleOwner
 
 _d = _capi._decl
 _new = _d("ch_function_set_new", S, [PP])
@@ -30,7 +31,7 @@ class ParamsGrads(tuple):
     function_set = None
 
 
-class FunctionSet(object):
+class FunctionSet(HandleOwner):
     """Set of parameterized functions (chainer.FunctionSet): members are given
     as keyword arguments or set as attributes."""
 
@@ -42,25 +43,11 @@ class FunctionSet(object):
         for name in sorted(functions):
             setattr(self, name, functions[name])
 
-    def __del__(self, _release=_release):
-        h = self.__dict__.get("_handle")
-        if h:
-            self.__dict__["_handle"] = None
-            _release(h)
+    _release_handle = staticmethod(_release)
 
     def release(self):
         """Drop the set's engine handle now (members stay usable)."""
-        h = self.__dict__.get("_handle")
-        self.__dict__["_handle"] = None
-        if h:
-            check(_release(h))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-        return False
+        HandleOwner.release(self)
 
     def __setattr__(self, name, value):
         from .function import Function

@@ -7,6 +7,7 @@ import ctypes
 
 from . import _capi, _array
 from ._capi import lib, c_void_p, check, PP, S
+from ._handle_owner import HandleOwner
 from .function_set import FunctionSet, ParamsGrads
 
 _d = _capi._decl
@@ -37,7 +38,7 @@ _parameter = _d("ch_optimizer_parameter", S, [PP, PP, ctypes.POINTER(ctypes.c_ch
                                               ctypes.c_size_t])
 
 
-class Optimizer(object):
+class Optimizer(HandleOwner):
     """Base of the built-in optimizers (chainer.Optimizer)."""
 
     _hyperparams = ()
@@ -48,25 +49,11 @@ class Optimizer(object):
         object.__setattr__(self, "_handle", out.value)
         object.__setattr__(self, "_target", None)
 
-    def __del__(self, _release=_release):
-        h = self.__dict__.get("_handle")
-        if h:
-            self.__dict__["_handle"] = None
-            _release(h)
+    _release_handle = staticmethod(_release)
 
     def release(self):
         """Drop the optimizer's engine handle (and its state) now."""
-        h = self.__dict__.get("_handle")
-        self.__dict__["_handle"] = None
-        if h:
-            check(_release(h))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-        return False
+        HandleOwner.release(self)
 
     def __getattr__(self, name):
         if name in type(self)._hyperparams or name == "lr":

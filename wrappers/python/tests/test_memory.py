@@ -151,3 +151,23 @@ def test_context_managers_release_now():
         assert chainerc.live_handles() == before
     finally:
         gc.enable()
+
+
+@pytest.mark.skipif(not _has_nn() or chainerc.optimizers is None, reason="no FunctionSet")
+def test_function_set_and_optimizer_release_their_handles():
+    # Both own one engine handle (HandleOwner): `with`, release() (twice is
+    # fine) and garbage collection all drop it; "all" counts every kind.
+    gc.collect()
+    before = chainerc.live_handles()
+    with chainerc.FunctionSet(l1=F.Linear(3, 2)) as fs:
+        with chainerc.optimizers.SGD(lr=0.1) as opt:
+            opt.setup(fs)
+            assert chainerc.live_handles()["all"] > before["all"]
+    fs.release()
+    opt.release()
+    dropped = chainerc.FunctionSet(l1=F.Linear(2, 2))
+    opt2 = chainerc.optimizers.MomentumSGD()
+    opt2.setup(dropped)
+    del dropped, opt2, fs, opt
+    gc.collect()
+    assert chainerc.live_handles() == before
