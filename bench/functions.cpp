@@ -596,12 +596,8 @@ int run(const bench::Timing& timing, const std::vector<int>& threads, const std:
   std::printf("- chainerc %s: BLAS: %s\n", ch_version_string(), ch_config_blas());
 #if CH_BENCH_HAVE_TORCH
   {
-    const std::string blas = bench::torch_blas_info(at::show_config());
-    const std::string blas_so = bench::loaded_realpath("libblas.so");
-    std::printf(
-        "- libtorch %s: BLAS_INFO=%s; libblas loaded from: %s (its OpenBLAS threads set to "
-        "each run's thread count)\n",
-        TORCH_VERSION, blas.c_str(), blas_so.empty() ? "-" : blas_so.c_str());
+    std::printf("- libtorch %s: %s\n", TORCH_VERSION,
+                bench::torch_blas_description(at::show_config()).c_str());
     std::printf("- libtorch parallel info:\n\n```\n%s```\n", at::get_parallel_info().c_str());
   }
 #else

@@ -399,12 +399,8 @@ int main(int argc, char** argv) {
   std::printf("- chainerc BLAS: %s\n", ch_config_blas());
 #if CH_BENCH_HAVE_TORCH
   {
-    const std::string blas = bench::torch_blas_info(at::show_config());
-    const std::string blas_so = bench::loaded_realpath("libblas.so");
-    std::printf(
-        "- libtorch %s BLAS: BLAS_INFO=%s, libblas loaded from %s; its threads: "
-        "torch::set_num_threads and the OpenBLAS pool both set to the run's count\n",
-        TORCH_VERSION, blas.c_str(), blas_so.empty() ? "-" : blas_so.c_str());
+    std::printf("- libtorch %s BLAS: %s; torch::set_num_threads set to the run's count\n",
+                TORCH_VERSION, bench::torch_blas_description(at::show_config()).c_str());
   }
 #endif
   std::printf("\n");
