@@ -108,8 +108,13 @@ void backward(const VarPtr& root, bool retain_grad) {
       if (x->requires_grad) mask |= i < 64 ? uint64_t{1} << i : 0;
       if (!f->retains_data_of(i) && i < f->forward_inputs.size()) {
         // Backward reads nothing of this input but what forward saw: its
-        // placeholder, and x->data is not touched (a handle released on
-        // another thread may be releasing it right now).
+        // placeholder. A handle released on another thread may be releasing
+        // x's data right now, so x->data is read only under the release lock,
+        // and only to refuse a replacement of another shape, as below.
+        {
+          std::lock_guard<std::mutex> lock(variable_release_mutex());
+          if (!x->data_released) check_unchanged(*f, i, x->data, f->forward_inputs[i]);
+        }
         in.push_back(f->forward_inputs[i]);
         continue;
       }

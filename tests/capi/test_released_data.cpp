@@ -244,6 +244,20 @@ TEST_F(ReleasedData, AReleasedVariableRefusesItsDataAndInputUseUntilGivenNewData
   EXPECT_TRUE(AllClose(data_of(z), {1, 1, 1, 1, 1, 1}, 0, 0));
 }
 
+// A consumer that does not read its input's data still refuses, in
+// backward, a replacement of that input of another shape (as a reading one
+// does): the gradient would not match the data it is the gradient of.
+TEST_F(ReleasedData, NonReadingConsumerStillRefusesAReplacementOfAnotherShape) {
+  Var x = var_f32({2, 3}, {1, -2, 3, -4, 5, -6}), h, y, loss;
+  ASSERT_CH_OK(ch_functions_mul_scalar(h.out(), x, 2.0));
+  ASSERT_CH_OK(ch_functions_relu(y.out(), h));
+  ASSERT_CH_OK(ch_functions_sum(loss.out(), y));
+  Arr other = f32({4}, {1, 2, 3, 4});
+  ASSERT_CH_OK(ch_variable_set_data(h, other));
+  EXPECT_EQ(ch_variable_backward(loss, 0), CH_ERR_SHAPE);
+  EXPECT_TRUE(contains(ch_error_message(), "input 0 of 'ReLU'")) << ch_error_message();
+}
+
 // Roots keep their data whatever their handles (an output no function
 // consumed is freed with its last handle; check_backward_graph above reads
 // the outputs its callback released).
