@@ -5,7 +5,7 @@
 
 #include "core/device_backend.h"
 #include "cuda_util.h"
-#include "kernels.h"
+#include "fill_kernels.h"
 #include "libraries.h"
 #include "memory.h"
 

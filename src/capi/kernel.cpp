@@ -1,8 +1,8 @@
 // C API: ch_elementwise_kernel, ch_reduction_kernel (user kernels from source strings).
 #include "api.h"
-#include "kernels/cpu_jit.h"
-#include "kernels/gpu.h"
-#include "kernels/user_kernel.h"
+#include "user_kernels/cpu_jit.h"
+#include "user_kernels/gpu.h"
+#include "user_kernels/user_kernel.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;

@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "disk_cache.h"
-#include "kernels/gpu.h"
+#include "user_kernels/gpu.h"
 #include "nvrtc_compiler.h"
 
 namespace chainerc::kernels::gpu {

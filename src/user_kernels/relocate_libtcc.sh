@@ -1,7 +1,7 @@
 #!/bin/sh
 # relocate_libtcc.sh OBJCOPY INPUT.a OUTPUT.o CC...: merge the libtcc archive
 # into one relocatable object, renaming libc's data symbols it references to
-# chainerc's own (see src/kernels/meson.build and cpu_jit.cpp), and making
+# chainerc's own (see src/user_kernels/meson.build and cpu_jit.cpp), and making
 # every symbol but the libtcc API local (libtcc's globals such as `file` or
 # `tok` must not clash with a program that links libchainerc.a); the API is
 # renamed tcc_* -> ch_tcc_* (chainerc exports only ch_* names).

@@ -24,7 +24,7 @@
 #include <libtcc.h>
 
 // Debian ships libtcc only as a non-PIC static archive; the build turns it into
-// one relocatable object (src/kernels/meson.build) whose references to libc's
+// one relocatable object (src/user_kernels/meson.build) whose references to libc's
 // data symbols stdout, stderr and environ are renamed to these, which live in
 // this library and are set before libtcc first runs.
 extern "C" {

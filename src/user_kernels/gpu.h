@@ -1,7 +1,7 @@
 // The GPU side of user kernels, as the rest of chainerc sees it: compile a
 // generated CUDA source with NVRTC (disk cache), load it on a device (module
 // cache per device) and launch it with device pointers, an element count and
-// a stream. Implemented in cuda/kernels/ when the build has NVRTC and the CUDA
+// a stream. Implemented in cuda/user_kernels/ when the build has NVRTC and the CUDA
 // runtime; otherwise by gpu_stub.cpp, which fails with CH_ERR_UNSUPPORTED.
 #pragma once
 

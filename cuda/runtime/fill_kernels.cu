@@ -1,6 +1,6 @@
 #include <ch/common.h>
 
-#include "kernels.h"
+#include "fill_kernels.h"
 
 namespace chainerc::cuda {
 namespace {

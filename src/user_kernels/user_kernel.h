@@ -2,7 +2,7 @@
 // cuda.reduce, CuPy's ElementwiseKernel and ReductionKernel): parameter
 // parsing, type resolution against the arguments' dtypes, broadcasting, and
 // dispatch to the CPU (C compiled in memory by libtcc) or to CUDA (NVRTC,
-// cuda/kernels/). The code generators live in codegen.h.
+// cuda/user_kernels/). The code generators live in codegen.h.
 #pragma once
 
 #include <cstdint>

@@ -18,8 +18,8 @@
 
 #include "core/error.h"
 #include "disk_cache.h"
-#include "kernels/codegen.h"
-#include "kernels/user_kernel.h"
+#include "user_kernels/codegen.h"
+#include "user_kernels/user_kernel.h"
 #include "nvrtc_compiler.h"
 
 using namespace chainerc;
