@@ -4,6 +4,8 @@
 #include "backend/cpu/elementwise.h"
 #include "core/array.h"
 #include "core/error.h"
+#include "kernels/math.h"
+#include "kernels/registry.h"
 
 namespace chainerc::ops {
 
@@ -25,6 +27,61 @@ inline void check_float_pair(const char* who, const Array& a, const Array& b) {
     fail(CH_ERR_DEVICE, who, ": operands are on different devices (", a.device().to_string(),
          " and ", b.device().to_string(), ")");
 }
+
+// ---- Kernel calls that allocate their output on the input's device.
+
+// y = k(x), y like x.
+inline Array run(const kernels::Kernel<kernels::UnaryFn>& k, const Array& x) {
+  Array y = Array::empty_like(x);
+  k(x, y);
+  return y;
+}
+// y = k(x, s), y like x.
+inline Array run(const kernels::Kernel<kernels::UnaryScalarFn>& k, const Array& x, double s) {
+  Array y = Array::empty_like(x);
+  k(x, s, y);
+  return y;
+}
+// y = k(a, b) for same-shaped a and b, y like a.
+inline Array run(const kernels::Kernel<kernels::BinaryFn>& k, const Array& a, const Array& b) {
+  Array y = Array::empty_like(a);
+  k(a, b, y);
+  return y;
+}
+// y = k(a, b, s) for same-shaped a and b, y like a.
+inline Array run(const kernels::Kernel<kernels::BinaryScalarFn>& k, const Array& a,
+                 const Array& b, double s) {
+  Array y = Array::empty_like(a);
+  k(a, b, s, y);
+  return y;
+}
+// y = k(a, b) with NumPy broadcasting, after checking both are float arrays
+// of one dtype on one device.
+inline Array run_broadcast(const char* who, const kernels::Kernel<kernels::BroadcastFn>& k,
+                           const Array& a, const Array& b) {
+  check_float_pair(who, a, b);
+  Array y = Array::empty(a.dtype(), broadcast_shapes(a.shape(), b.shape(), who), a.device());
+  k(a, b, y);
+  return y;
+}
+// g summed to shape s (NumPy: undo a broadcast); g itself when the shapes match.
+inline Array sum_to_shape(const Array& g, const Shape& s) {
+  if (g.shape() == s) return g;
+  if (s.ndim() > g.ndim() || broadcast_shapes(s, g.shape(), "sum_to") != g.shape())
+    fail(CH_ERR_SHAPE, "sum_to: shape ", g.shape().to_string(), " cannot be summed to ",
+         s.to_string());
+  Array y = Array::empty(g.dtype(), s, g.device());
+  kernels::sum_to(g, y);
+  return y;
+}
+// x broadcast to `s` (already checked), materialized.
+inline Array broadcast_to_shape(const Array& x, const Shape& s) {
+  Array y = Array::empty(x.dtype(), s, x.device());
+  kernels::broadcast_to(x, y);
+  return y;
+}
+
+// ---- CPU loops (being moved to src/backend/cpu behind src/kernels/)
 
 // y[i] = f(x[i]) for a float array, f called with the element type.
 template <typename F>

@@ -55,6 +55,13 @@ void sum_to_typed(const T* g, const Shape& sg, T* out, const Shape& s) {
 }
 }  // namespace
 
+void sum_to_into(const Array& g, Array& out) {
+  dispatch_floating(g.dtype(), "sum_to", [&](auto t) {
+    using T = decltype(t);
+    sum_to_typed<T>(g.data<T>(), g.shape(), out.data<T>(), out.shape());
+  });
+}
+
 Array sum_to(const Array& g, const Shape& s) {
   if (g.shape() == s) return g;
   require_cpu(g, "sum_to");
@@ -62,10 +69,7 @@ Array sum_to(const Array& g, const Shape& s) {
     fail(CH_ERR_SHAPE, "sum_to: shape ", g.shape().to_string(), " cannot be summed to ",
          s.to_string());
   Array out = Array::empty(g.dtype(), s, g.device());
-  dispatch_floating(g.dtype(), "sum_to", [&](auto t) {
-    using T = decltype(t);
-    sum_to_typed<T>(g.data<T>(), g.shape(), out.data<T>(), s);
-  });
+  sum_to_into(g, out);
   return out;
 }
 
@@ -95,13 +99,17 @@ void broadcast_copy_typed(const T* x, const Shape& sx, T* out, const Shape& so) 
 }
 }  // namespace
 
+void broadcast_into(const Array& x, Array& out) {
+  if (dtype_size(x.dtype()) == 8)
+    broadcast_copy_typed(x.data<uint64_t>(), x.shape(), out.data<uint64_t>(), out.shape());
+  else
+    broadcast_copy_typed(x.data<uint32_t>(), x.shape(), out.data<uint32_t>(), out.shape());
+}
+
 Array broadcast_copy(const Array& x, const Shape& to) {
   require_cpu(x, "broadcast_to");
   Array out = Array::empty(x.dtype(), to, x.device());
-  if (dtype_size(x.dtype()) == 8)
-    broadcast_copy_typed(x.data<uint64_t>(), x.shape(), out.data<uint64_t>(), to);
-  else
-    broadcast_copy_typed(x.data<uint32_t>(), x.shape(), out.data<uint32_t>(), to);
+  broadcast_into(x, out);
   return out;
 }
 

@@ -105,9 +105,13 @@ void binary_broadcast(const T* a, const Shape& sa, const T* b, const Shape& sb, 
 // an array of shape s (NumPy: g.sum(axes).reshape(s)). Returns g itself when
 // the shapes are equal.
 Array sum_to(const Array& g, const Shape& s);
+// The same into `out`, whose shape is s (checked by the caller).
+void sum_to_into(const Array& g, Array& out);
 
 // x broadcast to `to` (NumPy rules, already checked), materialized. Any dtype.
 Array broadcast_copy(const Array& x, const Shape& to);
+// The same into `out`, whose shape is `to`.
+void broadcast_into(const Array& x, Array& out);
 
 // acc += g elementwise (same shape and dtype), in place.
 void add_into(Array& acc, const Array& g);

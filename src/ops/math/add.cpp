@@ -9,10 +9,10 @@ class Add final : public Function {
  public:
   const char* name() const override { return "Add"; }
   Arrays forward(const Arrays& in) override {
-    return {binary_broadcast("add", in[0], in[1], [](auto a, auto b) { return a + b; })};
+    return {run_broadcast("add", kernels::add, in[0], in[1])};
   }
   Arrays backward(const Arrays& in, const Arrays& gy) override {
-    return {cpu::sum_to(gy[0], in[0].shape()), cpu::sum_to(gy[0], in[1].shape())};
+    return {sum_to_shape(gy[0], in[0].shape()), sum_to_shape(gy[0], in[1].shape())};
   }
 };
 
@@ -21,8 +21,8 @@ class AddScalar final : public Function {
   explicit AddScalar(double s) : s_(s) {}
   const char* name() const override { return "AddScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {
-        unary("add_scalar", in[0], [s = s_](auto x) { return x + static_cast<decltype(x)>(s); })};
+    check_float("add_scalar", in[0]);
+    return {run(kernels::add_scalar, in[0], s_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0]}; }
 

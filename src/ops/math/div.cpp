@@ -9,15 +9,15 @@ class Div final : public Function {
  public:
   const char* name() const override { return "Div"; }
   Arrays forward(const Arrays& in) override {
-    y_ = binary_broadcast("div", in[0], in[1], [](auto a, auto b) { return a / b; });
+    y_ = run_broadcast("div", kernels::div, in[0], in[1]);
     return {y_};
   }
   // ga = gy / b;  gb = -gy * a / b^2 = -gy * y / b
   Arrays backward(const Arrays& in, const Arrays& gy) override {
-    Array ga = binary_broadcast("div", gy[0], in[1], [](auto g, auto b) { return g / b; });
-    Array gy_y = binary_same("div", gy[0], y_, [](auto g, auto y) { return g * y; });
-    Array gb = binary_broadcast("div", gy_y, in[1], [](auto gyy, auto b) { return -gyy / b; });
-    return {cpu::sum_to(ga, in[0].shape()), cpu::sum_to(gb, in[1].shape())};
+    Array ga = run_broadcast("div", kernels::div, gy[0], in[1]);
+    Array gy_y = run(kernels::exp_grad, gy[0], y_);  // gy * y
+    Array gb = run_broadcast("div", kernels::div_grad_b, gy_y, in[1]);
+    return {sum_to_shape(ga, in[0].shape()), sum_to_shape(gb, in[1].shape())};
   }
 
  private:
@@ -29,12 +29,11 @@ class DivScalar final : public Function {  // x / s
   explicit DivScalar(double s) : s_(s) {}
   const char* name() const override { return "DivScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {
-        unary("div_scalar", in[0], [s = s_](auto x) { return x / static_cast<decltype(x)>(s); })};
+    check_float("div_scalar", in[0]);
+    return {run(kernels::div_scalar, in[0], s_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {
-        unary("div_scalar", gy[0], [s = s_](auto g) { return g / static_cast<decltype(g)>(s); })};
+    return {run(kernels::div_scalar, gy[0], s_)};
   }
 
  private:
@@ -46,14 +45,12 @@ class RDivScalar final : public Function {  // s / x
   explicit RDivScalar(double s) : s_(s) {}
   const char* name() const override { return "RDivScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {
-        unary("rdiv_scalar", in[0], [s = s_](auto x) { return static_cast<decltype(x)>(s) / x; })};
+    check_float("rdiv_scalar", in[0]);
+    return {run(kernels::rdiv_scalar, in[0], s_)};
   }
   // gx = -s / x^2 * gy
   Arrays backward(const Arrays& in, const Arrays& gy) override {
-    return {binary_same("rdiv_scalar", gy[0], in[0], [s = s_](auto g, auto x) {
-      return -static_cast<decltype(x)>(s) * g / (x * x);
-    })};
+    return {run(kernels::rdiv_scalar_grad, gy[0], in[0], s_)};
   }
 
  private:

@@ -1,7 +1,7 @@
 // exp: y = e ** x.
 #include <cmath>
 
-#include "ops/nn_util.h"
+#include "ops/op_util.h"
 #include "ops/ops.h"
 
 namespace chainerc::ops {
@@ -12,12 +12,12 @@ class Exp final : public Function {
   const char* name() const override { return "Exp"; }
   bool retains_input(size_t) const override { return false; }  // backward reads y
   Arrays forward(const Arrays& in) override {
-    y_ = par_vector_unary("exp", in[0],
-                          [](const auto* x, auto* y, int64_t n) { cpu::vector_exp(x, y, n); });
+    check_float("exp", in[0]);
+    y_ = run(kernels::exp, in[0]);
     return {y_};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {  // gx = gy * y
-    return {binary_same("exp", gy[0], y_, [](auto g, auto y) { return g * y; })};
+    return {run(kernels::exp_grad, gy[0], y_)};
   }
 
  private:

@@ -1,7 +1,7 @@
 // log: y = ln(x).
 #include <cmath>
 
-#include "ops/nn_util.h"
+#include "ops/op_util.h"
 #include "ops/ops.h"
 
 namespace chainerc::ops {
@@ -11,11 +11,11 @@ class Log final : public Function {
  public:
   const char* name() const override { return "Log"; }
   Arrays forward(const Arrays& in) override {
-    return {par_vector_unary("log", in[0],
-                             [](const auto* x, auto* y, int64_t n) { cpu::vector_log(x, y, n); })};
+    check_float("log", in[0]);
+    return {run(kernels::log, in[0])};
   }
   Arrays backward(const Arrays& in, const Arrays& gy) override {  // gx = gy / x
-    return {binary_same("log", gy[0], in[0], [](auto g, auto x) { return g / x; })};
+    return {run(kernels::log_grad, gy[0], in[0])};
   }
 };
 

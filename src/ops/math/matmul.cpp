@@ -2,8 +2,7 @@
 // transposes when transa / transb is set; a 1-D operand is a column vector
 // (n, 1). batch_matmul: the same for each of the B matrices of (B, m, k)
 // operands; a 2-D operand (B, n) is a batch of column vectors (B, n, 1).
-// Every product goes through cpu::gemm.
-#include "backend/cpu/gemm.h"
+// Every product goes through the gemm kernel.
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -30,11 +29,8 @@ class MatMul final : public Function {
            tb_ ? " (transposed)" : "", " (", ka, " vs ", kb, ")");
     Array y =
         Array::empty(in[0].dtype(), batched_ ? Shape{sa[0], m, n} : Shape{m, n}, in[0].device());
-    dispatch_floating(y.dtype(), who, [&](auto t) {
-      using T = decltype(t);
-      product(ta_, tb_, sa[0], m, n, ka, in[0].data<T>(), sa[2], sa[1] * sa[2], in[1].data<T>(),
-              sb[2], sb[1] * sb[2], y.data<T>());
-    });
+    product(ta_, tb_, sa[0], m, n, ka, in[0], sa[2], sa[1] * sa[2], in[1], sb[2], sb[1] * sb[2],
+            y);
     return {y};
   }
 
@@ -44,21 +40,17 @@ class MatMul final : public Function {
     const int64_t batch = sa[0];
     const int64_t m = ta_ ? sa[2] : sa[1], k = ta_ ? sa[1] : sa[2], n = tb_ ? sb[1] : sb[2];
     Array ga = Array::empty_like(a), gb = Array::empty_like(b);
-    dispatch_floating(a.dtype(), name(), [&](auto t) {
-      using T = decltype(t);
-      const T *pa = a.data<T>(), *pb = b.data<T>(), *pg = gy.data<T>();
-      const int64_t sta = sa[1] * sa[2], stb = sb[1] * sb[2], stg = m * n;
-      // ga: op(a) = gy op(b)^T, i.e. a = gy op(b)^T (m x k) or a = op(b) gy^T (k x m)
-      if (!ta_)
-        product(false, !tb_, batch, m, k, n, pg, n, stg, pb, sb[2], stb, ga.data<T>());
-      else
-        product(tb_, true, batch, k, m, n, pb, sb[2], stb, pg, n, stg, ga.data<T>());
-      // gb: op(b) = op(a)^T gy, i.e. b = op(a)^T gy (k x n) or b = gy^T op(a) (n x k)
-      if (!tb_)
-        product(!ta_, false, batch, k, n, m, pa, sa[2], sta, pg, n, stg, gb.data<T>());
-      else
-        product(true, ta_, batch, n, k, m, pg, n, stg, pa, sa[2], sta, gb.data<T>());
-    });
+    const int64_t sta = sa[1] * sa[2], stb = sb[1] * sb[2], stg = m * n;
+    // ga: op(a) = gy op(b)^T, i.e. a = gy op(b)^T (m x k) or a = op(b) gy^T (k x m)
+    if (!ta_)
+      product(false, !tb_, batch, m, k, n, gy, n, stg, b, sb[2], stb, ga);
+    else
+      product(tb_, true, batch, k, m, n, b, sb[2], stb, gy, n, stg, ga);
+    // gb: op(b) = op(a)^T gy, i.e. b = op(a)^T gy (k x n) or b = gy^T op(a) (n x k)
+    if (!tb_)
+      product(!ta_, false, batch, k, n, m, a, sa[2], sta, gy, n, stg, gb);
+    else
+      product(true, ta_, batch, n, k, m, gy, n, stg, a, sa[2], sta, gb);
     return {ga, gb};
   }
 
@@ -79,19 +71,23 @@ class MatMul final : public Function {
   }
 
   // For each of `batch` matrices: C (m x n) = op(A) op(B) with op(A) m x k.
-  template <typename T>
-  static void product(bool ta, bool tb, int64_t batch, int64_t m, int64_t n, int64_t k, const T* A,
-                      int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b,
-                      T* C) {
-    for (int64_t i = 0; i < batch; ++i) {
-      T* c = C + i * m * n;
-      if (m == 0 || n == 0) continue;
-      if (k == 0) {
-        for (int64_t j = 0; j < m * n; ++j) c[j] = 0;
-        continue;
-      }
-      cpu::gemm(ta, tb, m, n, k, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), c, n);
-    }
+  static void product(bool ta, bool tb, int64_t batch, int64_t m, int64_t n, int64_t k,
+                      const Array& A, int64_t lda, int64_t stride_a, const Array& B, int64_t ldb,
+                      int64_t stride_b, Array& C) {
+    kernels::Gemm g;
+    g.trans_a = ta;
+    g.trans_b = tb;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.lda = lda;
+    g.ldb = ldb;
+    g.ldc = n;
+    g.batch = batch;
+    g.stride_a = stride_a;
+    g.stride_b = stride_b;
+    g.stride_c = m * n;
+    kernels::gemm(g, A, B, C);
   }
 
   bool batched_, ta_, tb_;

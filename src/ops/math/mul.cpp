@@ -9,12 +9,11 @@ class Mul final : public Function {
  public:
   const char* name() const override { return "Mul"; }
   Arrays forward(const Arrays& in) override {
-    return {binary_broadcast("mul", in[0], in[1], [](auto a, auto b) { return a * b; })};
+    return {run_broadcast("mul", kernels::mul, in[0], in[1])};
   }
   Arrays backward(const Arrays& in, const Arrays& gy) override {
-    auto times = [](auto g, auto v) { return g * v; };
-    return {cpu::sum_to(binary_broadcast("mul", gy[0], in[1], times), in[0].shape()),
-            cpu::sum_to(binary_broadcast("mul", gy[0], in[0], times), in[1].shape())};
+    return {sum_to_shape(run_broadcast("mul", kernels::mul, gy[0], in[1]), in[0].shape()),
+            sum_to_shape(run_broadcast("mul", kernels::mul, gy[0], in[0]), in[1].shape())};
   }
 };
 
@@ -23,12 +22,11 @@ class MulScalar final : public Function {
   explicit MulScalar(double s) : s_(s) {}
   const char* name() const override { return "MulScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {
-        unary("mul_scalar", in[0], [s = s_](auto x) { return x * static_cast<decltype(x)>(s); })};
+    check_float("mul_scalar", in[0]);
+    return {run(kernels::mul_scalar, in[0], s_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {
-        unary("mul_scalar", gy[0], [s = s_](auto g) { return g * static_cast<decltype(g)>(s); })};
+    return {run(kernels::mul_scalar, gy[0], s_)};
   }
 
  private:

@@ -9,10 +9,11 @@ class Neg final : public Function {
  public:
   const char* name() const override { return "Neg"; }
   Arrays forward(const Arrays& in) override {
-    return {unary("neg", in[0], [](auto x) { return -x; })};
+    check_float("neg", in[0]);
+    return {run(kernels::neg, in[0])};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {unary("neg", gy[0], [](auto g) { return -g; })};
+    return {run(kernels::neg, gy[0])};
   }
 };
 

@@ -12,19 +12,12 @@ class PowScalar final : public Function {  // x ** p
   explicit PowScalar(double p) : p_(p) {}
   const char* name() const override { return "PowScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {unary("pow_scalar", in[0], [p = p_](auto x) {
-      using T = decltype(x);
-      return p == 2 ? x * x : static_cast<T>(std::pow(x, static_cast<T>(p)));
-    })};
+    check_float("pow_scalar", in[0]);
+    return {run(kernels::pow_scalar, in[0], p_)};
   }
   // gx = p * x^(p-1) * gy
   Arrays backward(const Arrays& in, const Arrays& gy) override {
-    return {binary_same("pow_scalar", gy[0], in[0], [p = p_](auto g, auto x) {
-      using T = decltype(x);
-      T d = p == 2 ? T(2) * x
-                   : static_cast<T>(p) * static_cast<T>(std::pow(x, static_cast<T>(p - 1)));
-      return g * d;
-    })};
+    return {run(kernels::pow_scalar_grad, gy[0], in[0], p_)};
   }
 
  private:
@@ -36,17 +29,13 @@ class RPowScalar final : public Function {  // s ** x
   explicit RPowScalar(double s) : s_(s) {}
   const char* name() const override { return "RPowScalar"; }
   Arrays forward(const Arrays& in) override {
-    y_ = unary("rpow_scalar", in[0], [s = s_](auto x) {
-      using T = decltype(x);
-      return static_cast<T>(std::pow(static_cast<T>(s), x));
-    });
+    check_float("rpow_scalar", in[0]);
+    y_ = run(kernels::rpow_scalar, in[0], s_);
     return {y_};
   }
   // gx = ln(s) * s^x * gy
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {binary_same("rpow_scalar", gy[0], y_, [ls = std::log(s_)](auto g, auto y) {
-      return g * y * static_cast<decltype(y)>(ls);
-    })};
+    return {run(kernels::rpow_scalar_grad, gy[0], y_, std::log(s_))};
   }
 
  private:

@@ -9,11 +9,11 @@ class Sub final : public Function {
  public:
   const char* name() const override { return "Sub"; }
   Arrays forward(const Arrays& in) override {
-    return {binary_broadcast("sub", in[0], in[1], [](auto a, auto b) { return a - b; })};
+    return {run_broadcast("sub", kernels::sub, in[0], in[1])};
   }
   Arrays backward(const Arrays& in, const Arrays& gy) override {
-    Array neg_gy = unary("sub", gy[0], [](auto g) { return -g; });
-    return {cpu::sum_to(gy[0], in[0].shape()), cpu::sum_to(neg_gy, in[1].shape())};
+    Array neg_gy = run(kernels::neg, gy[0]);
+    return {sum_to_shape(gy[0], in[0].shape()), sum_to_shape(neg_gy, in[1].shape())};
   }
 };
 
@@ -22,8 +22,8 @@ class SubScalar final : public Function {  // x - s
   explicit SubScalar(double s) : s_(s) {}
   const char* name() const override { return "SubScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {
-        unary("sub_scalar", in[0], [s = s_](auto x) { return x - static_cast<decltype(x)>(s); })};
+    check_float("sub_scalar", in[0]);
+    return {run(kernels::sub_scalar, in[0], s_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0]}; }
 
@@ -36,11 +36,11 @@ class RSubScalar final : public Function {  // s - x
   explicit RSubScalar(double s) : s_(s) {}
   const char* name() const override { return "RSubScalar"; }
   Arrays forward(const Arrays& in) override {
-    return {
-        unary("rsub_scalar", in[0], [s = s_](auto x) { return static_cast<decltype(x)>(s) - x; })};
+    check_float("rsub_scalar", in[0]);
+    return {run(kernels::rsub_scalar, in[0], s_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {unary("rsub_scalar", gy[0], [](auto g) { return -g; })};
+    return {run(kernels::neg, gy[0])};
   }
 
  private:

@@ -11,11 +11,12 @@ class Sum final : public Function {
   bool retains_input(size_t) const override { return false; }  // backward reads x's shape
   Arrays forward(const Arrays& in) override {
     check_float("sum", in[0]);
-    Array y = cpu::sum_to(in[0], Shape{});
-    return {y.shares_memory_with(in[0]) ? y.copy() : y};  // a 0-d input sums to itself
+    Array y = Array::empty(in[0].dtype(), Shape{}, in[0].device());
+    kernels::sum_to(in[0], y);
+    return {y};
   }
   Arrays backward(const Arrays& in, const Arrays& gy) override {  // gx = gy broadcast to x
-    return {cpu::broadcast_copy(gy[0], in[0].shape())};
+    return {broadcast_to_shape(gy[0], in[0].shape())};
   }
 };
 
@@ -30,8 +31,8 @@ class SumAxis final : public Function {
     axis_ = normalize_axis(axis_, x.ndim(), "sum");
     Shape kept = x.shape();
     kept[axis_] = 1;
-    Array y = cpu::sum_to(x, kept);             // sum over the axis, kept as extent 1
-    if (y.shares_memory_with(x)) y = y.copy();  // extent was already 1: own the output
+    Array y = Array::empty(x.dtype(), kept, x.device());  // the sum over the axis, extent 1
+    kernels::sum_to(x, y);
     if (keepdims_) return {y};
     Shape dropped;
     for (int32_t i = 0; i < x.ndim(); ++i)
@@ -41,7 +42,7 @@ class SumAxis final : public Function {
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     Shape kept = in[0].shape();
     kept[axis_] = 1;
-    return {cpu::broadcast_copy(gy[0].reshaped(kept), in[0].shape())};
+    return {broadcast_to_shape(gy[0].reshaped(kept), in[0].shape())};
   }
 
  private:

@@ -1,0 +1,12 @@
+// The explicit list of the CPU backend's kernels (not static
+// self-registration, which a static link into libchainerc.a would drop).
+#include "kernel_list.h"
+
+namespace chainerc::cpu {
+
+void register_kernels() {
+  register_arithmetic_kernels();
+  register_reduction_kernels();
+}
+
+}  // namespace chainerc::cpu

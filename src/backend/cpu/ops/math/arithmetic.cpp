@@ -1,0 +1,61 @@
+// CPU kernels of the arithmetic functions: the pointwise functors of
+// kernels/pointwise/arithmetic.h over the CPU loops, except exp and log,
+// which go through glibc's vector math library (the functors stay their
+// reference in the tests).
+#include "backend/cpu/kernel_list.h"
+#include "backend/cpu/pointwise.h"
+#include "backend/cpu/vector_math.h"
+#include "kernels/math.h"
+#include "kernels/pointwise/arithmetic.h"
+
+namespace chainerc::cpu {
+namespace {
+
+// y = f(x) through a cpu::vector_* function on chunks spread over the pool.
+template <typename F>
+void vector_unary(const Array& x, Array& y, F f) {
+  dispatch_floating(x.dtype(), "unary kernel", [&](auto t) {
+    using T = decltype(t);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    parallel_for(x.size(), kElementwiseGrain,
+                 [&](int64_t b, int64_t e) { f(px + b, py + b, e - b); });
+  });
+}
+
+void exp_kernel(const Array& x, Array& y) {
+  vector_unary(x, y, [](const auto* px, auto* py, int64_t n) { vector_exp(px, py, n); });
+}
+void log_kernel(const Array& x, Array& y) {
+  vector_unary(x, y, [](const auto* px, auto* py, int64_t n) { vector_log(px, py, n); });
+}
+
+}  // namespace
+
+void register_arithmetic_kernels() {
+  using namespace pointwise;
+  constexpr int32_t cpu = CH_DEVICE_CPU;
+  kernels::add.set(cpu, broadcast_kernel<Add>);
+  kernels::sub.set(cpu, broadcast_kernel<Sub>);
+  kernels::mul.set(cpu, broadcast_kernel<Mul>);
+  kernels::div.set(cpu, broadcast_kernel<Div>);
+  kernels::div_grad_b.set(cpu, broadcast_kernel<DivGradB>);
+  kernels::neg.set(cpu, unary_kernel<Neg>);
+  kernels::exp.set(cpu, exp_kernel);
+  kernels::log.set(cpu, log_kernel);
+  kernels::exp_grad.set(cpu, binary_kernel<ExpGrad>);
+  kernels::log_grad.set(cpu, binary_kernel<LogGrad>);
+  kernels::add_scalar.set(cpu, unary_scalar_kernel<AddScalar>);
+  kernels::sub_scalar.set(cpu, unary_scalar_kernel<SubScalar>);
+  kernels::rsub_scalar.set(cpu, unary_scalar_kernel<RSubScalar>);
+  kernels::mul_scalar.set(cpu, unary_scalar_kernel<MulScalar>);
+  kernels::div_scalar.set(cpu, unary_scalar_kernel<DivScalar>);
+  kernels::rdiv_scalar.set(cpu, unary_scalar_kernel<RDivScalar>);
+  kernels::pow_scalar.set(cpu, unary_scalar_kernel<PowScalar>);
+  kernels::rpow_scalar.set(cpu, unary_scalar_kernel<RPowScalar>);
+  kernels::rdiv_scalar_grad.set(cpu, binary_scalar_kernel<RDivScalarGrad>);
+  kernels::pow_scalar_grad.set(cpu, binary_scalar_kernel<PowScalarGrad>);
+  kernels::rpow_scalar_grad.set(cpu, binary_scalar_kernel<RPowScalarGrad>);
+}
+
+}  // namespace chainerc::cpu

@@ -1,0 +1,91 @@
+// The CPU backend's loops for pointwise kernels: a per-element functor from
+// src/kernels/pointwise/ applied over contiguous arrays, split over the thread
+// pool when large, with inner loops simple enough to vectorize. Used as
+// kernel implementations directly, e.g.
+//   kernels::relu_forward.set(CH_DEVICE_CPU, unary_kernel<pointwise::Relu>);
+#pragma once
+
+#include "backend/cpu/elementwise.h"
+#include "backend/cpu/parallel.h"
+#include "core/array.h"
+#include "core/dtype.h"
+
+namespace chainerc::cpu {
+
+// out[i] = f(a[i]) for i in [0, n). Each chunk works on a private copy of f
+// and restrict pointers: the captures (a slope, a scale) then cannot alias
+// `out`, stay in registers, and the loop vectorizes.
+template <typename T, typename F>
+void par_map(const T* a, T* out, int64_t n, F f) {
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    const F g = f;
+    const T* __restrict pa = a;
+    T* __restrict po = out;
+    for (int64_t i = b; i < e; ++i) po[i] = g(pa[i]);
+  });
+}
+
+// out[i] = f(a[i], b[i]) for i in [0, n).
+template <typename T, typename F>
+void par_map2(const T* a, const T* b, T* out, int64_t n, F f) {
+  parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+    const F g = f;
+    const T* __restrict pa = a;
+    const T* __restrict pb = b;
+    T* __restrict po = out;
+    for (int64_t i = s; i < e; ++i) po[i] = g(pa[i], pb[i]);
+  });
+}
+
+// y = F(x)
+template <typename F>
+void unary_kernel(const Array& x, Array& y) {
+  dispatch_floating(x.dtype(), "unary kernel", [&](auto t) {
+    using T = decltype(t);
+    par_map(x.data<T>(), y.data<T>(), x.size(), [](T v) { return F{}(v); });
+  });
+}
+
+// y = F(x, s)
+template <typename F>
+void unary_scalar_kernel(const Array& x, double s, Array& y) {
+  dispatch_floating(x.dtype(), "unary kernel", [&](auto t) {
+    using T = decltype(t);
+    par_map(x.data<T>(), y.data<T>(), x.size(), [s = static_cast<T>(s)](T v) { return F{}(v, s); });
+  });
+}
+
+// y = F(a, b), same shapes
+template <typename F>
+void binary_kernel(const Array& a, const Array& b, Array& y) {
+  dispatch_floating(a.dtype(), "binary kernel", [&](auto t) {
+    using T = decltype(t);
+    par_map2(a.data<T>(), b.data<T>(), y.data<T>(), a.size(), [](T u, T v) { return F{}(u, v); });
+  });
+}
+
+// y = F(a, b, s), same shapes
+template <typename F>
+void binary_scalar_kernel(const Array& a, const Array& b, double s, Array& y) {
+  dispatch_floating(a.dtype(), "binary kernel", [&](auto t) {
+    using T = decltype(t);
+    par_map2(a.data<T>(), b.data<T>(), y.data<T>(), a.size(),
+             [s = static_cast<T>(s)](T u, T v) { return F{}(u, v, s); });
+  });
+}
+
+// y = F(a, b) with NumPy broadcasting (y has the broadcast shape).
+template <typename F>
+void broadcast_kernel(const Array& a, const Array& b, Array& y) {
+  dispatch_floating(a.dtype(), "binary kernel", [&](auto t) {
+    using T = decltype(t);
+    if (a.shape() == b.shape()) {
+      par_map2(a.data<T>(), b.data<T>(), y.data<T>(), y.size(), [](T u, T v) { return F{}(u, v); });
+      return;
+    }
+    binary_broadcast(a.data<T>(), a.shape(), b.data<T>(), b.shape(), y.data<T>(), y.shape(),
+                     [](T u, T v) { return F{}(u, v); });
+  });
+}
+
+}  // namespace chainerc::cpu

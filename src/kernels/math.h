@@ -1,0 +1,60 @@
+// Kernels of the math functions (ops/math): arithmetic with NumPy
+// broadcasting, the scalar forms, pow/exp/log, reductions and matrix products.
+// Arguments are checked by the op; outputs are allocated by the op on the
+// inputs' device. The per-element math is in pointwise/arithmetic.h.
+#pragma once
+
+#include "kernels/registry.h"
+
+namespace chainerc::kernels {
+
+// y = f(a, b) where y has the broadcast shape of a and b (float arrays).
+using BroadcastFn = void(const Array& a, const Array& b, Array& y);
+inline Kernel<BroadcastFn> add{"add"};
+inline Kernel<BroadcastFn> sub{"sub"};
+inline Kernel<BroadcastFn> mul{"mul"};
+inline Kernel<BroadcastFn> div{"div"};
+inline Kernel<BroadcastFn> div_grad_b{"div_grad_b"};  // -a / b (a = gy * y)
+
+inline Kernel<UnaryFn> neg{"neg"};
+inline Kernel<UnaryFn> exp{"exp"};
+inline Kernel<UnaryFn> log{"log"};
+inline Kernel<BinaryFn> exp_grad{"exp_grad"};  // gy * y
+inline Kernel<BinaryFn> log_grad{"log_grad"};  // gy / x
+
+inline Kernel<UnaryScalarFn> add_scalar{"add_scalar"};
+inline Kernel<UnaryScalarFn> sub_scalar{"sub_scalar"};
+inline Kernel<UnaryScalarFn> rsub_scalar{"rsub_scalar"};
+inline Kernel<UnaryScalarFn> mul_scalar{"mul_scalar"};
+inline Kernel<UnaryScalarFn> div_scalar{"div_scalar"};
+inline Kernel<UnaryScalarFn> rdiv_scalar{"rdiv_scalar"};
+inline Kernel<UnaryScalarFn> pow_scalar{"pow_scalar"};
+inline Kernel<UnaryScalarFn> rpow_scalar{"rpow_scalar"};
+inline Kernel<BinaryScalarFn> rdiv_scalar_grad{"rdiv_scalar_grad"};  // (gy, x, s)
+inline Kernel<BinaryScalarFn> pow_scalar_grad{"pow_scalar_grad"};    // (gy, x, p)
+inline Kernel<BinaryScalarFn> rpow_scalar_grad{"rpow_scalar_grad"};  // (gy, y, ln s)
+
+// y = x summed over the axes along which y's shape was broadcast to x's
+// (NumPy: x.sum(axes).reshape(y.shape)); a 0-d or one-element y is the total,
+// summed in fixed blocks so that it does not depend on the thread count.
+inline Kernel<void(const Array& x, Array& y)> sum_to{"sum_to"};
+// y = x broadcast to y's shape (NumPy rules, checked by the op); any dtype.
+inline Kernel<void(const Array& x, Array& y)> broadcast_to{"broadcast_to"};
+// acc += x (same shape and dtype), in place: gradient accumulation.
+inline Kernel<void(Array& acc, const Array& x)> add_into{"add_into"};
+
+// A matrix product over row-major matrices, C = alpha op(A) op(B) + beta C,
+// in `batch` independent products whose operands lie `stride_*` elements
+// apart, starting at element offsets `offset_*` of the arrays: the one entry
+// point every GEMM in chainerc goes through.
+struct Gemm {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  double alpha = 1, beta = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t offset_a = 0, offset_b = 0, offset_c = 0;
+  int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+};
+inline Kernel<void(const Gemm& g, const Array& a, const Array& b, Array& c)> gemm{"gemm"};
+
+}  // namespace chainerc::kernels

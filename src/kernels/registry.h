@@ -1,0 +1,102 @@
+// The kernel interface: each op group declares its kernels once, device-free,
+// in src/kernels/<group>.h as Kernel objects; each backend fills them with its
+// implementations from an explicit list (src/backend/cpu/kernel_list.cpp, and
+// the CUDA backend's own list), never by static self-registration, which a
+// static link into libchainerc.a would drop. An op calls a kernel like a
+// function; the kernel is found by the device of its first Array argument:
+//
+//   kernels::relu_forward(x, y);   // x, y on the same device
+//
+// A device without an implementation is refused with CH_ERR_DEVICE naming the
+// kernel and the device.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <type_traits>
+#include <utility>
+
+#include "core/array.h"
+#include "core/error.h"
+
+namespace chainerc::kernels {
+
+// Device types with kernel tables (CH_DEVICE_CPU = 1, CH_DEVICE_CUDA = 2).
+constexpr int kMaxDeviceType = CH_DEVICE_CUDA;
+
+// Fills every kernel table from the backends' lists, once per process
+// (src/backend/kernel_lists.cpp). Called on the first lookup that misses.
+void register_all_kernels();
+
+namespace detail {
+[[noreturn]] void no_kernel(const char* kernel, Device device);
+
+// The device of the first Array among the arguments.
+template <typename First, typename... Rest>
+Device device_of(const First& first, const Rest&... rest) {
+  if constexpr (std::is_same_v<std::decay_t<First>, Array>) {
+    return first.device();
+  } else {
+    static_assert(sizeof...(Rest) > 0, "a kernel call needs an Array argument");
+    return device_of(rest...);
+  }
+}
+}  // namespace detail
+
+template <typename Signature>
+class Kernel;
+
+template <typename R, typename... Args>
+class Kernel<R(Args...)> {
+ public:
+  using Fn = R (*)(Args...);
+
+  explicit constexpr Kernel(const char* name) : name_(name) {}
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  const char* name() const { return name_; }
+
+  // A backend's implementation for devices of `device_type`.
+  void set(int32_t device_type, Fn fn) { slot(device_type).store(fn, std::memory_order_release); }
+
+  // The implementation for `device`, or Error(CH_ERR_DEVICE) naming the kernel.
+  Fn find(Device device) const {
+    if (device.type < 1 || device.type > kMaxDeviceType) detail::no_kernel(name_, device);
+    Fn fn = slot(device.type).load(std::memory_order_acquire);
+    if (fn) return fn;
+    register_all_kernels();
+    fn = slot(device.type).load(std::memory_order_acquire);
+    if (!fn) detail::no_kernel(name_, device);
+    return fn;
+  }
+  bool has(Device device) const {
+    if (device.type < 1 || device.type > kMaxDeviceType) return false;
+    register_all_kernels();
+    return slot(device.type).load(std::memory_order_acquire) != nullptr;
+  }
+
+  // Runs the implementation for the device of the first Array argument.
+  template <typename... A>
+  R operator()(A&&... args) const {
+    return find(detail::device_of(args...))(std::forward<A>(args)...);
+  }
+  // Runs the implementation for an explicit device.
+  template <typename... A>
+  R on(Device device, A&&... args) const {
+    return find(device)(std::forward<A>(args)...);
+  }
+
+ private:
+  std::atomic<Fn>& slot(int32_t type) const { return impl_[static_cast<size_t>(type - 1)]; }
+  const char* name_;
+  mutable std::array<std::atomic<Fn>, kMaxDeviceType> impl_{};
+};
+
+// Common signatures.
+using UnaryFn = void(const Array& x, Array& y);                    // y = f(x)
+using UnaryScalarFn = void(const Array& x, double s, Array& y);    // y = f(x, s)
+using BinaryFn = void(const Array& a, const Array& b, Array& y);   // y = f(a, b), same shape
+using BinaryScalarFn = void(const Array& a, const Array& b, double s, Array& y);
+
+}  // namespace chainerc::kernels
