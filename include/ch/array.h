@@ -19,8 +19,7 @@
 extern "C" {
 #endif
 
-/* Called when a wrapped external buffer is no longer used by chainerc. */
-typedef void (*ch_release_callback)(void* data, void* user_data);
+/* ch_release_callback is in common.h. */
 
 /* Size of one element of `dtype` in bytes, or 0 for an unknown dtype. */
 CH_API size_t ch_dtype_size(ch_dtype dtype);
@@ -88,13 +87,7 @@ CH_API ch_device ch_array_device(const ch_array* array);
 
 /* --- host memory ------------------------------------------------------- */
 
-typedef struct ch_memory_stats {
-  int64_t bytes_in_use;   /* held by live arrays */
-  int64_t bytes_cached;   /* freed by arrays, kept for reuse */
-  int64_t peak_bytes_in_use;
-  int64_t allocations;    /* requests served */
-  int64_t cache_misses;   /* requests that reached the system allocator */
-} ch_memory_stats;
+/* ch_memory_stats is in common.h. */
 
 /* Statistics of the caching allocator of `device` (the CPU, or a CUDA
  * device: CH_ERR_DEVICE when that device does not exist). */
@@ -143,7 +136,7 @@ CH_API ch_status ch_memory_limit(size_t* out, ch_device device);
  * It runs on the thread that allocates, inside the C API call that needed the
  * memory; it may release handles but must not allocate device memory through
  * chainerc. `requested_bytes` is the request that failed. */
-typedef void (*ch_oom_hook)(void* user_data, ch_device device, size_t requested_bytes);
+/* ch_oom_hook (in common.h) is called with the device and the requested bytes. */
 /* Install the process-wide hook (NULL removes it). `user_data` is borrowed:
  * it must stay valid until the hook is replaced. Cannot fail. */
 CH_API void ch_memory_set_oom_hook(ch_oom_hook hook, void* user_data);

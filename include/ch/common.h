@@ -79,6 +79,24 @@ typedef struct ch_variable ch_variable;
 typedef struct ch_function ch_function;
 typedef struct ch_context ch_context;
 
+/* Types shared by the array, memory and device headers (here so that the
+ * engine's core sees no API header beyond this one). */
+
+/* Called when a wrapped external buffer is no longer used by chainerc. */
+typedef void (*ch_release_callback)(void* data, void* user_data);
+
+/* Statistics of a caching allocator (see ch_memory_stats() in array.h). */
+typedef struct ch_memory_stats {
+  int64_t bytes_in_use; /* held by live arrays */
+  int64_t bytes_cached; /* freed by arrays, kept for reuse */
+  int64_t peak_bytes_in_use;
+  int64_t allocations;  /* requests served */
+  int64_t cache_misses; /* requests that reached the system allocator */
+} ch_memory_stats;
+
+/* The out-of-memory hook (see ch_memory_set_oom_hook() in array.h). */
+typedef void (*ch_oom_hook)(void* user_data, ch_device device, size_t requested_bytes);
+
 /* --- version ----------------------------------------------------------- */
 
 /* Run-time version as CH_VERSION computes it. Cannot fail. */

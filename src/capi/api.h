@@ -5,12 +5,12 @@
 
 #include <ch/ch.h>
 
+#include <memory>
+
+#include "capi/handles.h"
 #include "core/array.h"
 #include "core/error.h"
-#include "core/handles.h"
 #include "core/variable.h"
-
-#include <memory>
 
 namespace chainerc::capi {
 
@@ -36,8 +36,25 @@ inline FuncPtr function_of(const ch_function* h, const char* who, const char* ar
   return handle_shared<Function>(h, HandleKind::Function, who, arg);
 }
 
+// A dtype argument: any ch_dtype (dtype_arg) or a float one (float_dtype_arg);
+// Error(CH_ERR_DTYPE) naming `who` and the value otherwise.
+DType dtype_arg(ch_dtype d, const char* who);
+DType float_dtype_arg(ch_dtype d, const char* who);
+
+// The shim of a one-input built-in function: ch_functions_<name>(out, x)
+// calls ops::<name>(x).
+#define CH_UNARY_FUNCTION(name)                                                  \
+  ch_status ch_functions_##name(ch_variable** out, ch_variable* x) {             \
+    CH_API_BEGIN                                                                 \
+    ::chainerc::capi::require_out(out, __func__);                                \
+    *out = ::chainerc::capi::new_variable_handle(                                \
+        ::chainerc::ops::name(::chainerc::capi::variable_of(x, __func__, "x"))); \
+    CH_API_END                                                                   \
+  }
+
 inline ch_array* new_array_handle(Array a) {
-  return static_cast<ch_array*>(handle_new(HandleKind::Array, std::make_shared<Array>(std::move(a))));
+  return static_cast<ch_array*>(
+      handle_new(HandleKind::Array, std::make_shared<Array>(std::move(a))));
 }
 inline ch_variable* new_variable_handle(VarPtr v) {
   return static_cast<ch_variable*>(handle_new(HandleKind::Variable, std::move(v)));
@@ -49,9 +66,9 @@ inline ch_function* new_function_handle(FuncPtr f) {
 }  // namespace chainerc::capi
 
 #define CH_API_BEGIN try {
-#define CH_API_END                                        \
-  }                                                       \
-  catch (...) {                                           \
+#define CH_API_END                                          \
+  }                                                         \
+  catch (...) {                                             \
     return ::chainerc::capi::translate_exception(__func__); \
-  }                                                       \
+  }                                                         \
   return CH_OK;

@@ -1,23 +1,17 @@
 // C API: ch_array.
-#include "api.h"
-#include "core/allocator.h"
-#include "core/device_backend.h"
-#include "core/random.h"
-
 #include <cmath>
 #include <cstring>
 
+#include "api.h"
+#include "core/allocator.h"
 #include "core/caching_allocator.h"
+#include "core/device_backend.h"
+#include "core/random.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;
 
 namespace {
-DType dtype_arg(ch_dtype d, const char* who) {
-  if (!is_valid_dtype(d))
-    fail(CH_ERR_DTYPE, who, ": dtype ", d, " is not one of CH_FLOAT32 (0), CH_FLOAT64 (1), CH_INT32 (2)");
-  return static_cast<DType>(d);
-}
 Device device_arg(ch_device d, const char* who) {
   if (d.type == CH_DEVICE_CPU) {
     if (d.index != 0) fail(CH_ERR_DEVICE, who, ": CPU device index must be 0, got ", d.index);
@@ -34,7 +28,9 @@ Device device_arg(ch_device d, const char* who) {
 
 extern "C" {
 
-size_t ch_dtype_size(ch_dtype dtype) { return is_valid_dtype(dtype) ? dtype_size(static_cast<DType>(dtype)) : 0; }
+size_t ch_dtype_size(ch_dtype dtype) {
+  return is_valid_dtype(dtype) ? dtype_size(static_cast<DType>(dtype)) : 0;
+}
 const char* ch_dtype_name(ch_dtype dtype) {
   return is_valid_dtype(dtype) ? dtype_name(static_cast<DType>(dtype)) : "unknown";
 }
@@ -58,7 +54,8 @@ ch_status ch_array_new_empty(ch_array** out, ch_dtype dtype, const int64_t* shap
                              ch_device device) {
   CH_API_BEGIN
   require_out(out, __func__);
-  *out = new_array_handle(Array::empty(dtype_arg(dtype, __func__), Shape::from_c(shape, ndim, __func__),
+  *out = new_array_handle(Array::empty(dtype_arg(dtype, __func__),
+                                       Shape::from_c(shape, ndim, __func__),
                                        device_arg(device, __func__)));
   CH_API_END
 }
@@ -67,20 +64,23 @@ ch_status ch_array_new_full(ch_array** out, ch_dtype dtype, const int64_t* shape
                             double value, ch_device device) {
   CH_API_BEGIN
   require_out(out, __func__);
-  *out = new_array_handle(Array::full(dtype_arg(dtype, __func__), Shape::from_c(shape, ndim, __func__),
-                                      value, device_arg(device, __func__)));
+  *out =
+      new_array_handle(Array::full(dtype_arg(dtype, __func__), Shape::from_c(shape, ndim, __func__),
+                                   value, device_arg(device, __func__)));
   CH_API_END
 }
 
-ch_status ch_array_wrap(ch_array** out, ch_dtype dtype, const int64_t* shape, int32_t ndim, void* data,
-                        ch_device device, ch_release_callback release, void* user_data) {
+ch_status ch_array_wrap(ch_array** out, ch_dtype dtype, const int64_t* shape, int32_t ndim,
+                        void* data, ch_device device, ch_release_callback release,
+                        void* user_data) {
   CH_API_BEGIN
   require_out(out, __func__);
   DType dt = dtype_arg(dtype, __func__);
   Shape s = Shape::from_c(shape, ndim, __func__);
   Device dev = device_arg(device, __func__);
   size_t nbytes = s.checked_nbytes(dtype_size(dt), __func__);
-  if (!data && nbytes) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": data is NULL for a ", nbytes, "-byte array");
+  if (!data && nbytes)
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": data is NULL for a ", nbytes, "-byte array");
   *out = new_array_handle(Array(Buffer::wrap(data, nbytes, dev, release, user_data), dt, s));
   CH_API_END
 }
@@ -92,10 +92,12 @@ ch_status ch_array_copy(ch_array** out, const ch_array* array) {
   CH_API_END
 }
 
-ch_status ch_array_reshape(ch_array** out, const ch_array* array, const int64_t* shape, int32_t ndim) {
+ch_status ch_array_reshape(ch_array** out, const ch_array* array, const int64_t* shape,
+                           int32_t ndim) {
   CH_API_BEGIN
   require_out(out, __func__);
-  *out = new_array_handle(array_of(array, __func__, "array").reshaped(Shape::from_c(shape, ndim, __func__)));
+  *out = new_array_handle(
+      array_of(array, __func__, "array").reshaped(Shape::from_c(shape, ndim, __func__)));
   CH_API_END
 }
 
@@ -103,8 +105,8 @@ ch_status ch_array_read(const ch_array* array, void* dst, size_t nbytes) {
   CH_API_BEGIN
   const Array& a = array_of(array, __func__, "array");
   if (nbytes != a.nbytes())
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": buffer of ", nbytes, " bytes for ", a.describe(), " (",
-         a.nbytes(), " bytes)");
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": buffer of ", nbytes, " bytes for ", a.describe(),
+         " (", a.nbytes(), " bytes)");
   if (nbytes && !dst) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": dst is NULL");
   copy_bytes(dst, Device{}, a.raw(), a.device(), nbytes);
   CH_API_END
@@ -114,8 +116,8 @@ ch_status ch_array_write(ch_array* array, const void* src, size_t nbytes) {
   CH_API_BEGIN
   const Array& a = array_of(array, __func__, "array");
   if (nbytes != a.nbytes())
-    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": buffer of ", nbytes, " bytes for ", a.describe(), " (",
-         a.nbytes(), " bytes)");
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": buffer of ", nbytes, " bytes for ", a.describe(),
+         " (", a.nbytes(), " bytes)");
   if (nbytes && !src) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": src is NULL");
   copy_bytes(a.raw(), a.device(), src, Device{}, nbytes);
   CH_API_END
@@ -145,12 +147,12 @@ ch_status ch_array_release(ch_array* array) {
   CH_API_END
 }
 
-#define CH_ARRAY_GETTER(type, name, expr, fallback)                            \
-  type name(const ch_array* array) {                                           \
-    const std::shared_ptr<void>* p = handle_find(array, HandleKind::Array);    \
-    if (!p) return fallback;                                                   \
-    const Array& a = *static_cast<const Array*>(p->get());                     \
-    return expr;                                                               \
+#define CH_ARRAY_GETTER(type, name, expr, fallback)                         \
+  type name(const ch_array* array) {                                        \
+    const std::shared_ptr<void>* p = handle_find(array, HandleKind::Array); \
+    if (!p) return fallback;                                                \
+    const Array& a = *static_cast<const Array*>(p->get());                  \
+    return expr;                                                            \
   }
 
 CH_ARRAY_GETTER(void*, ch_array_data, a.raw(), nullptr)
@@ -165,17 +167,14 @@ ch_status ch_memory_stats_get(ch_memory_stats* out, ch_device device) {
   CH_API_BEGIN
   if (!out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the output pointer 'out' is NULL");
   Device d = device_arg(device, __func__);
-  *out = d.is_cpu() ? host_memory_stats() : backend_for(d, __func__).memory_stats(d.index);
+  *out = backend_for(d, __func__).memory_stats(d.index);
   CH_API_END
 }
 
 ch_status ch_memory_empty_cache(ch_device device) {
   CH_API_BEGIN
   Device d = device_arg(device, __func__);
-  if (d.is_cpu())
-    host_empty_cache();
-  else
-    backend_for(d, __func__).empty_cache(d.index);
+  backend_for(d, __func__).empty_cache(d.index);
   CH_API_END
 }
 

@@ -1,8 +1,8 @@
-#include "api.h"
-#include "core/error_state.h"
-
 #include <new>
 #include <string>
+
+#include "api.h"
+#include "capi/error_state.h"
 
 namespace chainerc::capi {
 
@@ -47,6 +47,20 @@ ch_status translate_exception(const char* who) noexcept {
   return s.status;
 }
 
+DType dtype_arg(ch_dtype d, const char* who) {
+  if (!is_valid_dtype(d))
+    fail(CH_ERR_DTYPE, who, ": dtype ", d,
+         " is not one of CH_FLOAT32 (0), CH_FLOAT64 (1), CH_INT32 (2)");
+  return static_cast<DType>(d);
+}
+
+DType float_dtype_arg(ch_dtype d, const char* who) {
+  if (d != CH_FLOAT32 && d != CH_FLOAT64)
+    fail(CH_ERR_DTYPE, who, ": dtype ", d,
+         " is not supported (CH_FLOAT32 (0) or CH_FLOAT64 (1) expected)");
+  return static_cast<DType>(d);
+}
+
 }  // namespace chainerc::capi
 
 using namespace chainerc;
@@ -65,21 +79,36 @@ const char* ch_error_message(void) { return error_state().message.c_str(); }
 
 const char* ch_status_name(ch_status status) {
   switch (status) {
-    case CH_OK: return "CH_OK";
-    case CH_ERR_INVALID_ARGUMENT: return "CH_ERR_INVALID_ARGUMENT";
-    case CH_ERR_NULL_HANDLE: return "CH_ERR_NULL_HANDLE";
-    case CH_ERR_RELEASED_HANDLE: return "CH_ERR_RELEASED_HANDLE";
-    case CH_ERR_SHAPE: return "CH_ERR_SHAPE";
-    case CH_ERR_DTYPE: return "CH_ERR_DTYPE";
-    case CH_ERR_DEVICE: return "CH_ERR_DEVICE";
-    case CH_ERR_OUT_OF_MEMORY: return "CH_ERR_OUT_OF_MEMORY";
-    case CH_ERR_CALLBACK: return "CH_ERR_CALLBACK";
-    case CH_ERR_GRAPH: return "CH_ERR_GRAPH";
-    case CH_ERR_NOT_CLOSE: return "CH_ERR_NOT_CLOSE";
-    case CH_ERR_IO: return "CH_ERR_IO";
-    case CH_ERR_UNSUPPORTED: return "CH_ERR_UNSUPPORTED";
-    case CH_ERR_INTERNAL: return "CH_ERR_INTERNAL";
-    default: return "CH_ERR_UNKNOWN";
+    case CH_OK:
+      return "CH_OK";
+    case CH_ERR_INVALID_ARGUMENT:
+      return "CH_ERR_INVALID_ARGUMENT";
+    case CH_ERR_NULL_HANDLE:
+      return "CH_ERR_NULL_HANDLE";
+    case CH_ERR_RELEASED_HANDLE:
+      return "CH_ERR_RELEASED_HANDLE";
+    case CH_ERR_SHAPE:
+      return "CH_ERR_SHAPE";
+    case CH_ERR_DTYPE:
+      return "CH_ERR_DTYPE";
+    case CH_ERR_DEVICE:
+      return "CH_ERR_DEVICE";
+    case CH_ERR_OUT_OF_MEMORY:
+      return "CH_ERR_OUT_OF_MEMORY";
+    case CH_ERR_CALLBACK:
+      return "CH_ERR_CALLBACK";
+    case CH_ERR_GRAPH:
+      return "CH_ERR_GRAPH";
+    case CH_ERR_NOT_CLOSE:
+      return "CH_ERR_NOT_CLOSE";
+    case CH_ERR_IO:
+      return "CH_ERR_IO";
+    case CH_ERR_UNSUPPORTED:
+      return "CH_ERR_UNSUPPORTED";
+    case CH_ERR_INTERNAL:
+      return "CH_ERR_INTERNAL";
+    default:
+      return "CH_ERR_UNKNOWN";
   }
 }
 
@@ -109,9 +138,15 @@ void* ch_error_take_payload(void) {
 }
 
 int64_t ch_debug_live_handles(void) { return handle_live_count(0); }
-int64_t ch_debug_live_arrays(void) { return handle_live_count(static_cast<int>(HandleKind::Array)); }
-int64_t ch_debug_live_variables(void) { return handle_live_count(static_cast<int>(HandleKind::Variable)); }
-int64_t ch_debug_live_functions(void) { return handle_live_count(static_cast<int>(HandleKind::Function)); }
+int64_t ch_debug_live_arrays(void) {
+  return handle_live_count(static_cast<int>(HandleKind::Array));
+}
+int64_t ch_debug_live_variables(void) {
+  return handle_live_count(static_cast<int>(HandleKind::Variable));
+}
+int64_t ch_debug_live_functions(void) {
+  return handle_live_count(static_cast<int>(HandleKind::Function));
+}
 void ch_debug_report_live_handles(void) { handle_report_live(); }
 
 }  // extern "C"

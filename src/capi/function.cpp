@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "api.h"
-#include "core/callback_function.h"
+#include "capi/callback_function.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;

@@ -1,6 +1,6 @@
 // C API: ch_function_set (the seed's FunctionSet).
-#include "train_api.h"
 #include "core/device_backend.h"
+#include "train_api.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;

@@ -6,28 +6,20 @@
 using namespace chainerc;
 using namespace chainerc::capi;
 
-#define CH_BINARY(name)                                                                \
-  ch_status ch_functions_##name(ch_variable** out, ch_variable* a, ch_variable* b) {  \
-    CH_API_BEGIN                                                                       \
-    require_out(out, __func__);                                                        \
-    *out = new_variable_handle(                                                        \
-        ops::name(variable_of(a, __func__, "a"), variable_of(b, __func__, "b")));      \
-    CH_API_END                                                                         \
+#define CH_BINARY(name)                                                              \
+  ch_status ch_functions_##name(ch_variable** out, ch_variable* a, ch_variable* b) { \
+    CH_API_BEGIN                                                                     \
+    require_out(out, __func__);                                                      \
+    *out = new_variable_handle(                                                      \
+        ops::name(variable_of(a, __func__, "a"), variable_of(b, __func__, "b")));    \
+    CH_API_END                                                                       \
   }
 
-#define CH_SCALAR(name)                                                                    \
-  ch_status ch_functions_##name(ch_variable** out, ch_variable* x, double s) {            \
-    CH_API_BEGIN                                                                           \
-    require_out(out, __func__);                                                            \
-    *out = new_variable_handle(ops::name(variable_of(x, __func__, "x"), s));               \
-    CH_API_END                                                                             \
-  }
-
-#define CH_UNARY(name)                                                         \
-  ch_status ch_functions_##name(ch_variable** out, ch_variable* x) {          \
+#define CH_SCALAR(name)                                                        \
+  ch_status ch_functions_##name(ch_variable** out, ch_variable* x, double s) { \
     CH_API_BEGIN                                                               \
     require_out(out, __func__);                                                \
-    *out = new_variable_handle(ops::name(variable_of(x, __func__, "x")));      \
+    *out = new_variable_handle(ops::name(variable_of(x, __func__, "x"), s));   \
     CH_API_END                                                                 \
   }
 
@@ -45,11 +37,11 @@ CH_SCALAR(div_scalar)
 CH_SCALAR(rdiv_scalar)
 CH_SCALAR(pow_scalar)
 CH_SCALAR(rpow_scalar)
-CH_UNARY(neg)
-CH_UNARY(exp)
-CH_UNARY(log)
-CH_UNARY(sum)
-CH_UNARY(identity)
+CH_UNARY_FUNCTION(neg)
+CH_UNARY_FUNCTION(exp)
+CH_UNARY_FUNCTION(log)
+CH_UNARY_FUNCTION(sum)
+CH_UNARY_FUNCTION(identity)
 
 ch_status ch_functions_sum_axis(ch_variable** out, ch_variable* x, int32_t axis, int32_t keepdims) {
   CH_API_BEGIN
@@ -58,7 +50,8 @@ ch_status ch_functions_sum_axis(ch_variable** out, ch_variable* x, int32_t axis,
   CH_API_END
 }
 
-ch_status ch_functions_reshape(ch_variable** out, ch_variable* x, const int64_t* shape, int32_t ndim) {
+ch_status ch_functions_reshape(ch_variable** out, ch_variable* x, const int64_t* shape,
+                               int32_t ndim) {
   CH_API_BEGIN
   require_out(out, __func__);
   if (ndim < 0 || ndim > CH_MAX_NDIM)
@@ -70,10 +63,12 @@ ch_status ch_functions_reshape(ch_variable** out, ch_variable* x, const int64_t*
   CH_API_END
 }
 
-ch_status ch_functions_broadcast_to(ch_variable** out, ch_variable* x, const int64_t* shape, int32_t ndim) {
+ch_status ch_functions_broadcast_to(ch_variable** out, ch_variable* x, const int64_t* shape,
+                                    int32_t ndim) {
   CH_API_BEGIN
   require_out(out, __func__);
-  *out = new_variable_handle(ops::broadcast_to(variable_of(x, __func__, "x"), Shape::from_c(shape, ndim, __func__)));
+  *out = new_variable_handle(
+      ops::broadcast_to(variable_of(x, __func__, "x"), Shape::from_c(shape, ndim, __func__)));
   CH_API_END
 }
 

@@ -8,16 +8,6 @@
 using namespace chainerc;
 using namespace chainerc::capi;
 
-namespace {
-
-DType dtype_arg(ch_dtype d, const char* who) {
-  if (d != CH_FLOAT32 && d != CH_FLOAT64)
-    fail(CH_ERR_DTYPE, who, ": dtype ", d, " is not supported (CH_FLOAT32 or CH_FLOAT64 expected)");
-  return static_cast<DType>(d);
-}
-
-}  // namespace
-
 extern "C" {
 
 ch_status ch_functions_convolution_2d_new(ch_function** out, int64_t in_channels,
@@ -30,8 +20,8 @@ ch_status ch_functions_convolution_2d_new(ch_function** out, int64_t in_channels
   const Array* w = initial_W ? &array_of(initial_W, __func__, "initial_W") : nullptr;
   const Array* b = initial_b && !nobias ? &array_of(initial_b, __func__, "initial_b") : nullptr;
   *out = new_function_handle(ops::convolution_2d_new(in_channels, out_channels, kh, kw, sy, sx, ph,
-                                                     pw, dtype_arg(dtype, __func__), wscale, bias,
-                                                     nobias != 0, w, b));
+                                                     pw, float_dtype_arg(dtype, __func__), wscale,
+                                                     bias, nobias != 0, w, b));
   CH_API_END
 }
 
@@ -41,7 +31,7 @@ ch_status ch_functions_inception_new(ch_function** out, int64_t in_channels, int
   CH_API_BEGIN
   require_out(out, __func__);
   *out = new_function_handle(ops::inception_new(in_channels, out1, proj3, out3, proj5, out5,
-                                                proj_pool, dtype_arg(dtype, __func__)));
+                                                proj_pool, float_dtype_arg(dtype, __func__)));
   CH_API_END
 }
 
@@ -77,8 +67,8 @@ ch_status ch_functions_batch_normalization_new(ch_function** out, const int64_t*
                                                double decay, double eps, ch_dtype dtype) {
   CH_API_BEGIN
   require_out(out, __func__);
-  *out = new_function_handle(ops::batch_normalization_new(Shape::from_c(size, ndim, __func__),
-                                                          decay, eps, dtype_arg(dtype, __func__)));
+  *out = new_function_handle(ops::batch_normalization_new(
+      Shape::from_c(size, ndim, __func__), decay, eps, float_dtype_arg(dtype, __func__)));
   CH_API_END
 }
 

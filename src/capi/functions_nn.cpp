@@ -10,33 +10,14 @@
 using namespace chainerc;
 using namespace chainerc::capi;
 
-namespace {
-
-DType float_dtype_arg(ch_dtype dtype, const char* who) {
-  if (dtype != CH_FLOAT32 && dtype != CH_FLOAT64)
-    fail(CH_ERR_DTYPE, who, ": dtype ", dtype,
-         " is not supported (CH_FLOAT32 or CH_FLOAT64 expected)");
-  return static_cast<DType>(dtype);
-}
-
-}  // namespace
-
-#define CH_NN_UNARY(name)                                                 \
-  ch_status ch_functions_##name(ch_variable** out, ch_variable* x) {      \
-    CH_API_BEGIN                                                          \
-    require_out(out, __func__);                                           \
-    *out = new_variable_handle(ops::name(variable_of(x, __func__, "x"))); \
-    CH_API_END                                                            \
-  }
-
 extern "C" {
 
 // ---- activation
 
-CH_NN_UNARY(relu)
-CH_NN_UNARY(sigmoid)
-CH_NN_UNARY(tanh)
-CH_NN_UNARY(softmax)
+CH_UNARY_FUNCTION(relu)
+CH_UNARY_FUNCTION(sigmoid)
+CH_UNARY_FUNCTION(tanh)
+CH_UNARY_FUNCTION(softmax)
 
 ch_status ch_functions_leaky_relu(ch_variable** out, ch_variable* x, double slope) {
   CH_API_BEGIN

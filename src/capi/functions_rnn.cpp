@@ -6,22 +6,13 @@
 using namespace chainerc;
 using namespace chainerc::capi;
 
-namespace {
-DType float_dtype_of(ch_dtype dtype, const char* who) {
-  if (dtype != CH_FLOAT32 && dtype != CH_FLOAT64)
-    fail(CH_ERR_DTYPE, who, ": dtype ", dtype, " given; CH_FLOAT32 (", CH_FLOAT32,
-         ") or CH_FLOAT64 (", CH_FLOAT64, ") expected");
-  return static_cast<DType>(dtype);
-}
-}  // namespace
-
 extern "C" {
 
 ch_status ch_functions_embed_id_new(ch_function** out, int64_t in_size, int64_t out_size,
                                     ch_dtype dtype, const ch_array* initial_W) {
   CH_API_BEGIN
   require_out(out, __func__);
-  const DType dt = float_dtype_of(dtype, __func__);
+  const DType dt = float_dtype_arg(dtype, __func__);
   const Array* w = initial_W ? &array_of(initial_W, __func__, "initial_W") : nullptr;
   *out = new_function_handle(ops::embed_id_new(in_size, out_size, dt, w));
   CH_API_END
@@ -49,7 +40,7 @@ ch_status ch_functions_binary_hierarchical_softmax_new(ch_function** out, int64_
                                                        ch_dtype dtype, const ch_array* initial_W) {
   CH_API_BEGIN
   require_out(out, __func__);
-  const DType dt = float_dtype_of(dtype, __func__);
+  const DType dt = float_dtype_arg(dtype, __func__);
   const Array* w = initial_W ? &array_of(initial_W, __func__, "initial_W") : nullptr;
   *out =
       new_function_handle(ops::binary_hierarchical_softmax_new(in_size, tree, n_internal, dt, w));

@@ -2,8 +2,8 @@
 #include "core/gradient_check.h"
 
 #include "api.h"
-#include "core/callback_function.h"
-#include "core/error_state.h"
+#include "capi/callback_function.h"
+#include "capi/error_state.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;
@@ -57,8 +57,12 @@ ch_status ch_allclose(const ch_array* a, const ch_array* b, double atol, double 
                       ch_allclose_report* report) {
   CH_API_BEGIN
   std::string msg;
-  if (!allclose(array_of(a, __func__, "a"), array_of(b, __func__, "b"), atol, rtol, report, &msg))
-    fail(CH_ERR_NOT_CLOSE, __func__, ": ", msg);
+  AllcloseReport r;
+  const bool close =
+      allclose(array_of(a, __func__, "a"), array_of(b, __func__, "b"), atol, rtol, &r, &msg);
+  if (report)
+    *report = ch_allclose_report{r.worst_index, r.actual, r.expected, r.abs_diff, r.tolerance};
+  if (!close) fail(CH_ERR_NOT_CLOSE, __func__, ": ", msg);
   CH_API_END
 }
 

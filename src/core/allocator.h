@@ -3,7 +3,7 @@
 // loop does not reach malloc for every temporary in steady state.
 #pragma once
 
-#include <ch/array.h>
+#include <ch/common.h>
 
 #include <cstddef>
 

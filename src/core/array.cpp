@@ -68,15 +68,6 @@ Array Array::empty(DType dtype, const Shape& shape, Device device) {
   return Array(Buffer::allocate(n, device), dtype, shape);
 }
 
-namespace {
-template <typename T>
-void fill_typed(void* p, int64_t n, double v) {
-  T* d = static_cast<T*>(p);
-  T x = static_cast<T>(v);
-  for (int64_t i = 0; i < n; ++i) d[i] = x;
-}
-}  // namespace
-
 Array Array::full(DType dtype, const Shape& shape, double value, Device device) {
   Array a = empty(dtype, shape, device);
   a.fill(value);
@@ -84,21 +75,7 @@ Array Array::full(DType dtype, const Shape& shape, double value, Device device) 
 }
 
 void Array::fill(double value) {
-  if (!device().is_cpu()) {
-    backend_for(device(), "fill").fill(device().index, raw(), dtype_, size(), value);
-    return;
-  }
-  switch (dtype_) {
-    case DType::Float32:
-      fill_typed<float>(raw(), size(), value);
-      break;
-    case DType::Float64:
-      fill_typed<double>(raw(), size(), value);
-      break;
-    case DType::Int32:
-      fill_typed<int32_t>(raw(), size(), value);
-      break;
-  }
+  backend_for(device(), "fill").fill(device().index, raw(), dtype_, size(), value);
 }
 
 Array Array::reshaped(const Shape& shape) const {

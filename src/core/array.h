@@ -2,7 +2,7 @@
 // Array is a cheap value type; copies share the buffer.
 #pragma once
 
-#include <ch/array.h>
+#include <ch/common.h>
 
 #include <memory>
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "backend/cpu/elementwise.h"
+#include "device_backend.h"
 #include "error.h"
 #include "variable.h"
 
@@ -50,15 +50,13 @@ void accumulate(VariableImpl& x, Array gx, uint64_t epoch) {
     x.grad = std::move(gx);  // may alias another gradient: never written in place
     x.grad_epoch = epoch;
     x.grad_owned = false;
-  } else if (!x.grad.device().is_cpu()) {
-    fail(CH_ERR_DEVICE, "backward: two gradients of a ", x.grad.describe(),
-         " must be added, and adding arrays on a CUDA device needs the CUDA kernels, which are not "
-         "in chainerc yet");
-  } else if (!x.grad_owned) {
-    x.grad = cpu::add_same_shape(x.grad, gx);
-    x.grad_owned = true;
   } else {
-    cpu::add_into(x.grad, gx);
+    DeviceBackend& backend = backend_for(x.grad.device(), "backward");
+    if (!x.grad_owned) {  // the first gradient may be another's: add into a copy
+      x.grad = x.grad.copy();
+      x.grad_owned = true;
+    }
+    backend.accumulate(x.grad, gx);
   }
 }
 

@@ -17,7 +17,7 @@
 // naming the device, the request and the bytes in use.
 #pragma once
 
-#include <ch/array.h>
+#include <ch/common.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,6 @@
 #include "device_backend.h"
 
-#include <cstring>
-
+#include "array.h"
 #include "error.h"
 
 namespace chainerc {
@@ -15,7 +14,17 @@ DeviceBackend* cuda_backend() { return &cuda::backend(); }
 DeviceBackend* cuda_backend() { return nullptr; }
 #endif
 
+void DeviceBackend::accumulate(Array& acc, const Array&) {
+  fail(CH_ERR_DEVICE, "backward: adding gradients on ", acc.device().to_string(),
+       " needs the device's add kernel, which this build does not have");
+}
+
 DeviceBackend& backend_for(Device device, const char* who) {
+  if (device.is_cpu()) {
+    if (device.index != 0)
+      fail(CH_ERR_DEVICE, who, ": ", device.to_string(), " does not exist (the CPU is cpu:0)");
+    return cpu_backend();
+  }
   if (device.type == CH_DEVICE_CUDA) {
     DeviceBackend* b = cuda_backend();
     if (!b)
@@ -43,7 +52,7 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
                 StreamHandle stream) {
   if (nbytes == 0) return;
   if (dst_device.is_cpu() && src_device.is_cpu()) {
-    std::memcpy(dst, src, nbytes);
+    cpu_backend().copy(dst, dst_device, src, src_device, nbytes, stream);
     return;
   }
   DeviceBackend& b = backend_for(dst_device.is_cpu() ? src_device : dst_device, "copy");

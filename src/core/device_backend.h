@@ -1,11 +1,12 @@
-// The interface between the core and a device backend (CUDA, in cuda/).
-// src/core never includes a CUDA header: arrays on a non-CPU device reach
-// their memory, copies and fills through this interface, which the CUDA
-// backend implements (cuda/runtime/backend.cpp). In a build without CUDA,
-// cuda_backend() is null and every CUDA request is a CH_ERR_DEVICE error.
+// The interface between the core and a device backend: the CPU
+// (src/backend/cpu/cpu_backend.cpp) and CUDA (cuda/runtime/backend.cpp).
+// src/core never includes a backend's header: copies, fills, random fills,
+// gradient accumulation and (for devices other than the CPU) memory reach the
+// backend of an array's device through this interface. In a build without
+// CUDA, cuda_backend() is null and every CUDA request is a CH_ERR_DEVICE error.
 #pragma once
 
-#include <ch/array.h>
+#include <ch/common.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,8 @@
 #include "dtype.h"
 
 namespace chainerc {
+
+class Array;
 
 // A backend's stream: an opaque handle (cudaStream_t for CUDA); null means
 // the device's default stream, on which the engine's own work runs.
@@ -68,12 +71,20 @@ class DeviceBackend {
   virtual void stream_destroy(int32_t index, StreamHandle stream) noexcept = 0;
   // Reseed the random generator of device `index`.
   virtual void seed(int32_t index, uint64_t seed) = 0;
+
+  // acc += x elementwise (float arrays of one shape and dtype on one device
+  // of this backend): how backward sums the gradients a variable receives.
+  // The default refuses with CH_ERR_DEVICE until the backend has the kernel.
+  virtual void accumulate(Array& acc, const Array& x);
 };
+
+// The CPU backend (always present).
+DeviceBackend& cpu_backend();
 
 // The CUDA backend, or null when this build has none.
 DeviceBackend* cuda_backend();
 
-// The backend for a non-CPU `device`, after checking the device exists.
+// The backend of `device` (the CPU's, or a GPU's after checking it exists).
 // Throws Error(CH_ERR_DEVICE) naming `who` otherwise.
 DeviceBackend& backend_for(Device device, const char* who);
 

@@ -78,14 +78,14 @@ Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
   return grads;
 }
 
-bool allclose(const Array& a, const Array& b, double atol, double rtol, ch_allclose_report* report,
+bool allclose(const Array& a, const Array& b, double atol, double rtol, AllcloseReport* report,
               std::string* message) {
   if (a.shape() != b.shape())
     fail(CH_ERR_SHAPE, "allclose: shapes ", a.shape().to_string(), " and ", b.shape().to_string(),
          " differ");
   if (!a.device().is_cpu() || !b.device().is_cpu())
     fail(CH_ERR_UNSUPPORTED, "allclose: arrays must be on the CPU");
-  ch_allclose_report r{-1, 0, 0, 0, 0};
+  AllcloseReport r;
   double worst_excess = -INFINITY;
   bool close = true;
   for (int64_t k = 0, n = a.size(); k < n; ++k) {
@@ -97,7 +97,7 @@ bool allclose(const Array& a, const Array& b, double atol, double rtol, ch_allcl
     if (bad) close = false;
     if (excess > worst_excess) {
       worst_excess = excess;
-      r = ch_allclose_report{k, x, y, diff, tol};
+      r = AllcloseReport{k, x, y, diff, tol};
     }
   }
   if (report) *report = r;

@@ -1,9 +1,8 @@
 // Gradient checking (the seed's chainer.gradient_check).
 #pragma once
 
-#include <ch/gradient_check.h>
-
 #include <functional>
+#include <string>
 
 #include "variable.h"
 
@@ -16,7 +15,13 @@ Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
 
 // numpy.allclose with a report of the worst element; on mismatch, `message`
 // (if given) describes it.
-bool allclose(const Array& a, const Array& b, double atol, double rtol, ch_allclose_report* report,
+// The worst element of a comparison (ch_allclose_report's fields).
+struct AllcloseReport {
+  int64_t worst_index = -1;  // flat index of the element with the largest excess
+  double actual = 0, expected = 0, abs_diff = 0, tolerance = 0;
+};
+
+bool allclose(const Array& a, const Array& b, double atol, double rtol, AllcloseReport* report,
               std::string* message);
 
 // Chainer's check_backward for a graph built by `build` from input variables.

@@ -45,19 +45,9 @@ DistParams params(const std::normal_distribution<double>& d) {
 template <typename Dist>
 void fill(Array& a, Dist dist, const char* who) {
   if (!is_floating(a.dtype())) fail(CH_ERR_DTYPE, who, ": ", a.describe(), " is not a float array");
-  if (!a.device().is_cpu()) {  // the device's own generator
-    DistParams p = params(dist);
-    backend_for(a.device(), who)
-        .fill_random(a.device().index, a.raw(), a.dtype(), a.size(), p.normal, p.a, p.b);
-    return;
-  }
-  Generator& g = generator();
-  std::lock_guard<std::mutex> lock(g.mutex);
-  dispatch_floating(a.dtype(), who, [&](auto t) {
-    using T = decltype(t);
-    T* p = a.data<T>();
-    for (int64_t i = 0, n = a.size(); i < n; ++i) p[i] = static_cast<T>(dist(g.engine));
-  });
+  DistParams p = params(dist);  // each device's own generator
+  backend_for(a.device(), who)
+      .fill_random(a.device().index, a.raw(), a.dtype(), a.size(), p.normal, p.a, p.b);
 }
 
 }  // namespace
@@ -74,6 +64,22 @@ void fill_normal(Array& a, double mean, double stddev) {
 
 void fill_uniform(Array& a, double low, double high) {
   fill(a, std::uniform_real_distribution<double>(low, high), "random uniform");
+}
+
+void host_samples(void* dst, DType dtype, int64_t n, bool normal, double a, double b) {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  dispatch_floating(dtype, "random", [&](auto t) {
+    using T = decltype(t);
+    T* p = static_cast<T*>(dst);
+    if (normal) {
+      std::normal_distribution<double> dist(a, b);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(dist(g.engine));
+    } else {
+      std::uniform_real_distribution<double> dist(a, b);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(dist(g.engine));
+    }
+  });
 }
 
 uint64_t next_u64() {

@@ -21,4 +21,8 @@ void fill_uniform(Array& a, double low, double high);
 // A uniformly drawn 64-bit value (for permutations and host-side sampling).
 uint64_t next_u64();
 
+// n samples from the CPU generator into dst (float32 or float64): N(a, b^2)
+// when `normal`, else U[a, b). What the CPU backend's fill_random runs.
+void host_samples(void* dst, DType dtype, int64_t n, bool normal, double a, double b);
+
 }  // namespace chainerc::random

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/array.h"
 #include "core/error.h"
@@ -43,37 +44,53 @@ Device device_of(const First& first, const Rest&... rest) {
 }
 }  // namespace detail
 
+// What every kernel answers whatever its signature: its name and whether a
+// device type has an implementation. Every Kernel object is listed in
+// all_kernels() (for tests and diagnostics).
+class KernelBase {
+ public:
+  explicit KernelBase(const char* name);
+  virtual ~KernelBase() = default;
+  KernelBase(const KernelBase&) = delete;
+  KernelBase& operator=(const KernelBase&) = delete;
+  const char* name() const { return name_; }
+  // Whether devices of `device_type` have an implementation (after the
+  // backends' lists have run).
+  virtual bool implemented_for(int32_t device_type) const = 0;
+
+ private:
+  const char* name_;
+};
+// Every kernel of the kernel interface, in no particular order.
+std::vector<const KernelBase*> all_kernels();
+
 template <typename Signature>
 class Kernel;
 
 template <typename R, typename... Args>
-class Kernel<R(Args...)> {
+class Kernel<R(Args...)> final : public KernelBase {
  public:
   using Fn = R (*)(Args...);
 
-  explicit constexpr Kernel(const char* name) : name_(name) {}
-  Kernel(const Kernel&) = delete;
-  Kernel& operator=(const Kernel&) = delete;
-
-  const char* name() const { return name_; }
+  explicit Kernel(const char* name) : KernelBase(name) {}
 
   // A backend's implementation for devices of `device_type`.
   void set(int32_t device_type, Fn fn) { slot(device_type).store(fn, std::memory_order_release); }
 
   // The implementation for `device`, or Error(CH_ERR_DEVICE) naming the kernel.
   Fn find(Device device) const {
-    if (device.type < 1 || device.type > kMaxDeviceType) detail::no_kernel(name_, device);
+    if (device.type < 1 || device.type > kMaxDeviceType) detail::no_kernel(name(), device);
     Fn fn = slot(device.type).load(std::memory_order_acquire);
     if (fn) return fn;
     register_all_kernels();
     fn = slot(device.type).load(std::memory_order_acquire);
-    if (!fn) detail::no_kernel(name_, device);
+    if (!fn) detail::no_kernel(name(), device);
     return fn;
   }
-  bool has(Device device) const {
-    if (device.type < 1 || device.type > kMaxDeviceType) return false;
+  bool implemented_for(int32_t device_type) const override {
+    if (device_type < 1 || device_type > kMaxDeviceType) return false;
     register_all_kernels();
-    return slot(device.type).load(std::memory_order_acquire) != nullptr;
+    return slot(device_type).load(std::memory_order_acquire) != nullptr;
   }
 
   // Runs the implementation for the device of the first Array argument.
@@ -89,14 +106,13 @@ class Kernel<R(Args...)> {
 
  private:
   std::atomic<Fn>& slot(int32_t type) const { return impl_[static_cast<size_t>(type - 1)]; }
-  const char* name_;
   mutable std::array<std::atomic<Fn>, kMaxDeviceType> impl_{};
 };
 
 // Common signatures.
-using UnaryFn = void(const Array& x, Array& y);                    // y = f(x)
-using UnaryScalarFn = void(const Array& x, double s, Array& y);    // y = f(x, s)
-using BinaryFn = void(const Array& a, const Array& b, Array& y);   // y = f(a, b), same shape
+using UnaryFn = void(const Array& x, Array& y);                   // y = f(x)
+using UnaryScalarFn = void(const Array& x, double s, Array& y);   // y = f(x, s)
+using BinaryFn = void(const Array& a, const Array& b, Array& y);  // y = f(a, b), same shape
 using BinaryScalarFn = void(const Array& a, const Array& b, double s, Array& y);
 
 }  // namespace chainerc::kernels

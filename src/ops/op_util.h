@@ -49,8 +49,8 @@ inline Array run(const kernels::Kernel<kernels::BinaryFn>& k, const Array& a, co
   return y;
 }
 // y = k(a, b, s) for same-shaped a and b, y like a.
-inline Array run(const kernels::Kernel<kernels::BinaryScalarFn>& k, const Array& a,
-                 const Array& b, double s) {
+inline Array run(const kernels::Kernel<kernels::BinaryScalarFn>& k, const Array& a, const Array& b,
+                 double s) {
   Array y = Array::empty_like(a);
   k(a, b, s, y);
   return y;

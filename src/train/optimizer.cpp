@@ -5,9 +5,9 @@
 #include <set>
 
 #include "backend/cpu/parallel.h"
-#include "core/callback_function.h"
-#include "core/error_state.h"
-#include "core/handles.h"
+#include "capi/callback_function.h"
+#include "capi/error_state.h"
+#include "capi/handles.h"
 
 namespace chainerc {
 

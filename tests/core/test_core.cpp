@@ -15,8 +15,8 @@
 #include "core/allocator.h"
 #include "core/array.h"
 #include "core/error.h"
-#include "core/error_state.h"
-#include "core/handles.h"
+#include "capi/error_state.h"
+#include "capi/handles.h"
 #include "core/shape.h"
 #include "core/variable.h"
 

@@ -13,63 +13,91 @@ namespace chainerc::pointwise {
 
 struct Add {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T a, T b) const { return a + b; }
+  CH_HOST_DEVICE T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct Sub {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T a, T b) const { return a - b; }
+  CH_HOST_DEVICE T operator()(T a, T b) const {
+    return a - b;
+  }
 };
 struct Mul {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T a, T b) const { return a * b; }
+  CH_HOST_DEVICE T operator()(T a, T b) const {
+    return a * b;
+  }
 };
 struct Div {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+  CH_HOST_DEVICE T operator()(T a, T b) const {
+    return a / b;
+  }
 };
 // Div's gradient for b from gy * y (y = a / b): -gy * y / b.
 struct DivGradB {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T gy_y, T b) const { return -gy_y / b; }
+  CH_HOST_DEVICE T operator()(T gy_y, T b) const {
+    return -gy_y / b;
+  }
 };
 struct Neg {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x) const { return -x; }
+  CH_HOST_DEVICE T operator()(T x) const {
+    return -x;
+  }
 };
 
 // x op s
 struct AddScalar {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x, T s) const { return x + s; }
+  CH_HOST_DEVICE T operator()(T x, T s) const {
+    return x + s;
+  }
 };
 struct SubScalar {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x, T s) const { return x - s; }
+  CH_HOST_DEVICE T operator()(T x, T s) const {
+    return x - s;
+  }
 };
 struct RSubScalar {  // s - x
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x, T s) const { return s - x; }
+  CH_HOST_DEVICE T operator()(T x, T s) const {
+    return s - x;
+  }
 };
 struct MulScalar {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x, T s) const { return x * s; }
+  CH_HOST_DEVICE T operator()(T x, T s) const {
+    return x * s;
+  }
 };
 struct DivScalar {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x, T s) const { return x / s; }
+  CH_HOST_DEVICE T operator()(T x, T s) const {
+    return x / s;
+  }
 };
 struct RDivScalar {  // s / x
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x, T s) const { return s / x; }
+  CH_HOST_DEVICE T operator()(T x, T s) const {
+    return s / x;
+  }
 };
 // d(s / x)/dx * gy = -s * gy / x^2
 struct RDivScalarGrad {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T gy, T x, T s) const { return -s * gy / (x * x); }
+  CH_HOST_DEVICE T operator()(T gy, T x, T s) const {
+    return -s * gy / (x * x);
+  }
 };
 struct PowScalar {  // x ** p; p = 2 is a product (exact, and the common case)
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x, T p) const { return p == T(2) ? x * x : T(pow(x, p)); }
+  CH_HOST_DEVICE T operator()(T x, T p) const {
+    return p == T(2) ? x * x : T(pow(x, p));
+  }
 };
 // p * x^(p-1) * gy
 struct PowScalarGrad {
@@ -80,29 +108,41 @@ struct PowScalarGrad {
 };
 struct RPowScalar {  // s ** x
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x, T s) const { return T(pow(s, x)); }
+  CH_HOST_DEVICE T operator()(T x, T s) const {
+    return T(pow(s, x));
+  }
 };
 // ln(s) * s^x * gy from y = s^x and log_s = ln(s)
 struct RPowScalarGrad {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T gy, T y, T log_s) const { return gy * y * log_s; }
+  CH_HOST_DEVICE T operator()(T gy, T y, T log_s) const {
+    return gy * y * log_s;
+  }
 };
 struct Exp {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x) const { return exp(x); }
+  CH_HOST_DEVICE T operator()(T x) const {
+    return exp(x);
+  }
 };
 struct Log {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T x) const { return log(x); }
+  CH_HOST_DEVICE T operator()(T x) const {
+    return log(x);
+  }
 };
 // exp's gradient from y: gy * y; log's from x: gy / x.
 struct ExpGrad {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T gy, T y) const { return gy * y; }
+  CH_HOST_DEVICE T operator()(T gy, T y) const {
+    return gy * y;
+  }
 };
 struct LogGrad {
   template <typename T>
-  CH_HOST_DEVICE T operator()(T gy, T x) const { return gy / x; }
+  CH_HOST_DEVICE T operator()(T gy, T x) const {
+    return gy / x;
+  }
 };
 
 }  // namespace chainerc::pointwise

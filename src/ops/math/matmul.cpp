@@ -29,8 +29,7 @@ class MatMul final : public Function {
            tb_ ? " (transposed)" : "", " (", ka, " vs ", kb, ")");
     Array y =
         Array::empty(in[0].dtype(), batched_ ? Shape{sa[0], m, n} : Shape{m, n}, in[0].device());
-    product(ta_, tb_, sa[0], m, n, ka, in[0], sa[2], sa[1] * sa[2], in[1], sb[2], sb[1] * sb[2],
-            y);
+    product(ta_, tb_, sa[0], m, n, ka, in[0], sa[2], sa[1] * sa[2], in[1], sb[2], sb[1] * sb[2], y);
     return {y};
   }
 

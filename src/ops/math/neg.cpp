@@ -12,9 +12,7 @@ class Neg final : public Function {
     check_float("neg", in[0]);
     return {run(kernels::neg, in[0])};
   }
-  Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {run(kernels::neg, gy[0])};
-  }
+  Arrays backward(const Arrays&, const Arrays& gy) override { return {run(kernels::neg, gy[0])}; }
 };
 
 }  // namespace

@@ -39,9 +39,7 @@ class RSubScalar final : public Function {  // s - x
     check_float("rsub_scalar", in[0]);
     return {run(kernels::rsub_scalar, in[0], s_)};
   }
-  Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {run(kernels::neg, gy[0])};
-  }
+  Arrays backward(const Arrays&, const Arrays& gy) override { return {run(kernels::neg, gy[0])}; }
 
  private:
   double s_;

@@ -2,11 +2,12 @@
 // kernels/pointwise/arithmetic.h over the CPU loops, except exp and log,
 // which go through glibc's vector math library (the functors stay their
 // reference in the tests).
+#include "kernels/pointwise/arithmetic.h"
+
 #include "backend/cpu/kernel_list.h"
 #include "backend/cpu/pointwise.h"
 #include "backend/cpu/vector_math.h"
 #include "kernels/math.h"
-#include "kernels/pointwise/arithmetic.h"
 
 namespace chainerc::cpu {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "variable.h"
+#include "core/variable.h"
 
 namespace chainerc {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "variable.h"
+#include "core/error.h"
+#include "core/variable.h"
 
 namespace chainerc {
 namespace {
