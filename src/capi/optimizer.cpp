@@ -1,4 +1,6 @@
 // C API: ch_optimizer (the seed's Optimizer and chainer.optimizers).
+#include "callback_optimizer.h"
+#include "train/optimizers/optimizers.h"
 #include "train_api.h"
 
 using namespace chainerc;
@@ -6,11 +8,12 @@ using namespace chainerc::capi;
 
 namespace {
 
-ch_status make(ch_optimizer** out, OptimizerKind kind, const Hyperparams& h, const char* who) {
+// *out = a new handle on the optimizer that factory(who) returns.
+template <typename Factory>
+ch_status make(ch_optimizer** out, const char* who, Factory&& factory) {
   CH_API_BEGIN
   require_out(out, who);
-  *out = static_cast<ch_optimizer*>(
-      handle_new(HandleKind::Optimizer, make_builtin_optimizer(kind, h, who)));
+  *out = static_cast<ch_optimizer*>(handle_new(HandleKind::Optimizer, factory(who)));
   CH_API_END
 }
 
@@ -19,60 +22,40 @@ ch_status make(ch_optimizer** out, OptimizerKind kind, const Hyperparams& h, con
 extern "C" {
 
 ch_status ch_optimizer_sgd_new(ch_optimizer** out, double lr) {
-  Hyperparams h;
-  h.lr = lr;
-  return make(out, OptimizerKind::SGD, h, __func__);
+  return make(out, __func__, [&](const char* who) { return make_sgd(lr, who); });
 }
 
 ch_status ch_optimizer_momentum_sgd_new(ch_optimizer** out, double lr, double momentum) {
-  Hyperparams h;
-  h.lr = lr;
-  h.momentum = momentum;
-  return make(out, OptimizerKind::MomentumSGD, h, __func__);
+  return make(out, __func__, [&](const char* who) { return make_momentum_sgd(lr, momentum, who); });
 }
 
 ch_status ch_optimizer_adagrad_new(ch_optimizer** out, double lr, double eps) {
-  Hyperparams h;
-  h.lr = lr;
-  h.eps = eps;
-  return make(out, OptimizerKind::AdaGrad, h, __func__);
+  return make(out, __func__, [&](const char* who) { return make_adagrad(lr, eps, who); });
 }
 
 ch_status ch_optimizer_adadelta_new(ch_optimizer** out, double rho, double eps) {
-  Hyperparams h;
-  h.rho = rho;
-  h.eps = eps;
-  return make(out, OptimizerKind::AdaDelta, h, __func__);
+  return make(out, __func__, [&](const char* who) { return make_adadelta(rho, eps, who); });
 }
 
 ch_status ch_optimizer_adam_new(ch_optimizer** out, double alpha, double beta1, double beta2,
                                 double lam, double eps) {
-  Hyperparams h;
-  h.alpha = alpha;
-  h.beta1 = beta1;
-  h.beta2 = beta2;
-  h.lam = lam;
-  h.eps = eps;
-  return make(out, OptimizerKind::Adam, h, __func__);
+  return make(out, __func__,
+              [&](const char* who) { return make_adam(alpha, beta1, beta2, lam, eps, who); });
 }
 
 ch_status ch_optimizer_rmsprop_new(ch_optimizer** out, double lr, double alpha, double eps) {
-  Hyperparams h;
-  h.lr = lr;
-  h.alpha = alpha;
-  h.eps = eps;
-  return make(out, OptimizerKind::RMSprop, h, __func__);
+  return make(out, __func__, [&](const char* who) { return make_rmsprop(lr, alpha, eps, who); });
 }
 
 ch_status ch_optimizer_new(ch_optimizer** out, const ch_optimizer_def* def) {
   CH_API_BEGIN
   require_out(out, __func__);
   if (!def) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": def is NULL");
-  OptimizerPtr opt = make_callback_optimizer(*def, __func__);
+  std::shared_ptr<CallbackOptimizer> opt = make_callback_optimizer(*def, __func__);
   try {
-    *out = static_cast<ch_optimizer*>(handle_new(HandleKind::Optimizer, opt));
+    *out = static_cast<ch_optimizer*>(handle_new(HandleKind::Optimizer, OptimizerPtr(opt)));
   } catch (...) {
-    disown_callback_optimizer(*opt);  // on failure the caller keeps ownership of user_data
+    opt->disown();  // on failure the caller keeps ownership of user_data
     throw;
   }
   CH_API_END

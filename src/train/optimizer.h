@@ -1,8 +1,12 @@
-// Optimizers (the seed's Optimizer and chainer.optimizers), behind ch_optimizer.
+// The Optimizer base class (the seed's Optimizer), behind ch_optimizer: the
+// parameters it updates with their state arrays, the step count, and the
+// gradient utilities, which run as kernels (kernels/optimizers.h,
+// kernels/math.h) on the parameters' device. The built-in update rules are
+// in optimizers/ (one file each, factories in optimizers/optimizers.h); the
+// user-defined optimizer of the C API is in src/capi/callback_optimizer.h.
 #pragma once
 
-#include <ch/optimizer.h>
-
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,10 +33,12 @@ class Optimizer {
   virtual const std::vector<std::string>& state_names() const = 0;
   // Creates slot.state (one array per state name).
   virtual void init_state(OptSlot& slot) = 0;
-  // Updates one parameter at step t_ (already incremented).
+  // Updates one parameter at step t (already incremented).
   virtual void update_one(OptSlot& slot) = 0;
-  virtual double get_hyperparam(const std::string& name, const char* who) const;
-  virtual void set_hyperparam(const std::string& name, double value, const char* who);
+  // A hyperparameter by name; Error(CH_ERR_INVALID_ARGUMENT) naming the known
+  // ones for an unknown name or a value out of range.
+  virtual double get_hyperparam(const std::string& name, const char* who) const = 0;
+  virtual void set_hyperparam(const std::string& name, double value, const char* who) = 0;
 
   // Replaces the parameters, makes fresh state, t = 0. Strong guarantee.
   void setup(std::vector<NamedParameter> params, const char* who);
@@ -52,22 +58,4 @@ class Optimizer {
 
 using OptimizerPtr = std::shared_ptr<Optimizer>;
 
-enum class OptimizerKind { SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop };
-
-struct Hyperparams {
-  double lr = 0.01, momentum = 0.9, eps = 1e-8, rho = 0.95, alpha = 0.001, beta1 = 0.9,
-         beta2 = 0.999, lam = 1 - 1e-8;
-};
-
-// A built-in optimizer; validates the hyperparameters (Error naming them).
-OptimizerPtr make_builtin_optimizer(OptimizerKind kind, const Hyperparams& h, const char* who);
-// A user-defined optimizer from callbacks (def validated and copied).
-OptimizerPtr make_callback_optimizer(const ch_optimizer_def& def, const char* who);
-
-}  // namespace chainerc
-
-namespace chainerc {
-// Forget the def's destroy (when creating the handle failed, the caller keeps
-// ownership of user_data).
-void disown_callback_optimizer(Optimizer& opt);
 }  // namespace chainerc

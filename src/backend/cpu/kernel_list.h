@@ -11,4 +11,13 @@ void register_kernels();  // all of the below, once (kernels::register_all_kerne
 void register_arithmetic_kernels();
 void register_reduction_kernels();
 
+// ops/optimizers/
+void register_sgd_kernels();
+void register_momentum_sgd_kernels();
+void register_adagrad_kernels();
+void register_adadelta_kernels();
+void register_adam_kernels();
+void register_rmsprop_kernels();
+void register_grad_utils_kernels();
+
 }  // namespace chainerc::cpu
