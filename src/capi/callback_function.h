@@ -50,7 +50,7 @@ class CallbackFunction final : public Function,
   Arrays backward(const Arrays& inputs, const Arrays& grad_outputs) override;
   FuncPtr clone() const override { return std::make_shared<CallbackFunction>(def_, parameters); }
   // User callbacks choose by the inputs' device (forward_gpu / forward_cpu).
-  bool runs_on_devices() const override { return true; }
+  bool spans_devices() const override { return true; }
 
   CallbackDefinition& definition() const { return *def_; }
 

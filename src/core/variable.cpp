@@ -112,6 +112,42 @@ void Function::unchain() {
   forward_inputs.clear();
 }
 
+namespace {
+// Every input and parameter of `f` on one device (CH_ERR_DEVICE naming the
+// first that differs): a function's kernels run on the device of its arrays.
+// Labels are made only for the message, so the common case costs a compare
+// per array.
+std::string array_label(const Function& f, size_t k, size_t n_inputs) {
+  if (k < n_inputs) return "input " + std::to_string(k);
+  const Parameter& p = (*f.parameters)[(k - n_inputs) / 2];
+  return ((k - n_inputs) % 2 ? "the gradient of parameter '" : "parameter '") + p.name + "'";
+}
+
+void require_one_device(const Function& f, const Arrays& in) {
+  const size_t n_params = f.parameters ? f.parameters->size() : 0;
+  const size_t total = in.size() + 2 * n_params;
+  auto at = [&](size_t k) -> const Array& {
+    if (k < in.size()) return in[k];
+    const Parameter& p = (*f.parameters)[(k - in.size()) / 2];
+    return (k - in.size()) % 2 ? p.grad : p.param;
+  };
+  size_t first = total;
+  for (size_t k = 0; k < total; ++k) {
+    const Array& a = at(k);
+    if (!a.defined()) continue;
+    if (first == total) {
+      first = k;
+    } else if (a.device() != at(first).device()) {
+      fail(CH_ERR_DEVICE, f.name(), ": ", array_label(f, k, in.size()), " is on ",
+           a.device().to_string(), " but ", array_label(f, first, in.size()), " is on ",
+           at(first).device().to_string(),
+           "; a function's arrays must be on one device (move them with copy or "
+           "ch_array_to_device)");
+    }
+  }
+}
+}  // namespace
+
 std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs) {
   if (f->applied)
     fail(CH_ERR_GRAPH, "function '", f->name(), "' is a graph node that was already applied");
@@ -130,19 +166,7 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
            "(no handle referred to it and no function needed it for backward)");
     in.push_back(x->data);
   }
-  if (!f->runs_on_devices()) {
-    for (size_t i = 0; i < in.size(); ++i)
-      if (!in[i].device().is_cpu())
-        fail(CH_ERR_DEVICE, f->name(), ": input ", i, " is a ", in[i].describe(), "; '", f->name(),
-             "' has no CUDA kernel yet (copy the input to the CPU with ch_array_to_device)");
-    if (f->parameters)
-      for (const Parameter& p : *f->parameters)
-        if ((p.param.defined() && !p.param.device().is_cpu()) ||
-            (p.grad.defined() && !p.grad.device().is_cpu()))
-          fail(CH_ERR_DEVICE, f->name(), ": parameter '", p.name, "' is a ",
-               (p.param.defined() && !p.param.device().is_cpu() ? p.param : p.grad).describe(),
-               "; '", f->name(), "' has no CUDA kernel yet");
-  }
+  if (!f->spans_devices()) require_one_device(*f, in);
   Arrays out = f->forward(in);
 
   std::vector<VarPtr> outs;

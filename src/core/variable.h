@@ -109,11 +109,12 @@ class Function {
   // input i that has its dtype, shape and device but no memory (the data was
   // released, see VariableImpl): it must use nothing else of it.
   virtual bool retains_input(size_t) const { return true; }
-  // Whether forward/backward accept arrays on a non-CPU device. Built-in
-  // functions have CPU kernels only (until their CUDA kernels arrive):
-  // apply_function refuses them device inputs with CH_ERR_DEVICE before
-  // forward could read device memory on the host.
-  virtual bool runs_on_devices() const { return false; }
+  // Whether the inputs and parameters may be on different devices (copy,
+  // and user functions, which see every array's device). Other functions
+  // run their kernels on one device: apply_function refuses a mix with
+  // CH_ERR_DEVICE before forward; a device without a function's kernels is
+  // refused by the kernel registry, also with CH_ERR_DEVICE.
+  virtual bool spans_devices() const { return false; }
 
   // Graph links, set by apply_function().
   std::vector<VarPtr> inputs;

@@ -121,7 +121,11 @@ void add_into(Array& acc, const Array& g) {
     using T = decltype(t);
     T* a = acc.data<T>();
     const T* b = g.data<T>();
-    for (int64_t i = 0, n = acc.size(); i < n; ++i) a[i] += b[i];
+    parallel_for(acc.size(), kElementwiseGrain, [a, b](int64_t s, int64_t e) {
+      T* __restrict pa = a;
+      const T* __restrict pb = b;
+      for (int64_t i = s; i < e; ++i) pa[i] += pb[i];
+    });
   });
 }
 

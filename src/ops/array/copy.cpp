@@ -13,7 +13,7 @@ class Copy final : public Function {
   explicit Copy(Device dst) : dst_(dst) {}
   const char* name() const override { return "Copy"; }
   // The one built-in function that crosses devices.
-  bool runs_on_devices() const override { return true; }
+  bool spans_devices() const override { return true; }
   Arrays forward(const Arrays& in) override {
     src_ = in[0].device();
     return {in[0].to_device(dst_)};
