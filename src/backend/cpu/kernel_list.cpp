@@ -7,6 +7,9 @@ namespace chainerc::cpu {
 void register_kernels() {
   register_arithmetic_kernels();
   register_reduction_kernels();
+
+  register_max_pooling_2d_kernels();
+  register_average_pooling_2d_kernels();
 }
 
 }  // namespace chainerc::cpu

@@ -11,4 +11,8 @@ void register_kernels();  // all of the below, once (kernels::register_all_kerne
 void register_arithmetic_kernels();
 void register_reduction_kernels();
 
+// ops/pooling/
+void register_max_pooling_2d_kernels();
+void register_average_pooling_2d_kernels();
+
 }  // namespace chainerc::cpu
