@@ -10,6 +10,9 @@ void register_kernels() {
 
   register_max_pooling_2d_kernels();
   register_average_pooling_2d_kernels();
+
+  register_batch_normalization_kernels();
+  register_local_response_normalization_kernels();
 }
 
 }  // namespace chainerc::cpu

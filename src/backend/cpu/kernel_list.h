@@ -15,4 +15,8 @@ void register_reduction_kernels();
 void register_max_pooling_2d_kernels();
 void register_average_pooling_2d_kernels();
 
+// ops/normalization/
+void register_batch_normalization_kernels();
+void register_local_response_normalization_kernels();
+
 }  // namespace chainerc::cpu
