@@ -11,6 +11,13 @@ void register_kernels();  // all of the below, once (kernels::register_all_kerne
 void register_arithmetic_kernels();
 void register_reduction_kernels();
 
+// ops/connection/
+void register_linear_kernels();
+void register_parameter_kernels();
+void register_convolution_2d_kernels();
+void register_embed_id_kernels();
+void register_inception_kernels();
+
 // ops/pooling/
 void register_max_pooling_2d_kernels();
 void register_average_pooling_2d_kernels();
