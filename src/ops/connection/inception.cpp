@@ -74,12 +74,12 @@ class Inception final : public Function {
     pooled_ = pool_->forward({x})[0];
     Array op = nodes_[kProjP]->forward({pooled_})[0];
 
-    // y = relu(concat(o1, o3, o5, op) on channels), the relu in place.
+    // y = relu(concat(o1, o3, o5, op) on channels).
     const int64_t C = c_.out1 + c_.out3 + c_.out5 + c_.proj_pool;
-    Array y =
+    Array cat =
         Array::empty(x.dtype(), Shape{x.shape()[0], C, x.shape()[2], x.shape()[3]}, x.device());
-    kernels::concat_channels(std::vector<Array>{o1, o3, o5, op}, y);
-    y = relu_forward(y);
+    kernels::concat_channels(std::vector<Array>{o1, o3, o5, op}, cat);
+    Array y = relu_forward(cat);
     y_ = y;
     return {y};
   }
