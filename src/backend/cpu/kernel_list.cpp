@@ -7,6 +7,10 @@ namespace chainerc::cpu {
 void register_kernels() {
   register_arithmetic_kernels();
   register_reduction_kernels();
+  // activation
+  register_activation_kernels();
+  register_softmax_kernels();
+  register_lstm_kernels();
 }
 
 }  // namespace chainerc::cpu

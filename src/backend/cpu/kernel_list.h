@@ -11,4 +11,9 @@ void register_kernels();  // all of the below, once (kernels::register_all_kerne
 void register_arithmetic_kernels();
 void register_reduction_kernels();
 
+// ops/activation/
+void register_activation_kernels();
+void register_softmax_kernels();
+void register_lstm_kernels();
+
 }  // namespace chainerc::cpu
