@@ -11,6 +11,11 @@ void register_kernels() {
   register_activation_kernels();
   register_softmax_kernels();
   register_lstm_kernels();
+  // loss
+  register_label_kernels();
+  register_softmax_cross_entropy_kernels();
+  register_mean_squared_error_kernels();
+  register_hierarchical_softmax_kernels();
 }
 
 }  // namespace chainerc::cpu

@@ -16,4 +16,10 @@ void register_activation_kernels();
 void register_softmax_kernels();
 void register_lstm_kernels();
 
+// ops/loss/
+void register_label_kernels();
+void register_softmax_cross_entropy_kernels();
+void register_mean_squared_error_kernels();
+void register_hierarchical_softmax_kernels();
+
 }  // namespace chainerc::cpu
