@@ -16,6 +16,8 @@ void register_kernels() {
   register_softmax_cross_entropy_kernels();
   register_mean_squared_error_kernels();
   register_hierarchical_softmax_kernels();
+  // evaluation
+  register_accuracy_kernels();
 }
 
 }  // namespace chainerc::cpu

@@ -22,4 +22,7 @@ void register_softmax_cross_entropy_kernels();
 void register_mean_squared_error_kernels();
 void register_hierarchical_softmax_kernels();
 
+// ops/evaluation/
+void register_accuracy_kernels();
+
 }  // namespace chainerc::cpu
