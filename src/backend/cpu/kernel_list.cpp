@@ -18,6 +18,8 @@ void register_kernels() {
   register_hierarchical_softmax_kernels();
   // evaluation
   register_accuracy_kernels();
+  // noise
+  register_dropout_kernels();
 }
 
 }  // namespace chainerc::cpu

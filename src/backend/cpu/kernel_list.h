@@ -25,4 +25,7 @@ void register_hierarchical_softmax_kernels();
 // ops/evaluation/
 void register_accuracy_kernels();
 
+// ops/noise/
+void register_dropout_kernels();
+
 }  // namespace chainerc::cpu
