@@ -20,6 +20,9 @@ void register_kernels() {
   register_accuracy_kernels();
   // noise
   register_dropout_kernels();
+  // array
+  register_concat_kernels();
+  register_transpose_kernels();
 }
 
 }  // namespace chainerc::cpu

@@ -28,4 +28,8 @@ void register_accuracy_kernels();
 // ops/noise/
 void register_dropout_kernels();
 
+// ops/array/
+void register_concat_kernels();
+void register_transpose_kernels();
+
 }  // namespace chainerc::cpu
