@@ -19,6 +19,23 @@ void register_kernels() {
 
   register_batch_normalization_kernels();
   register_local_response_normalization_kernels();
+
+  // activation
+  register_activation_kernels();
+  register_softmax_kernels();
+  register_lstm_kernels();
+  // loss
+  register_label_kernels();
+  register_softmax_cross_entropy_kernels();
+  register_mean_squared_error_kernels();
+  register_hierarchical_softmax_kernels();
+  // evaluation
+  register_accuracy_kernels();
+  // noise
+  register_dropout_kernels();
+  // array
+  register_concat_kernels();
+  register_transpose_kernels();
 }
 
 }  // namespace chainerc::cpu
