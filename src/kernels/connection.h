@@ -1,11 +1,9 @@
 // Kernels of the connection functions (ops/connection): Linear, Convolution2D,
-// EmbedID, Parameter, Inception, and the dtype conversion of a user's initial
+// EmbedID, Parameter, and the dtype conversion of a user's initial
 // parameter array. Arguments are checked by the op; outputs are allocated by
 // the op on the inputs' device; a kernel allocates only its own scratch.
 // Linear's products go through kernels::gemm (math.h) from the op itself.
 #pragma once
-
-#include <vector>
 
 #include "kernels/registry.h"
 
@@ -49,11 +47,5 @@ inline Kernel<void(const Array& ids, const Array& W, Array& y)> embed_id_forward
 // gW[ids[k], :] += gy[k, :] (ids may repeat).
 inline Kernel<void(const Array& ids, const Array& gy, Array& gW)> embed_id_backward{
     "embed_id_backward"};
-
-// y = the arrays of `parts` (N, C_i, ...) concatenated along axis 1 into y
-// (N, sum C_i, ...); and the inverse, g split into `parts` (allocated by the
-// op with their shapes). Inception's branch outputs and their gradients.
-inline Kernel<void(const std::vector<Array>& parts, Array& y)> concat_channels{"concat_channels"};
-inline Kernel<void(const Array& g, std::vector<Array>& parts)> split_channels{"split_channels"};
 
 }  // namespace chainerc::kernels

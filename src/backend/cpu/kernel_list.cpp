@@ -12,7 +12,6 @@ void register_kernels() {
   register_parameter_kernels();
   register_convolution_2d_kernels();
   register_embed_id_kernels();
-  register_inception_kernels();
 
   register_max_pooling_2d_kernels();
   register_average_pooling_2d_kernels();

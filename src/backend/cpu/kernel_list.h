@@ -16,7 +16,6 @@ void register_linear_kernels();
 void register_parameter_kernels();
 void register_convolution_2d_kernels();
 void register_embed_id_kernels();
-void register_inception_kernels();
 
 // ops/pooling/
 void register_max_pooling_2d_kernels();
