@@ -14,10 +14,21 @@
 
 namespace chainerc::ops {
 
+// A copy of `src` converted to `dtype` on the default device, where every
+// function's parameters live (a copy from another device crosses through
+// the devices' backends).
+inline Array host_copy(const Array& src, DType dtype) {
+  const bool here = src.device() == Device{};
+  if (src.dtype() == dtype) return here ? src.copy() : src.to_device(Device{});
+  Array out = Array::empty(dtype, src.shape());
+  kernels::convert_dtype(here ? src : src.to_device(Device{}), out);
+  return out;
+}
+
 // The initial value of parameter `arg` of function `who`: a copy of
 // *initial converted to `dtype` (its shape must be `shape`), or, when initial
-// is null, an array of that dtype and shape on the default device for the
-// caller to fill.
+// is null, an array of that dtype and shape for the caller to fill; on the
+// default device either way.
 inline Array initial_parameter(const char* who, const char* arg, const Array* initial, DType dtype,
                                const Shape& shape) {
   if (!is_floating(dtype))
@@ -28,10 +39,7 @@ inline Array initial_parameter(const char* who, const char* arg, const Array* in
     fail(CH_ERR_SHAPE, who, ": initial ", arg, " is a ",
          initial->defined() ? initial->describe() : std::string("undefined array"), "; shape ",
          shape.to_string(), " expected");
-  if (initial->dtype() == dtype) return initial->copy();
-  Array out = Array::empty(dtype, shape, initial->device());
-  kernels::convert_dtype(*initial, out);
-  return out;
+  return host_copy(*initial, dtype);
 }
 
 // A parameter named `name` holding `param`, with a gradient of zeros.

@@ -8,6 +8,7 @@
 #include "kernels/connection.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
+#include "ops/parametric.h"
 
 namespace chainerc::ops {
 namespace {
@@ -89,7 +90,7 @@ FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array
     if (initial_W->dtype() != dtype || initial_W->shape() != shape)
       fail(CH_ERR_SHAPE, who, ": initial_W is a ", initial_W->describe(), "; a ", dtype_name(dtype),
            " array of shape ", shape.to_string(), " expected");
-    W = initial_W->copy();
+    W = host_copy(*initial_W, dtype);
   } else {
     W = Array::empty(dtype, shape);
     random::fill_normal(W, 0.0, 1.0);  // Chainer 1.0.1: numpy.random.randn(in_size, out_size)
