@@ -58,10 +58,6 @@ FuncPtr convolution_2d_new(int64_t in_channels, int64_t out_channels, int64_t kh
 // (and [offset + 1]) instead of its own list.
 FuncPtr convolution_2d_rebind(const FuncPtr& conv, std::shared_ptr<Parameters> params,
                               size_t offset);
-// A parameter array of `shape` and `dtype`: uninitialised, or a converted copy
-// of *init (Error(CH_ERR_SHAPE) naming `who` and `what` if its shape differs).
-Array initial_parameter(const Array* init, DType dtype, const Shape& shape, const char* who,
-                        const char* what);
 // Inception (GoogLeNet) module: parameters "conv1/W", "conv1/b", "conv3/...",
 // "conv5/...", "proj3/...", "proj5/...", "projp/..." (Chainer's FunctionSet order).
 FuncPtr inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5,

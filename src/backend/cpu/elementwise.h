@@ -42,7 +42,7 @@ inline void require_cpu(const Array& a, const char* who) {
 // out[i] = f(x[i])
 template <typename T, typename F>
 void map(const T* x, T* out, int64_t n, F f) {
-  const F g = f;  // a private copy: its captures cannot alias `out` (see ops/nn_util.h)
+  const F g = f;  // a private copy: its captures cannot alias `out` (see pointwise.h)
   const T* __restrict px = x;
   T* __restrict po = out;
   for (int64_t i = 0; i < n; ++i) po[i] = g(px[i]);

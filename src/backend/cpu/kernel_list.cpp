@@ -7,6 +7,34 @@ namespace chainerc::cpu {
 void register_kernels() {
   register_arithmetic_kernels();
   register_reduction_kernels();
+
+  register_linear_kernels();
+  register_parameter_kernels();
+  register_convolution_2d_kernels();
+  register_embed_id_kernels();
+
+  register_max_pooling_2d_kernels();
+  register_average_pooling_2d_kernels();
+
+  register_batch_normalization_kernels();
+  register_local_response_normalization_kernels();
+
+  // activation
+  register_activation_kernels();
+  register_softmax_kernels();
+  register_lstm_kernels();
+  // loss
+  register_label_kernels();
+  register_softmax_cross_entropy_kernels();
+  register_mean_squared_error_kernels();
+  register_hierarchical_softmax_kernels();
+  // evaluation
+  register_accuracy_kernels();
+  // noise
+  register_dropout_kernels();
+  // array
+  register_concat_kernels();
+  register_transpose_kernels();
   // ops/optimizers/
   register_sgd_kernels();
   register_momentum_sgd_kernels();

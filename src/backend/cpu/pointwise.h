@@ -89,3 +89,21 @@ void broadcast_kernel(const Array& a, const Array& b, Array& y) {
 }
 
 }  // namespace chainerc::cpu
+
+namespace chainerc::cpu {
+
+// y = f(x) for a float array through one of the cpu::vector_* functions
+// (vector_exp, vector_tanh, ...) on chunks spread over the thread pool; `f`
+// is called as f(const T* x, T* y, int64_t n) for T = float and double.
+template <typename F>
+void vector_map(const Array& x, Array& y, F f) {
+  dispatch_floating(x.dtype(), "unary kernel", [&](auto t) {
+    using T = decltype(t);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    parallel_for(x.size(), kElementwiseGrain,
+                 [&](int64_t b, int64_t e) { f(px + b, py + b, e - b); });
+  });
+}
+
+}  // namespace chainerc::cpu

@@ -3,7 +3,8 @@
 // x, broadcast over the batch axis and over the axes after its own: x has
 // shape (N, *S, ...). Backward accumulates gW += sum of x gy where x < 0 and
 // returns gx = gy, times W where x < 0.
-#include "ops/nn_util.h"
+#include "kernels/activation.h"
+#include "ops/op_util.h"
 #include "ops/ops.h"
 #include "ops/parametric.h"
 
@@ -24,6 +25,9 @@ class PReLU final : public Function {
     if (x.dtype() != W.dtype())
       fail(CH_ERR_DTYPE, "PReLU: input x is ", dtype_name(x.dtype()), " but W is ",
            dtype_name(W.dtype()));
+    if (x.device() != W.device())
+      fail(CH_ERR_DEVICE, "PReLU: input x is on ", x.device().to_string(), " but W is on ",
+           W.device().to_string());
     bool ok = x.ndim() >= 1 + W.ndim();
     for (int32_t d = 0; ok && d < W.ndim(); ++d) ok = x.shape()[1 + d] == W.shape()[d];
     if (!ok)
@@ -31,15 +35,7 @@ class PReLU final : public Function {
            W.shape().to_string(), "; x must have shape (N, ", W.ndim() ? "" : "...",
            shape_body(W.shape()), ")");
     Array y = Array::empty_like(x);
-    dispatch_floating(x.dtype(), "PReLU", [&](auto t) {
-      using T = decltype(t);
-      const T *px = x.data<T>(), *pw = W.data<T>();
-      T* py = y.data<T>();
-      for_each_block(x, W, [&](int64_t off, int64_t w, int64_t inner) {
-        const T a = pw[w];
-        for (int64_t i = off; i < off + inner; ++i) py[i] = px[i] < 0 ? a * px[i] : px[i];
-      });
-    });
+    kernels::prelu(x, W, y);
     return {y};
   }
 
@@ -47,21 +43,7 @@ class PReLU final : public Function {
     const Array &x = in[0], &gy = gys[0];
     Parameter& p = parameter_at(*this, 0);
     Array gx = Array::empty_like(x);
-    dispatch_floating(x.dtype(), "PReLU", [&](auto t) {
-      using T = decltype(t);
-      const T *px = x.data<T>(), *pg = gy.data<T>(), *pw = p.param.template data<T>();
-      T *pgx = gx.data<T>(), *pgw = p.grad.template data<T>();
-      for_each_block(x, p.param, [&](int64_t off, int64_t w, int64_t inner) {
-        const T a = pw[w];
-        T acc = 0;
-        for (int64_t i = off; i < off + inner; ++i) {
-          const bool neg = px[i] < 0;
-          pgx[i] = neg ? a * pg[i] : pg[i];
-          acc += neg ? px[i] * pg[i] : T(0);
-        }
-        pgw[w] += acc;
-      });
-    });
+    kernels::prelu_grad(x, gy, p.param, gx, p.grad);
     return {gx};
   }
 
@@ -70,17 +52,6 @@ class PReLU final : public Function {
     std::string out;
     for (int32_t i = 0; i < s.ndim(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
     return out + (s.ndim() ? ", ..." : "");
-  }
-  // f(offset, w, inner): the run of `inner` contiguous elements of x starting
-  // at `offset` that all use W's element w.
-  template <typename F>
-  static void for_each_block(const Array& x, const Array& W, F f) {
-    const int64_t wn = W.size();
-    int64_t inner = 1;
-    for (int32_t d = 1 + W.ndim(); d < x.ndim(); ++d) inner *= x.shape()[d];
-    const int64_t batch = x.ndim() ? x.shape()[0] : 1;
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t w = 0; w < wn; ++w) f((n * wn + w) * inner, w, inner);
   }
 };
 

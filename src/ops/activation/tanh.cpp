@@ -1,7 +1,6 @@
 // tanh: y = tanh(x) (Chainer's F.tanh); gx = gy (1 - y^2). Keeps y for backward.
-#include <cmath>
-
-#include "ops/nn_util.h"
+#include "kernels/activation.h"
+#include "ops/op_util.h"
 #include "ops/ops.h"
 
 namespace chainerc::ops {
@@ -12,13 +11,12 @@ class Tanh final : public Function {
   const char* name() const override { return "Tanh"; }
   bool retains_input(size_t) const override { return false; }  // backward reads y
   Arrays forward(const Arrays& in) override {
-    y_ = par_vector_unary("tanh", in[0],
-                          [](const auto* x, auto* y, int64_t n) { cpu::vector_tanh(x, y, n); });
+    check_float("tanh", in[0]);
+    y_ = run(kernels::tanh, in[0]);
     return {y_};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {
-        par_binary("tanh", y_, gy[0], [](auto y, auto g) { return g * (decltype(y)(1) - y * y); })};
+    return {run(kernels::tanh_grad, gy[0], y_)};
   }
 
  private:

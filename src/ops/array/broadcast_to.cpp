@@ -12,14 +12,13 @@ class BroadcastTo final : public Function {
   const char* name() const override { return "BroadcastTo"; }
   Arrays forward(const Arrays& in) override {
     const Array& x = in[0];
-    cpu::require_cpu(x, "broadcast_to");
     if (x.ndim() > shape_.ndim() || broadcast_shapes(x.shape(), shape_, "broadcast_to") != shape_)
       fail(CH_ERR_SHAPE, "broadcast_to: cannot broadcast ", x.shape().to_string(), " to ",
            shape_.to_string());
-    return {cpu::broadcast_copy(x, shape_)};
+    return {broadcast_to_shape(x, shape_)};
   }
   Arrays backward(const Arrays& in, const Arrays& gy) override {
-    return {cpu::sum_to(gy[0], in[0].shape())};
+    return {sum_to_shape(gy[0], in[0].shape())};
   }
 
  private:

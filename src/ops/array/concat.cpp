@@ -1,9 +1,9 @@
 // concat: join variables along an axis (Chainer's F.concat, axis=1 by
 // default). All inputs have one dtype and equal extents except along the
 // axis. Backward splits gy into the inputs' pieces. Any dtype.
-#include <cstring>
 #include <vector>
 
+#include "kernels/array.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -20,7 +20,6 @@ class Concat final : public Function {
   Arrays forward(const Arrays& in) override {
     if (in.empty()) fail(CH_ERR_INVALID_ARGUMENT, "concat: no inputs");
     const Array& x0 = in[0];
-    cpu::require_cpu(x0, "concat");
     if (x0.ndim() == 0)
       fail(CH_ERR_SHAPE, "concat: input 0 is 0-d; arrays with at least one axis are expected");
     axis_ = normalize_axis(axis_, x0.ndim(), "concat");
@@ -28,7 +27,9 @@ class Concat final : public Function {
     out[axis_] = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       const Array& x = in[i];
-      cpu::require_cpu(x, "concat");
+      if (x.device() != x0.device())
+        fail(CH_ERR_DEVICE, "concat: input ", i, " is on ", x.device().to_string(),
+             " but input 0 is on ", x0.device().to_string());
       if (x.dtype() != x0.dtype())
         fail(CH_ERR_DTYPE, "concat: input ", i, " is ", dtype_name(x.dtype()), " but input 0 is ",
              dtype_name(x0.dtype()));
@@ -41,7 +42,7 @@ class Concat final : public Function {
       out[axis_] += x.shape()[axis_];
     }
     Array y = Array::empty(x0.dtype(), out, x0.device());
-    copy_pieces(in, y, true);
+    kernels::concat(in, axis_, y);
     return {y};
   }
 
@@ -49,36 +50,11 @@ class Concat final : public Function {
     Arrays gx;
     gx.reserve(in.size());
     for (const Array& x : in) gx.push_back(Array::empty(gy[0].dtype(), x.shape(), x.device()));
-    copy_pieces(gx, gy[0], false);
+    kernels::concat_split(gy[0], axis_, gx);
     return gx;
   }
 
  private:
-  // Copies the pieces into y (forward) or y into the pieces (backward).
-  void copy_pieces(const Arrays& pieces, const Array& y, bool into_y) const {
-    const size_t elem = dtype_size(y.dtype());
-    int64_t outer = 1, inner = 1;
-    for (int32_t d = 0; d < axis_; ++d) outer *= y.shape()[d];
-    for (int32_t d = axis_ + 1; d < y.ndim(); ++d) inner *= y.shape()[d];
-    const size_t row = static_cast<size_t>(y.shape()[axis_] * inner) * elem;
-    char* py = static_cast<char*>(y.raw());
-    size_t offset = 0;
-    for (const Array& x : pieces) {
-      const size_t chunk = static_cast<size_t>(x.shape()[axis_] * inner) * elem;
-      char* px = static_cast<char*>(x.raw());
-      if (chunk)
-        for (int64_t o = 0; o < outer; ++o) {
-          char* yp = py + static_cast<size_t>(o) * row + offset;
-          char* xp = px + static_cast<size_t>(o) * chunk;
-          if (into_y)
-            std::memcpy(yp, xp, chunk);
-          else
-            std::memcpy(xp, yp, chunk);
-        }
-      offset += chunk;
-    }
-  }
-
   int32_t axis_;
 };
 

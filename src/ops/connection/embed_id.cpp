@@ -2,13 +2,13 @@
 // (Chainer 1.0.1): W (in_size, out_size) ~ N(0, 1); ids are int32 of any
 // shape; y has shape x.shape + (out_size,). Backward scatter-adds gy into gW
 // (gW[x[k]] += gy[k]); the ids get no gradient.
-#include <cstring>
 #include <sstream>
 
-#include "backend/cpu/parallel.h"
 #include "core/random.h"
+#include "kernels/connection.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
+#include "ops/parametric.h"
 
 namespace chainerc::ops {
 namespace {
@@ -47,52 +47,27 @@ class EmbedID final : public Function {
     const Array& W = (*parameters)[0].param;
     if (x.dtype() != DType::Int32)
       fail(CH_ERR_DTYPE, kWho, ": the ids are a ", x.describe(), "; int32 expected");
-    cpu::require_cpu(x, kWho);
     if (x.ndim() + 1 > CH_MAX_NDIM)
       fail(CH_ERR_SHAPE, kWho, ": the ids have ", x.ndim(), " dimensions; at most ",
            CH_MAX_NDIM - 1, " allowed");
-    const int32_t* ids = x.data<int32_t>();
-    const int64_t n = x.size();
-    for (int64_t k = 0; k < n; ++k)
-      if (ids[k] < 0 || ids[k] >= in_size_)
-        fail(CH_ERR_INVALID_ARGUMENT, kWho, ": id ", ids[k], " at position ",
-             position_of(k, x.shape()), " is out of range [0, ", in_size_, ")");
+    if (x.device() != W.device())
+      fail(CH_ERR_DEVICE, kWho, ": the ids are on ", x.device().to_string(), " but W is on ",
+           W.device().to_string());
+    const int64_t bad = kernels::embed_id_find_invalid(x, in_size_);
+    if (bad >= 0)
+      fail(CH_ERR_INVALID_ARGUMENT, kWho, ": id ", static_cast<int64_t>(x.get(bad)),
+           " at position ", position_of(bad, x.shape()), " is out of range [0, ", in_size_, ")");
     Shape ys = x.shape();
     ys.push_back(out_size_);
     Array y = Array::empty(W.dtype(), ys, W.device());
-    const size_t row = static_cast<size_t>(out_size_) * dtype_size(W.dtype());
-    const char* w = static_cast<const char*>(W.raw());
-    char* py = static_cast<char*>(y.raw());
-    const int64_t grain =
-        std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, out_size_));
-    cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k)
-        std::memcpy(py + static_cast<size_t>(k) * row, w + static_cast<size_t>(ids[k]) * row, row);
-    });
+    kernels::embed_id_forward(x, W, y);
     return {y};
   }
 
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     const Array& x = in[0];
     Parameter& p = (*parameters)[0];
-    const int32_t* ids = x.data<int32_t>();
-    const int64_t n = x.size(), m = out_size_;
-    dispatch_floating(p.grad.dtype(), kWho, [&](auto t) {
-      using T = decltype(t);
-      T* gw = p.grad.data<T>();
-      const T* g = gy[0].data<T>();
-      // Scatter-add (ids may repeat): threads split the columns, so no two
-      // write the same element.
-      const int64_t col_grain =
-          std::max<int64_t>(8, cpu::kElementwiseGrain / std::max<int64_t>(1, n));
-      cpu::parallel_for(m, col_grain, [&](int64_t jb, int64_t je) {
-        for (int64_t k = 0; k < n; ++k) {
-          T* dst = gw + ids[k] * m;
-          const T* src = g + k * m;
-          for (int64_t j = jb; j < je; ++j) dst[j] += src[j];
-        }
-      });
-    });
+    kernels::embed_id_backward(x, gy[0], p.grad);
     return {Array()};
   }
 
@@ -115,8 +90,7 @@ FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array
     if (initial_W->dtype() != dtype || initial_W->shape() != shape)
       fail(CH_ERR_SHAPE, who, ": initial_W is a ", initial_W->describe(), "; a ", dtype_name(dtype),
            " array of shape ", shape.to_string(), " expected");
-    cpu::require_cpu(*initial_W, who);
-    W = initial_W->copy();
+    W = host_copy(*initial_W, dtype);
   } else {
     W = Array::empty(dtype, shape);
     random::fill_normal(W, 0.0, 1.0);  // Chainer 1.0.1: numpy.random.randn(in_size, out_size)

@@ -10,12 +10,14 @@
 // order (no engine re-entry, no extra variables). The node's parameters are
 // the six convolutions' W and b in Chainer's FunctionSet order (sorted by
 // name): conv1, conv3, conv5, proj3, proj5, projp, named "conv1/W", ...; the
-// sub-convolutions read them from that one list.
-#include <algorithm>
+// sub-convolutions read them from that one list. The relus are the relu
+// function's kernels; the branches are joined and split by concat's.
 #include <array>
 #include <string>
+#include <vector>
 
-#include "backend/cpu/parallel.h"
+#include "kernels/activation.h"
+#include "kernels/array.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -29,15 +31,6 @@ struct InceptionConfig {
   int64_t in, out1, proj3, out3, proj5, out5, proj_pool;
   DType dtype;
 };
-
-// y = max(x, 0) (a new array).
-Array relu_forward(const Array& x) {
-  return unary("inception", x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
-}
-// gx = gy where y > 0, else 0 (y the relu output).
-Array relu_backward(const Array& y, const Array& gy) {
-  return binary_same("inception", gy, y, [](auto g, auto v) { return v > 0 ? g : decltype(g)(0); });
-}
 
 class Inception final : public Function {
  public:
@@ -67,33 +60,19 @@ class Inception final : public Function {
     pool_ = max_pooling_2d_node(3, 3, 1, 1, 1, 1, true);
 
     Array o1 = nodes_[kConv1]->forward({x})[0];
-    r3_ = relu_forward(nodes_[kProj3]->forward({x})[0]);
+    r3_ = run(kernels::relu, nodes_[kProj3]->forward({x})[0]);
     Array o3 = nodes_[kConv3]->forward({r3_})[0];
-    r5_ = relu_forward(nodes_[kProj5]->forward({x})[0]);
+    r5_ = run(kernels::relu, nodes_[kProj5]->forward({x})[0]);
     Array o5 = nodes_[kConv5]->forward({r5_})[0];
     pooled_ = pool_->forward({x})[0];
     Array op = nodes_[kProjP]->forward({pooled_})[0];
 
     // y = relu(concat(o1, o3, o5, op) on channels).
-    const int64_t N = x.shape()[0], H = x.shape()[2], W = x.shape()[3], P = H * W;
     const int64_t C = c_.out1 + c_.out3 + c_.out5 + c_.proj_pool;
-    Array y = Array::empty(x.dtype(), Shape{N, C, H, W}, x.device());
-    const Array* parts[4] = {&o1, &o3, &o5, &op};
-    dispatch_floating(x.dtype(), who, [&](auto t) {
-      using T = decltype(t);
-      T* py = y.data<T>();
-      cpu::parallel_for(N, 1, [&](int64_t b, int64_t e) {
-        for (int64_t n = b; n < e; ++n) {
-          T* d = py + n * C * P;
-          for (const Array* a : parts) {
-            const int64_t ca = a->shape()[1];
-            const T* s = a->data<T>() + n * ca * P;
-            for (int64_t i = 0; i < ca * P; ++i) d[i] = s[i] > 0 ? s[i] : T(0);
-            d += ca * P;
-          }
-        }
-      });
-    });
+    Array cat =
+        Array::empty(x.dtype(), Shape{x.shape()[0], C, x.shape()[2], x.shape()[3]}, x.device());
+    kernels::concat(std::vector<Array>{o1, o3, o5, op}, 1, cat);
+    Array y = run(kernels::relu, cat);
     y_ = y;
     return {y};
   }
@@ -101,35 +80,20 @@ class Inception final : public Function {
   Arrays backward(const Arrays& in, const Arrays& gys) override {
     const Array& x = in[0];
     const Array& gy = gys[0];
-    const int64_t N = x.shape()[0], H = x.shape()[2], W = x.shape()[3], P = H * W;
-    const int64_t C = y_.shape()[1];
+    const int64_t N = x.shape()[0], H = x.shape()[2], W = x.shape()[3];
     const int64_t widths[4] = {c_.out1, c_.out3, c_.out5, c_.proj_pool};
-    Array g[4];
+    std::vector<Array> g(4);
     for (int k = 0; k < 4; ++k)
       g[k] = Array::empty(x.dtype(), Shape{N, widths[k], H, W}, x.device());
     // Split relu'(y) * gy into the four branches.
-    dispatch_floating(x.dtype(), "inception", [&](auto t) {
-      using T = decltype(t);
-      const T* pg = gy.data<T>();
-      const T* py = y_.data<T>();
-      cpu::parallel_for(N, 1, [&](int64_t b, int64_t e) {
-        for (int64_t n = b; n < e; ++n) {
-          int64_t off = n * C * P;
-          for (int k = 0; k < 4; ++k) {
-            T* d = g[k].data<T>() + n * widths[k] * P;
-            for (int64_t i = 0; i < widths[k] * P; ++i) d[i] = py[off + i] > 0 ? pg[off + i] : T(0);
-            off += widths[k] * P;
-          }
-        }
-      });
-    });
+    kernels::concat_split(run(kernels::relu_grad, gy, y_), 1, g);
     Array gx = nodes_[kConv1]->backward({x}, {g[0]})[0];
-    Array g3 = relu_backward(r3_, nodes_[kConv3]->backward({r3_}, {g[1]})[0]);
-    cpu::add_into(gx, nodes_[kProj3]->backward({x}, {g3})[0]);
-    Array g5 = relu_backward(r5_, nodes_[kConv5]->backward({r5_}, {g[2]})[0]);
-    cpu::add_into(gx, nodes_[kProj5]->backward({x}, {g5})[0]);
+    Array g3 = run(kernels::relu_grad, nodes_[kConv3]->backward({r3_}, {g[1]})[0], r3_);
+    kernels::add_into(gx, nodes_[kProj3]->backward({x}, {g3})[0]);
+    Array g5 = run(kernels::relu_grad, nodes_[kConv5]->backward({r5_}, {g[2]})[0], r5_);
+    kernels::add_into(gx, nodes_[kProj5]->backward({x}, {g5})[0]);
     Array gp = nodes_[kProjP]->backward({pooled_}, {g[3]})[0];
-    cpu::add_into(gx, pool_->backward({x}, {gp})[0]);
+    kernels::add_into(gx, pool_->backward({x}, {gp})[0]);
     return {gx};
   }
 

@@ -4,9 +4,8 @@
 // gb += sum(gy, 0) into the shared parameter gradients and returns gx = gy W.
 #include <cmath>
 
-#include "backend/cpu/gemm.h"
-#include "backend/cpu/parallel.h"
 #include "core/random.h"
+#include "kernels/connection.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "ops/parametric.h"
@@ -45,20 +44,12 @@ class Linear final : public Function {
       fail(CH_ERR_SHAPE, "Linear: input x has shape ", x.shape().to_string(), " (", features,
            " features per sample) but in_size is ", in_);
     Array y = Array::empty(x.dtype(), Shape{n, out_}, x.device());
-    dispatch_floating(x.dtype(), "Linear", [&](auto t) {
-      using T = decltype(t);
-      T* py = y.data<T>();
-      T beta = 0;
-      if (has_bias_) {  // y rows start as b; the product is added onto them
-        const T* pb = parameter_at(*this, 1).param.template data<T>();
-        for (int64_t i = 0; i < n; ++i)
-          for (int64_t j = 0; j < out_; ++j) py[i * out_ + j] = pb[j];
-        beta = 1;
-      }
-      if (n && out_)
-        cpu::gemm(false, true, n, out_, in_, T(1), x.data<T>(), in_, W.data<T>(), in_, beta, py,
-                  out_);
-    });
+    kernels::Gemm g = product(false, true, n, out_, in_);  // y = x W^T (+ y)
+    if (has_bias_) {  // y rows start as b; the product is added onto them
+      kernels::broadcast_to(parameter_at(*this, 1).param, y);
+      g.beta = 1;
+    }
+    kernels::gemm(g, x, W, y);
     return {y};
   }
 
@@ -70,31 +61,29 @@ class Linear final : public Function {
     const int64_t n = gy.shape()[0];
     const bool want_gx = needs_input_grad(0);  // not for data (requires_grad 0)
     Array gx = want_gx ? Array::empty(x.dtype(), x.shape(), x.device()) : Array();
-    dispatch_floating(x.dtype(), "Linear", [&](auto t) {
-      using T = decltype(t);
-      const T* pgy = gy.data<T>();
-      if (n && out_ && in_)  // gW += gy^T x
-        cpu::gemm(true, false, out_, in_, n, T(1), pgy, out_, x.data<T>(), in_, T(1),
-                  pw.grad.template data<T>(), in_);
-      if (has_bias_) {  // gb += sum(gy, axis 0)
-        T* gb = parameter_at(*this, 1).grad.template data<T>();
-        for (int64_t i = 0; i < n; ++i)
-          for (int64_t j = 0; j < out_; ++j) gb[j] += pgy[i * out_ + j];
-      }
-      if (!want_gx) return;
-      T* pgx = gx.data<T>();
-      if (n && in_) {  // gx = gy W
-        if (out_)
-          cpu::gemm(false, false, n, in_, out_, T(1), pgy, out_, pw.param.template data<T>(), in_,
-                    T(0), pgx, in_);
-        else
-          for (int64_t i = 0; i < n * in_; ++i) pgx[i] = 0;
-      }
-    });
+    kernels::Gemm gw = product(true, false, out_, in_, n);  // gW += gy^T x
+    gw.beta = 1;
+    kernels::gemm(gw, gy, x, pw.grad);
+    if (has_bias_) kernels::linear_bias_grad(gy, parameter_at(*this, 1).grad);  // gb += sum(gy, 0)
+    if (want_gx) kernels::gemm(product(false, false, n, in_, out_), gy, pw.param, gx);  // gx = gy W
     return {gx};
   }
 
  private:
+  // C (m, n) = op(A) op(B) over row-major matrices (op(A) m x k), packed.
+  static kernels::Gemm product(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+    kernels::Gemm g;
+    g.trans_a = ta;
+    g.trans_b = tb;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.lda = ta ? m : k;
+    g.ldb = tb ? k : n;
+    g.ldc = n;
+    return g;
+  }
+
   void check_weights(const Array& W) const {
     if (W.shape() != Shape{out_, in_})
       fail(CH_ERR_SHAPE, "Linear: W has shape ", W.shape().to_string(), " but (", out_, ", ", in_,

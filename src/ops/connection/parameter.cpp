@@ -22,7 +22,7 @@ class ParameterFunction final : public Function {
     if (gy[0].shape() != p.grad.shape() || gy[0].dtype() != p.grad.dtype())
       fail(CH_ERR_SHAPE, "Parameter: the output gradient is a ", gy[0].describe(),
            " but the parameter is a ", p.grad.describe());
-    cpu::add_into(p.grad, gy[0]);
+    kernels::add_into(p.grad, gy[0]);
     return {};
   }
 };

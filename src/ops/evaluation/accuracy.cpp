@@ -2,6 +2,8 @@
 // label t[i] (Chainer's F.accuracy; an input (N, ...) is viewed as (N, C)).
 // int32 labels t (N,) in [0, C). The output is a 0-d array of y's dtype.
 // Not differentiable: backward gives no gradients.
+#include "kernels/evaluation.h"
+#include "kernels/loss.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -14,7 +16,9 @@ class Accuracy final : public Function {
   Arrays forward(const Arrays& in) override {
     const Array &y = in[0], &t = in[1];
     check_float("accuracy", y);
-    cpu::require_cpu(t, "accuracy");
+    if (t.device() != y.device())
+      fail(CH_ERR_DEVICE, "accuracy: y is on ", y.device().to_string(), " but t is on ",
+           t.device().to_string());
     if (y.ndim() < 2)
       fail(CH_ERR_SHAPE, "accuracy: y has shape ", y.shape().to_string(), "; (N, C) is expected");
     if (t.dtype() != DType::Int32)
@@ -24,25 +28,12 @@ class Accuracy final : public Function {
       fail(CH_ERR_SHAPE, "accuracy: t has shape ", t.shape().to_string(), " but y has shape ",
            y.shape().to_string(), "; t must have shape (", n, ",)");
     const int64_t c = n ? y.size() / n : 0;
-    const int32_t* pt = t.data<int32_t>();
-    for (int64_t i = 0; i < n; ++i)
-      if (pt[i] < 0 || pt[i] >= c)
-        fail(CH_ERR_INVALID_ARGUMENT, "accuracy: label t[", i, "] = ", pt[i],
-             " is out of range [0, ", c, ")");
+    const kernels::BadLabel bad = kernels::find_bad_label(t, c);
+    if (bad.index >= 0)
+      fail(CH_ERR_INVALID_ARGUMENT, "accuracy: label t[", bad.index, "] = ", bad.value,
+           " is out of range [0, ", c, ")");
     Array out = Array::empty(y.dtype(), Shape{}, y.device());
-    dispatch_floating(y.dtype(), "accuracy", [&](auto tag) {
-      using T = decltype(tag);
-      const T* py = y.data<T>();
-      int64_t correct = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const T* row = py + i * c;
-        int64_t best = 0;
-        for (int64_t j = 1; j < c; ++j)
-          if (row[j] > row[best]) best = j;
-        correct += best == pt[i];
-      }
-      out.data<T>()[0] = static_cast<T>(static_cast<double>(correct) / static_cast<double>(n));
-    });
+    kernels::accuracy(y, t, out);
     return {out};
   }
   Arrays backward(const Arrays&, const Arrays&) override { return {Array(), Array()}; }

@@ -13,8 +13,8 @@
 #include <queue>
 #include <tuple>
 
-#include "backend/cpu/parallel.h"
 #include "core/random.h"
+#include "kernels/loss.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -23,14 +23,7 @@ namespace {
 
 constexpr const char* kWho = "BinaryHierarchicalSoftmax";
 
-// Per word: the internal nodes on its path and the direction codes (+1/-1).
-struct Paths {
-  std::vector<int64_t> start;  // per word id: offset into nodes/codes, -1 if not a leaf
-  std::vector<int64_t> length;
-  std::vector<int32_t> nodes;
-  std::vector<int8_t> codes;
-  int64_t max_length = 0;
-};
+using Paths = kernels::HsmPaths;
 
 Paths parse_tree(const int32_t* tree, int64_t n_internal, const char* who) {
   if (n_internal <= 0)
@@ -99,12 +92,6 @@ Paths parse_tree(const int32_t* tree, int64_t n_internal, const char* who) {
   return p;
 }
 
-// log(1 + exp(z)) without overflow.
-template <typename T>
-inline T softplus(T z) {
-  return std::max(z, T(0)) + std::log1p(std::exp(-std::fabs(z)));
-}
-
 class BinaryHierarchicalSoftmax final : public Function {
  public:
   BinaryHierarchicalSoftmax(int64_t in_size, std::shared_ptr<const Paths> paths,
@@ -126,47 +113,22 @@ class BinaryHierarchicalSoftmax final : public Function {
     check_float(kWho, x);
     if (x.dtype() != W.dtype())
       fail(CH_ERR_DTYPE, kWho, ": x is a ", x.describe(), " but W is ", dtype_name(W.dtype()));
+    if (t.device() != x.device() || W.device() != x.device())
+      fail(CH_ERR_DEVICE, kWho, ": x is on ", x.device().to_string(), ", t on ",
+           t.device().to_string(), " and W on ", W.device().to_string(), "; one device expected");
     if (x.ndim() != 2 || x.shape()[1] != in_size_)
       fail(CH_ERR_SHAPE, kWho, ": x is ", x.shape().to_string(), "; (N, ", in_size_, ") expected");
     if (t.dtype() != DType::Int32)
       fail(CH_ERR_DTYPE, kWho, ": t is a ", t.describe(), "; int32 expected");
-    cpu::require_cpu(t, kWho);
     if (t.ndim() != 1 || t.shape()[0] != x.shape()[0])
       fail(CH_ERR_SHAPE, kWho, ": t is ", t.shape().to_string(), " but x is ",
            x.shape().to_string(), "; t must be (", x.shape()[0], ",)");
-    const int32_t* pt = t.data<int32_t>();
-    const int64_t n = x.shape()[0];
-    for (int64_t s = 0; s < n; ++s)
-      if (pt[s] < 0 || pt[s] >= static_cast<int64_t>(paths_->start.size()) ||
-          paths_->start[static_cast<size_t>(pt[s])] < 0)
-        fail(CH_ERR_INVALID_ARGUMENT, kWho, ": label ", pt[s], " at position ", s,
-             " is not a leaf (word) of the tree");
-    Array y = Array::empty(x.dtype(), Shape{});
-    dispatch_floating(x.dtype(), kWho, [&](auto tag) {
-      using T = decltype(tag);
-      std::vector<double> per(static_cast<size_t>(n));
-      const T* px = x.data<T>();
-      const T* pw = W.data<T>();
-      const int64_t d = in_size_;
-      cpu::parallel_for(
-          n, std::max<int64_t>(1, 4096 / (d * paths_->max_length + 1)), [&](int64_t b, int64_t e) {
-            for (int64_t s = b; s < e; ++s) {
-              const size_t w = static_cast<size_t>(pt[s]);
-              const int64_t off = paths_->start[w], len = paths_->length[w];
-              T loss = 0;
-              for (int64_t k = 0; k < len; ++k) {
-                const T* row = pw + paths_->nodes[static_cast<size_t>(off + k)] * d;
-                T dot = 0;
-                for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
-                loss += softplus(-dot * T(paths_->codes[static_cast<size_t>(off + k)]));
-              }
-              per[static_cast<size_t>(s)] = static_cast<double>(loss);
-            }
-          });
-      double total = 0;
-      for (double v : per) total += v;
-      y.data<T>()[0] = static_cast<T>(total);
-    });
+    const kernels::BadLabel bad = kernels::hsm_find_bad_label(t, *paths_);
+    if (bad.index >= 0)
+      fail(CH_ERR_INVALID_ARGUMENT, kWho, ": label ", bad.value, " at position ", bad.index,
+           " is not a leaf (word) of the tree");
+    Array y = Array::empty(x.dtype(), Shape{}, x.device());
+    kernels::hsm(x, t, W, *paths_, y);
     return {y};
   }
 
@@ -175,43 +137,7 @@ class BinaryHierarchicalSoftmax final : public Function {
     const Array& t = in[1];
     Parameter& p = (*parameters)[0];
     Array gx = Array::zeros_like(x);
-    dispatch_floating(x.dtype(), kWho, [&](auto tag) {
-      using T = decltype(tag);
-      const T gloss = gy[0].data<T>()[0];
-      const int32_t* pt = t.data<int32_t>();
-      const T* px = x.data<T>();
-      const T* pw = p.param.data<T>();
-      T* pgx = gx.data<T>();
-      T* pgw = p.grad.data<T>();
-      const int64_t n = x.shape()[0], d = in_size_;
-      // g[s, k] = -gloss * b_k * sigmoid(-b_k * W[e_k] . x_s), kept for the gW pass.
-      std::vector<T> g(static_cast<size_t>(n * paths_->max_length));
-      cpu::parallel_for(n, std::max<int64_t>(1, 4096 / (d * paths_->max_length + 1)),
-                        [&](int64_t b, int64_t e) {
-                          for (int64_t s = b; s < e; ++s) {
-                            const size_t w = static_cast<size_t>(pt[s]);
-                            const int64_t off = paths_->start[w], len = paths_->length[w];
-                            for (int64_t k = 0; k < len; ++k) {
-                              const T* row = pw + paths_->nodes[static_cast<size_t>(off + k)] * d;
-                              const T code = T(paths_->codes[static_cast<size_t>(off + k)]);
-                              T dot = 0;
-                              for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
-                              const T gk = -gloss * code / (T(1) + std::exp(dot * code));
-                              g[static_cast<size_t>(s * paths_->max_length + k)] = gk;
-                              for (int64_t j = 0; j < d; ++j) pgx[s * d + j] += gk * row[j];
-                            }
-                          }
-                        });
-      for (int64_t s = 0; s < n; ++s) {  // scatter into gW: rows are shared by samples
-        const size_t w = static_cast<size_t>(pt[s]);
-        const int64_t off = paths_->start[w], len = paths_->length[w];
-        for (int64_t k = 0; k < len; ++k) {
-          T* grow = pgw + paths_->nodes[static_cast<size_t>(off + k)] * d;
-          const T gk = g[static_cast<size_t>(s * paths_->max_length + k)];
-          for (int64_t j = 0; j < d; ++j) grow[j] += gk * px[s * d + j];
-        }
-      }
-    });
+    kernels::hsm_grad(x, t, p.param, *paths_, gy[0], gx, p.grad);
     return {gx, Array()};
   }
 
@@ -235,7 +161,6 @@ FuncPtr binary_hierarchical_softmax_new(int64_t in_size, const int32_t* tree, in
     if (initial_W->dtype() != dtype || initial_W->shape() != shape)
       fail(CH_ERR_SHAPE, who, ": initial_W is a ", initial_W->describe(), "; a ", dtype_name(dtype),
            " array of shape ", shape.to_string(), " expected");
-    cpu::require_cpu(*initial_W, who);
     W = initial_W->copy();
   } else {
     W = Array::empty(dtype, shape);

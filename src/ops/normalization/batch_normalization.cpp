@@ -9,15 +9,10 @@
 // avg_var + eps; finetune — batch statistics, and the running averages
 // become population statistics (decay = 1 - 1/N for the N-th batch since the
 // last start_finetuning).
-#include <ch/config.h>
-
 #include <algorithm>
-#include <cmath>
-#include <vector>
 
-#include "backend/cpu/parallel.h"
-#include "backend/cpu/vector_math.h"
 #include "core/config.h"
+#include "kernels/normalization.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -38,9 +33,7 @@ class BatchNormalization final : public Function {
     parameters = std::move(p);
   }
   const char* name() const override { return "BatchNormalization"; }
-  FuncPtr clone() const override {
-    return clone_with(config::resolve_train(CH_MODE_DEFAULT), false);
-  }
+  FuncPtr clone() const override { return clone_with(config::train_default(), false); }
   FuncPtr clone_with(bool train, bool finetune) const {
     return std::make_shared<BatchNormalization>(c_, parameters, state_, train, finetune);
   }
@@ -69,56 +62,16 @@ class BatchNormalization final : public Function {
            " has no samples to take statistics of");
     Array y = Array::empty_like(x);
     x_hat_ = Array::empty_like(x);
-    inv_std_ = Array::empty(x.dtype(), Shape{C});
-    dispatch_floating(x.dtype(), who, [&](auto t) {
-      using T = decltype(t);
-      const T* px = x.data<T>();
-      const T* pgamma = gamma.data<T>();
-      const T* pbeta = (*parameters)[1].param.data<T>();
-      T* py = y.data<T>();
-      T* ph = x_hat_.data<T>();
-      T* pis = inv_std_.data<T>();
-      T* am = state_->avg_mean.data<T>();
-      T* av = state_->avg_var.data<T>();
-      double decay = c_.decay;
-      if (use_batch_ && finetune_) {
-        state_->n += 1;
-        decay = 1.0 - 1.0 / static_cast<double>(state_->n);
-      }
-      const double adjust = static_cast<double>(m) / std::max(static_cast<double>(m) - 1.0, 1.0);
-      cpu::parallel_for(C, 1, [&](int64_t b, int64_t e) {
-        for (int64_t c = b; c < e; ++c) {
-          double mean, var;
-          if (use_batch_) {
-            // Each (sample, channel) row is reduced vectorised in T; the
-            // rows' results are added in double.
-            double s = 0;
-            for (int64_t l = 0; l < L; ++l) s += cpu::vector_sum(px + (l * C + c) * R, R);
-            mean = s / static_cast<double>(m);
-            double v = 0;
-            for (int64_t l = 0; l < L; ++l)
-              v += cpu::vector_squared_deviation_sum(px + (l * C + c) * R, R, static_cast<T>(mean));
-            var = v / static_cast<double>(m);
-            am[c] = static_cast<T>(decay * am[c] + (1 - decay) * mean);
-            av[c] = static_cast<T>(decay * av[c] + (1 - decay) * adjust * var);
-          } else {
-            mean = am[c];
-            var = av[c];
-          }
-          const T inv = static_cast<T>(1.0 / std::sqrt(var + c_.eps));
-          const T mu = static_cast<T>(mean), g = pgamma[c], bt = pbeta[c];
-          pis[c] = inv;
-          for (int64_t l = 0; l < L; ++l) {
-            const int64_t off = (l * C + c) * R;
-            for (int64_t r = 0; r < R; ++r) {
-              const T h = (px[off + r] - mu) * inv;
-              ph[off + r] = h;
-              py[off + r] = g * h + bt;
-            }
-          }
-        }
-      });
-    });
+    inv_std_ = Array::empty(x.dtype(), Shape{C}, x.device());
+    double decay = c_.decay;
+    if (use_batch_ && finetune_) {
+      state_->n += 1;
+      decay = 1.0 - 1.0 / static_cast<double>(state_->n);
+    }
+    const double adjust = static_cast<double>(m) / std::max(static_cast<double>(m) - 1.0, 1.0);
+    const kernels::BatchNorm bn{L, C, R, use_batch_, decay, adjust, c_.eps};
+    kernels::batch_norm_forward(x, gamma, (*parameters)[1].param, bn, state_->avg_mean,
+                                state_->avg_var, y, x_hat_, inv_std_);
     return {y};
   }
 
@@ -126,45 +79,11 @@ class BatchNormalization final : public Function {
     const Array& x = in[0];
     const Array& gy = gys[0];
     const int64_t L = x.shape()[0], C = c_.size.size();
-    const int64_t R = L > 0 && C > 0 ? x.size() / (L * C) : 0, m = L * R;
+    const int64_t R = L > 0 && C > 0 ? x.size() / (L * C) : 0;
     Array gx = Array::empty_like(x);
-    dispatch_floating(x.dtype(), "batch_normalization", [&](auto t) {
-      using T = decltype(t);
-      const T* pg = gy.data<T>();
-      const T* ph = x_hat_.data<T>();
-      const T* pis = inv_std_.data<T>();
-      const T* pgamma = (*parameters)[0].param.data<T>();
-      T* pggamma = (*parameters)[0].grad.data<T>();
-      T* pgbeta = (*parameters)[1].grad.data<T>();
-      T* pgx = gx.data<T>();
-      cpu::parallel_for(C, 1, [&](int64_t b, int64_t e) {
-        for (int64_t c = b; c < e; ++c) {
-          double gbeta = 0, ggamma = 0;
-          for (int64_t l = 0; l < L; ++l) {
-            const int64_t off = (l * C + c) * R;
-            gbeta += cpu::vector_sum(pg + off, R);
-            ggamma += cpu::vector_dot(pg + off, ph + off, R);
-          }
-          pgbeta[c] += static_cast<T>(gbeta);
-          pggamma[c] += static_cast<T>(ggamma);
-          const T coeff = pgamma[c] * pis[c];
-          if (use_batch_) {
-            const T mg = static_cast<T>(ggamma / static_cast<double>(m));
-            const T mb = static_cast<T>(gbeta / static_cast<double>(m));
-            for (int64_t l = 0; l < L; ++l) {
-              const int64_t off = (l * C + c) * R;
-              for (int64_t r = 0; r < R; ++r)
-                pgx[off + r] = coeff * (pg[off + r] - (ph[off + r] * mg + mb));
-            }
-          } else {
-            for (int64_t l = 0; l < L; ++l) {
-              const int64_t off = (l * C + c) * R;
-              for (int64_t r = 0; r < R; ++r) pgx[off + r] = coeff * pg[off + r];
-            }
-          }
-        }
-      });
-    });
+    const kernels::BatchNorm bn{L, C, R, use_batch_, c_.decay, 1.0, c_.eps};
+    kernels::batch_norm_backward(gy, x_hat_, inv_std_, (*parameters)[0].param, bn,
+                                 (*parameters)[0].grad, (*parameters)[1].grad, gx);
     return {gx};
   }
 

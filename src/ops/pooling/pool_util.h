@@ -1,19 +1,17 @@
-// Window geometry shared by the 2-D pooling functions (NCHW arrays).
+// Window arguments and input checks shared by the 2-D pooling functions
+// (NCHW arrays); the geometry struct is the kernels' (kernels/pooling.h).
 #pragma once
 
 #include <cstdint>
 
 #include "core/array.h"
 #include "core/error.h"
+#include "kernels/pooling.h"
 #include "ops/op_util.h"
 
 namespace chainerc::ops {
 
-struct Pool2D {
-  int64_t kh, kw, sy, sx, ph, pw;
-  bool cover_all;
-  int64_t n, c, h, w, oh, ow;  // set by bind()
-};
+using kernels::Pool2D;  // n, c, h, w, oh, ow are set by bind_pool()
 
 // Validates the window arguments (stride <= 0 means the window size, as the
 // seed's stride=None).

@@ -1,0 +1,98 @@
+// CPU kernels of local_response_normalization: one sample per task of the
+// pool, with the channel window summed by a running window per position.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/kernel_list.h"
+#include "backend/cpu/parallel.h"
+#include "kernels/normalization.h"
+
+namespace chainerc::cpu {
+namespace {
+
+// out[c, r] = sum over channels j in [c - half, c + half] of in[j, r] for a
+// (C, R) block, by a running window (per position r).
+template <typename T>
+void window_sum(const T* in, T* out, int64_t C, int64_t R, int64_t half) {
+  std::fill(out, out + C * R, T(0));
+  for (int64_t c = 0; c < C; ++c) {
+    const int64_t lo = std::max<int64_t>(0, c - half), hi = std::min(C - 1, c + half);
+    T* o = out + c * R;
+    for (int64_t j = lo; j <= hi; ++j) {
+      const T* s = in + j * R;
+      for (int64_t r = 0; r < R; ++r) o[r] += s[r];
+    }
+  }
+}
+
+// (N, C, R) of x viewed along axis 1.
+void dims(const Array& x, int64_t& N, int64_t& C, int64_t& R) {
+  N = x.shape()[0];
+  C = x.shape()[1];
+  R = N > 0 && C > 0 ? x.size() / (N * C) : 0;
+}
+
+void lrn_forward(const Array& x, const kernels::Lrn& lrn, Array& y, Array& scale,
+                 Array& unit_scale) {
+  int64_t N, C, R;
+  dims(x, N, C, R);
+  dispatch_floating(x.dtype(), "local_response_normalization", [&](auto t) {
+    using T = decltype(t);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    T* ps = scale.data<T>();
+    T* pu = unit_scale.data<T>();
+    const T k = static_cast<T>(lrn.k), alpha = static_cast<T>(lrn.alpha),
+            beta = static_cast<T>(lrn.beta);
+    parallel_for(N, 1, [&](int64_t b, int64_t e) {
+      std::vector<T> sq(static_cast<size_t>(C * R));
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t off = i * C * R;
+        for (int64_t q = 0; q < C * R; ++q) sq[q] = px[off + q] * px[off + q];
+        window_sum(sq.data(), pu + off, C, R, lrn.n / 2);
+        for (int64_t q = 0; q < C * R; ++q) {
+          const T u = k + alpha * pu[off + q];
+          pu[off + q] = u;
+          ps[off + q] = std::pow(u, -beta);
+          py[off + q] = px[off + q] * ps[off + q];
+        }
+      }
+    });
+  });
+}
+
+void lrn_backward(const Array& x, const Array& y, const Array& gy, const Array& scale,
+                  const Array& unit_scale, const kernels::Lrn& lrn, Array& gx) {
+  int64_t N, C, R;
+  dims(x, N, C, R);
+  dispatch_floating(x.dtype(), "local_response_normalization", [&](auto t) {
+    using T = decltype(t);
+    const T* px = x.data<T>();
+    const T* py = y.data<T>();
+    const T* pg = gy.data<T>();
+    const T* ps = scale.data<T>();
+    const T* pu = unit_scale.data<T>();
+    T* pgx = gx.data<T>();
+    const T c2 = static_cast<T>(2 * lrn.alpha * lrn.beta);
+    parallel_for(N, 1, [&](int64_t b, int64_t e) {
+      std::vector<T> summand(static_cast<size_t>(C * R)), sum(static_cast<size_t>(C * R));
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t off = i * C * R;
+        for (int64_t q = 0; q < C * R; ++q) summand[q] = py[off + q] * pg[off + q] / pu[off + q];
+        window_sum(summand.data(), sum.data(), C, R, lrn.n / 2);
+        for (int64_t q = 0; q < C * R; ++q)
+          pgx[off + q] = pg[off + q] * ps[off + q] - c2 * px[off + q] * sum[q];
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_local_response_normalization_kernels() {
+  kernels::lrn_forward.set(CH_DEVICE_CPU, lrn_forward);
+  kernels::lrn_backward.set(CH_DEVICE_CPU, lrn_backward);
+}
+
+}  // namespace chainerc::cpu

@@ -1,0 +1,46 @@
+// Kernels of the normalization functions (ops/normalization). Arguments are
+// checked by the op; outputs are allocated by the op on x's device.
+#pragma once
+
+#include "kernels/registry.h"
+
+namespace chainerc::kernels {
+
+// BatchNormalization on x viewed as (L, C, R): statistics per c over L and R.
+struct BatchNorm {
+  int64_t L, C, R;
+  bool use_batch;  // batch statistics (train, finetune) or the running averages (test)
+  double decay;    // running averages: avg = decay * avg + (1 - decay) * stat
+  double adjust;   // m / (m - 1) for the unbiased variance, m = L * R
+  double eps;
+};
+// y = gamma * x_hat + beta with x_hat = (x - mean) * inv_std and inv_std =
+// 1 / sqrt(var + eps) per c (gamma, beta, avg_mean, avg_var, inv_std of C
+// elements). With use_batch, mean and var are the batch's (summed per row in
+// the element type, rows added in double) and avg_mean/avg_var move; without,
+// they are avg_mean and avg_var.
+inline Kernel<void(const Array& x, const Array& gamma, const Array& beta, const BatchNorm& p,
+                   Array& avg_mean, Array& avg_var, Array& y, Array& x_hat, Array& inv_std)>
+    batch_norm_forward{"batch_norm_forward"};
+// ggamma += sum(gy * x_hat), gbeta += sum(gy) per c; gx = gamma * inv_std *
+// (gy - (x_hat * ggamma_c + gbeta_c) / m) with use_batch, else gamma * inv_std * gy
+// (ggamma_c, gbeta_c: this call's sums).
+inline Kernel<void(const Array& gy, const Array& x_hat, const Array& inv_std, const Array& gamma,
+                   const BatchNorm& p, Array& ggamma, Array& gbeta, Array& gx)>
+    batch_norm_backward{"batch_norm_backward"};
+
+// LocalResponseNormalization across axis 1 of x viewed as (N, C, R): window
+// of channels c - n/2 .. c + n/2 (clipped).
+struct Lrn {
+  int64_t n;
+  double k, alpha, beta;
+};
+// unit_scale = k + alpha * window_sum(x^2), scale = unit_scale^-beta, y = x * scale.
+inline Kernel<void(const Array& x, const Lrn& p, Array& y, Array& scale, Array& unit_scale)>
+    lrn_forward{"lrn_forward"};
+// gx = gy * scale - 2 alpha beta x * window_sum(y gy / unit_scale).
+inline Kernel<void(const Array& x, const Array& y, const Array& gy, const Array& scale,
+                   const Array& unit_scale, const Lrn& p, Array& gx)>
+    lrn_backward{"lrn_backward"};
+
+}  // namespace chainerc::kernels

@@ -1,0 +1,34 @@
+// Kernels of the 2-D pooling functions (ops/pooling) on NCHW arrays.
+// Window arguments and x are checked by the op (ops/pooling/pool_util.h);
+// outputs are allocated by the op on x's device.
+#pragma once
+
+#include "kernels/registry.h"
+
+namespace chainerc::kernels {
+
+// Window geometry: kernel, stride, padding (as Chainer's get_conv_outsize),
+// and the sizes of x (n, c, h, w) and of y (oh, ow).
+struct Pool2D {
+  int64_t kh, kw, sy, sx, ph, pw;
+  bool cover_all;
+  int64_t n, c, h, w, oh, ow;
+};
+
+// y = the maximum of each window of x (padding never wins; -inf for a window
+// wholly in the padding), argmax (int32, y's shape) = its flat index in the
+// (h, w) plane, the first maximum in window order, or -1.
+inline Kernel<void(const Array& x, const Pool2D& p, Array& y, Array& argmax)> max_pool_2d_forward{
+    "max_pool_2d_forward"};
+// gx (zero-filled by the op) += gy routed to the argmax positions.
+inline Kernel<void(const Array& gy, const Array& argmax, const Pool2D& p, Array& gx)>
+    max_pool_2d_backward{"max_pool_2d_backward"};
+
+// y = the sum of each window of x divided by kh * kw (padding counts as 0).
+inline Kernel<void(const Array& x, const Pool2D& p, Array& y)> average_pool_2d_forward{
+    "average_pool_2d_forward"};
+// gx (zero-filled by the op) += gy / (kh * kw) spread over each window.
+inline Kernel<void(const Array& gy, const Pool2D& p, Array& gx)> average_pool_2d_backward{
+    "average_pool_2d_backward"};
+
+}  // namespace chainerc::kernels
