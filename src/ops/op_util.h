@@ -1,7 +1,6 @@
-// Checks and kernels shared by the built-in functions' files.
+// Checks and kernel calls shared by the built-in functions' files.
 #pragma once
 
-#include "backend/cpu/elementwise.h"
 #include "core/array.h"
 #include "core/error.h"
 #include "kernels/math.h"
@@ -9,11 +8,11 @@
 
 namespace chainerc::ops {
 
-// A float32/float64 CPU array (Error naming the function otherwise).
+// A float32/float64 array (Error naming the function otherwise). Its
+// device is the kernels' business: one without them is refused there.
 inline void check_float(const char* who, const Array& x) {
   if (!is_floating(x.dtype()))
     fail(CH_ERR_DTYPE, who, ": input is a ", x.describe(), "; float32 or float64 expected");
-  cpu::require_cpu(x, who);
 }
 
 // Two operands of one float dtype on one device.
@@ -28,7 +27,7 @@ inline void check_float_pair(const char* who, const Array& a, const Array& b) {
          " and ", b.device().to_string(), ")");
 }
 
-// ---- Kernel calls that allocate their output on the input's device.
+// Kernel calls that allocate their output on the input's device.
 
 // y = k(x), y like x.
 inline Array run(const kernels::Kernel<kernels::UnaryFn>& k, const Array& x) {
@@ -78,48 +77,6 @@ inline Array sum_to_shape(const Array& g, const Shape& s) {
 inline Array broadcast_to_shape(const Array& x, const Shape& s) {
   Array y = Array::empty(x.dtype(), s, x.device());
   kernels::broadcast_to(x, y);
-  return y;
-}
-
-// ---- CPU loops (being moved to src/backend/cpu behind src/kernels/)
-
-// y[i] = f(x[i]) for a float array, f called with the element type.
-template <typename F>
-Array unary(const char* who, const Array& x, F f) {
-  check_float(who, x);
-  Array y = Array::empty_like(x);
-  dispatch_floating(x.dtype(), who, [&](auto t) {
-    using T = decltype(t);
-    cpu::map(x.data<T>(), y.data<T>(), x.size(), [f](T v) { return f(v); });
-  });
-  return y;
-}
-
-// out[i] = f(a[i], b[i]) for same-shaped float arrays.
-template <typename F>
-Array binary_same(const char* who, const Array& a, const Array& b, F f) {
-  Array y = Array::empty_like(a);
-  dispatch_floating(a.dtype(), who, [&](auto t) {
-    using T = decltype(t);
-    const T* pa = a.data<T>();
-    const T* pb = b.data<T>();
-    T* py = y.data<T>();
-    for (int64_t i = 0, n = a.size(); i < n; ++i) py[i] = f(pa[i], pb[i]);
-  });
-  return y;
-}
-
-// out = f(a, b) with NumPy broadcasting.
-template <typename F>
-Array binary_broadcast(const char* who, const Array& a, const Array& b, F f) {
-  check_float_pair(who, a, b);
-  Shape s = broadcast_shapes(a.shape(), b.shape(), who);
-  Array y = Array::empty(a.dtype(), s, a.device());
-  dispatch_floating(a.dtype(), who, [&](auto t) {
-    using T = decltype(t);
-    cpu::binary_broadcast(a.data<T>(), a.shape(), b.data<T>(), b.shape(), y.data<T>(), s,
-                          [&](T u, T v) { return f(u, v); });
-  });
   return y;
 }
 
