@@ -16,6 +16,10 @@
 extern "C" {
 #endif
 
+/* ======================================================================
+ * math: arithmetic, pow, exp, log, sum, matmul
+ * ====================================================================== */
+
 /* a + b, a - b, a * b, a / b with NumPy broadcasting. */
 CH_API ch_status ch_functions_add(ch_variable** out, ch_variable* a, ch_variable* b);
 CH_API ch_status ch_functions_sub(ch_variable** out, ch_variable* a, ch_variable* b);
@@ -45,6 +49,23 @@ CH_API ch_status ch_functions_sum(ch_variable** out, ch_variable* x);
 CH_API ch_status ch_functions_sum_axis(ch_variable** out, ch_variable* x, int32_t axis,
                                        int32_t keepdims);
 
+/* Matrix product op(a) op(b) (Chainer's matmul), op transposing when transa /
+ * transb is non-zero. a and b are 2-D; a 1-D operand of length n is treated
+ * as a column vector (n, 1). The output is 2-D. */
+CH_API ch_status ch_functions_matmul(ch_variable** out, ch_variable* a, ch_variable* b,
+                                     int32_t transa, int32_t transb);
+/* Batched matrix product (Chainer's batch_matmul): for (B, m, k) and (B, k, n)
+ * operands (before op), out[i] = op(a[i]) op(b[i]), of shape (B, m, n). A 2-D
+ * operand (B, n) is a batch of column vectors (B, n, 1). */
+CH_API ch_status ch_functions_batch_matmul(ch_variable** out, ch_variable* a, ch_variable* b,
+                                           int32_t transa, int32_t transb);
+
+/* (end of math) */
+
+/* ======================================================================
+ * array: reshape, identity, broadcast_to, transpose, concat, copy
+ * ====================================================================== */
+
 /* Same data, another shape of the same size; one extent may be -1 (inferred).
  * Any dtype. */
 CH_API ch_status ch_functions_reshape(ch_variable** out, ch_variable* x, const int64_t* shape,
@@ -54,6 +75,23 @@ CH_API ch_status ch_functions_identity(ch_variable** out, ch_variable* x);
 /* Broadcast to `shape` by NumPy's rules; backward sums over broadcast axes. */
 CH_API ch_status ch_functions_broadcast_to(ch_variable** out, ch_variable* x,
                                            const int64_t* shape, int32_t ndim);
+/* Permute the axes: output axis i is input axis axes[i] (NumPy's transpose;
+ * negative axes count from the end). axes NULL (naxes 0) reverses the axes.
+ * naxes must equal x's ndim and the axes must be distinct. Any dtype. */
+CH_API ch_status ch_functions_transpose(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                        int32_t naxes);
+/* Concatenate the n variables xs along `axis` (Chainer's concat; the seed's
+ * default axis is 1). They must share dtype and ndim and agree on all other
+ * extents. Any dtype. xs: n borrowed handles. */
+CH_API ch_status ch_functions_concat(ch_variable** out, ch_variable* const* xs, size_t n,
+                                     int32_t axis);
+/* Copy x to the device `dst` (Chainer's copy): CPU to CUDA, CUDA to CPU or
+ * between CUDA devices. A CUDA device that does not exist (no GPU, driver or
+ * CUDA backend), an unknown device type or index is CH_ERR_DEVICE. The
+ * gradient is copied back to x's device. */
+CH_API ch_status ch_functions_copy(ch_variable** out, ch_variable* x, ch_device dst);
+
+/* (end of array) */
 
 /* ======================================================================
  * activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm
@@ -186,45 +224,6 @@ CH_API ch_status ch_functions_inception_new(ch_function** out, int64_t in_channe
                                             int64_t out5, int64_t proj_pool, ch_dtype dtype);
 
 /* (end of connection) */
-
-/* ======================================================================
- * array: transpose, concat, copy
- * ====================================================================== */
-
-/* Permute the axes: output axis i is input axis axes[i] (NumPy's transpose;
- * negative axes count from the end). axes NULL (naxes 0) reverses the axes.
- * naxes must equal x's ndim and the axes must be distinct. Any dtype. */
-CH_API ch_status ch_functions_transpose(ch_variable** out, ch_variable* x, const int32_t* axes,
-                                        int32_t naxes);
-/* Concatenate the n variables xs along `axis` (Chainer's concat; the seed's
- * default axis is 1). They must share dtype and ndim and agree on all other
- * extents. Any dtype. xs: n borrowed handles. */
-CH_API ch_status ch_functions_concat(ch_variable** out, ch_variable* const* xs, size_t n,
-                                     int32_t axis);
-/* Copy x to the device `dst` (Chainer's copy): CPU to CUDA, CUDA to CPU or
- * between CUDA devices. A CUDA device that does not exist (no GPU, driver or
- * CUDA backend), an unknown device type or index is CH_ERR_DEVICE. The
- * gradient is copied back to x's device. */
-CH_API ch_status ch_functions_copy(ch_variable** out, ch_variable* x, ch_device dst);
-
-/* (end of array) */
-
-/* ======================================================================
- * math: matmul
- * ====================================================================== */
-
-/* Matrix product op(a) op(b) (Chainer's matmul), op transposing when transa /
- * transb is non-zero. a and b are 2-D; a 1-D operand of length n is treated
- * as a column vector (n, 1). The output is 2-D. */
-CH_API ch_status ch_functions_matmul(ch_variable** out, ch_variable* a, ch_variable* b,
-                                     int32_t transa, int32_t transb);
-/* Batched matrix product (Chainer's batch_matmul): for (B, m, k) and (B, k, n)
- * operands (before op), out[i] = op(a[i]) op(b[i]), of shape (B, m, n). A 2-D
- * operand (B, n) is a batch of column vectors (B, n, 1). */
-CH_API ch_status ch_functions_batch_matmul(ch_variable** out, ch_variable* a, ch_variable* b,
-                                           int32_t transa, int32_t transb);
-
-/* (end of math) */
 
 /* ======================================================================
  * loss: softmax_cross_entropy, mean_squared_error, BinaryHierarchicalSoftmax

@@ -1,12 +1,15 @@
-// Entry points of the built-in differentiable functions. Each is defined in
-// its own file (ops/<group>/<name>.cpp) with its forward and backward.
+// Entry points of the built-in differentiable functions, by group as the
+// folders of src/ops/ (math, array, activation, connection, loss, evaluation,
+// noise, normalization, pooling). Each is defined in its own file
+// (ops/<group>/<name>.cpp) with its forward and backward.
 #pragma once
 
 #include "core/variable.h"
 
 namespace chainerc::ops {
 
-// math/
+// ---- math: arithmetic, pow, exp, log, sum, matmul
+
 VarPtr add(const VarPtr& a, const VarPtr& b);
 VarPtr sub(const VarPtr& a, const VarPtr& b);
 VarPtr mul(const VarPtr& a, const VarPtr& b);
@@ -24,11 +27,19 @@ VarPtr exp(const VarPtr& x);
 VarPtr log(const VarPtr& x);
 VarPtr sum(const VarPtr& x);
 VarPtr sum_axis(const VarPtr& x, int32_t axis, bool keepdims);
+VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
+VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
+// (end of math)
 
-// array/
+// ---- array: reshape, identity, broadcast_to, transpose, concat, copy
+
 VarPtr reshape(const VarPtr& x, const Shape& shape);  // one extent may be -1
 VarPtr identity(const VarPtr& x);
 VarPtr broadcast_to(const VarPtr& x, const Shape& shape);
+VarPtr transpose(const VarPtr& x, const int32_t* axes, int32_t naxes);  // axes null: reverse
+VarPtr concat(const std::vector<VarPtr>& xs, int32_t axis);
+VarPtr copy(const VarPtr& x, Device dst);
+// (end of array)
 
 // ---- activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm
 
@@ -66,19 +77,6 @@ FuncPtr inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t 
 // EmbedID function object (initial_W: copied; null = N(0, 1) samples).
 FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array* initial_W);
 // (end of connection)
-
-// ---- array: transpose, concat, copy
-
-VarPtr transpose(const VarPtr& x, const int32_t* axes, int32_t naxes);  // axes null: reverse
-VarPtr concat(const std::vector<VarPtr>& xs, int32_t axis);
-VarPtr copy(const VarPtr& x, Device dst);
-// (end of array)
-
-// ---- math: matmul
-
-VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
-VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
-// (end of math)
 
 // ---- loss: softmax_cross_entropy, mean_squared_error, BinaryHierarchicalSoftmax
 
