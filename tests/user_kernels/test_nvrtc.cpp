@@ -16,11 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "../gpu/require_gpu.h"
 #include "core/error.h"
 #include "disk_cache.h"
+#include "nvrtc_compiler.h"
 #include "user_kernels/codegen.h"
 #include "user_kernels/user_kernel.h"
-#include "nvrtc_compiler.h"
 
 using namespace chainerc;
 using namespace chainerc::kernels;
@@ -293,7 +294,7 @@ void expect_close(const std::vector<double>& a, const std::vector<double>& b, do
 }
 
 TEST(CudaLaunch, SeedMulAddTypedAndPlaceholderAgreesWithCpu) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  if (!have_gpu()) CH_GPU_SKIP() << "no CUDA device";
   CacheDir dir;
   ElementwiseKernel typed("float32 x, float32 y, float32 z", "float32 w", "w = x * y + z",
                           "muladd_fwd");
@@ -313,7 +314,7 @@ TEST(CudaLaunch, SeedMulAddTypedAndPlaceholderAgreesWithCpu) {
 }
 
 TEST(CudaLaunch, BroadcastBackwardKernelAndReduction) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  if (!have_gpu()) CH_GPU_SKIP() << "no CUDA device";
   CacheDir dir;
   // Broadcast: x (3, 4) * y (4,) + z () and the seed's backward kernel.
   ElementwiseKernel fwd("T x, T y, T z", "T w", "w = x * y + z", "bmuladd");
@@ -362,7 +363,7 @@ TEST(CudaLaunch, BroadcastBackwardKernelAndReduction) {
 }
 
 TEST(CudaLaunch, CompileErrorOnDeviceAndModuleCache) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  if (!have_gpu()) CH_GPU_SKIP() << "no CUDA device";
   CacheDir dir;
   ElementwiseKernel bad("T x", "T y", "y = x * ;", "broken_on_device");
   Array x = device_array(DType::Float32, Shape{4}, {1, 2, 3, 4});
