@@ -50,7 +50,9 @@ template <typename... P, typename... A>
 cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes,
                    cudaStream_t stream, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "launch: wrong number of kernel arguments");
-  kernel<<<grid, block, shared_bytes, stream> > >(std::forward<A>(args)...);
+  // clang-format off
+  kernel<<<grid, block, shared_bytes, stream>>>(std::forward<A>(args)...);
+  // clang-format on
   return cudaGetLastError();
 }
 
