@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "disk_cache.h"
 #include "nvrtc_compiler.h"
+#include "prelude_contract.h"
 #include "user_kernels/codegen.h"
 #include "user_kernels/user_kernel.h"
 
@@ -381,6 +382,25 @@ TEST(CudaLaunch, CompileErrorOnDeviceAndModuleCache) {
   good.call({x}, {y});  // loaded module reused: no second compile
   EXPECT_EQ(nvrtc::compile_count(), c0 + 1);
   expect_close(to_host(y), {2, 4, 6, 8}, 0);
+}
+
+// The prelude's one contract (prelude_contract.h), on NVRTC: the table the
+// CPU test (test_elementwise.cpp) runs through libtcc. No GPU needed.
+TEST(Nvrtc, PreludeContractMatchesTheCpu) {
+  CacheDir dir;
+  for (const prelude_contract::Case& c : prelude_contract::kCases) {
+    ElementwiseKernel k(c.in_params, c.out_params, c.body, c.name);
+    const std::string src = elementwise_source(k, TypeMap{}, "CC", Target::Cuda);
+    bool compiled = false;
+    std::string log;
+    try {
+      compiled = is_elf(nvrtc::compile(src, c.name, "sm_90").binary);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), CH_ERR_INVALID_ARGUMENT) << e.what();
+      log = e.what();
+    }
+    EXPECT_EQ(compiled, c.accepted) << c.name << "\n" << log;
+  }
 }
 
 }  // namespace
