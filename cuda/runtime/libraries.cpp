@@ -5,6 +5,9 @@
 
 #include "core/random.h"
 #include "cuda_util.h"
+#if !defined(CH_CUDA_EMULATED_RUNTIME)
+#include "lazy_libraries.h"
+#endif
 #include "memory.h"
 
 namespace chainerc::cuda {
@@ -53,9 +56,14 @@ void check_blas(cublasStatus_t st, const char* call) {
 namespace {
 
 void check_rand(curandStatus_t st, const char* call) {
-  if (st != CURAND_STATUS_SUCCESS)
-    fail(st == CURAND_STATUS_ALLOCATION_FAILED ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE,
-         "cuRAND: ", call, " failed with curandStatus ", static_cast<int>(st));
+  if (st == CURAND_STATUS_SUCCESS) return;
+  std::string why;
+#if !defined(CH_CUDA_EMULATED_RUNTIME)
+  why = load_error("curand");  // the library could not be opened
+#endif
+  fail(st == CURAND_STATUS_ALLOCATION_FAILED ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE,
+       "cuRAND: ", call, " failed with curandStatus ", static_cast<int>(st),
+       why.empty() ? "" : ": ", why);
 }
 
 void reseed(curandGenerator_t g, uint64_t s) {

@@ -1,0 +1,16 @@
+// cuBLAS, cuRAND and NVRTC are opened on first use (lazy_libraries.cpp).
+#pragma once
+
+#include <string>
+
+// CH_CUDA_MAJOR (libnvrtc.so.<major>) and CH_LAZY_NVRTC come from Meson.
+#ifndef CH_LAZY_NVRTC
+#define CH_LAZY_NVRTC 0
+#endif
+
+namespace chainerc::cuda {
+
+// Why `which` ("cublas", "curand" or "nvrtc") could not be loaded, or "".
+std::string load_error(const char* which);
+
+}  // namespace chainerc::cuda
