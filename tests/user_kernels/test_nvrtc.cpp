@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -400,6 +401,44 @@ TEST(Nvrtc, PreludeContractMatchesTheCpu) {
       log = e.what();
     }
     EXPECT_EQ(compiled, c.accepted) << c.name << "\n" << log;
+  }
+}
+
+// ptxas's report of generated specializations (issue 12, part 4): every one
+// within the budget the .cu kernels have (tests/gpu/ptxas_check.py): no
+// spills, no stack frame, at most 64 registers per thread.
+void expect_within_budget(const std::string& source, const std::string& name) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const std::string log = nvrtc::ptxas_report(source, name, arch);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("Used (\\d+) registers"))) << log;
+    EXPECT_LE(std::stoi(m[1]), 64) << name << " on " << arch << ":\n" << log;
+    ASSERT_TRUE(std::regex_search(
+        log, m,
+        std::regex(
+            "(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads")))
+        << log;
+    EXPECT_EQ(m[1], "0") << name << " on " << arch << " has a stack frame:\n" << log;
+    EXPECT_EQ(m[2], "0") << name << " on " << arch << " spills:\n" << log;
+    EXPECT_EQ(m[3], "0") << name << " on " << arch << " spills:\n" << log;
+  }
+}
+
+TEST(Nvrtc, GeneratedSpecializationsWithinThePtxasBudget) {
+  ElementwiseKernel modes(
+      "raw T x, T y, float32 s, int32 n", "T gx, float64 gy, int32 m",
+      "gx = x[i] * y + (T)expf(s); gy = tanh((double)y) + max(1.0, sqrt(2.0)); m = n + (int)i; "
+      "if (isnan(y)) gx = INFINITY;",
+      "modes_kernel");
+  ReductionKernel with_id("T x, T w", "T y, float64 n", "x * w", "a + b",
+                          "y = a; n = sqrt((double)a)", "0", "dot_r", "");
+  ReductionKernel no_id("T x", "T y", "x", "max(a, b)", "y = a", "", "max_r", "");
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    TypeMap t{{"T", dt}};
+    expect_within_budget(muladd_source(dt), "muladd_fwd");
+    expect_within_budget(elementwise_source(modes, t, "RGSCCCC", Target::Cuda), "modes_kernel");
+    expect_within_budget(reduction_source(with_id, t, dt, "LGCC", Target::Cuda), "dot_r");
+    expect_within_budget(reduction_source(no_id, t, dt, "GC", Target::Cuda), "max_r");
   }
 }
 
