@@ -3,10 +3,8 @@
 
 #include <string>
 
-// CH_CUDA_MAJOR (libnvrtc.so.<major>) and CH_LAZY_NVRTC come from Meson.
-#ifndef CH_LAZY_NVRTC
-#define CH_LAZY_NVRTC 0
-#endif
+// CH_CUDA_MAJOR (libnvrtc.so.<major>) and CH_LAZY_NVRTC, from Meson.
+#include "ch_cuda_config.h"
 
 namespace chainerc::cuda {
 
