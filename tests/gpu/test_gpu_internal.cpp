@@ -176,6 +176,29 @@ TEST_F(GpuInternal, GemmArgumentsCublasRefusesAreErrorsNamingThem) {
                Error);
 }
 
+// The runtime's fill and uniform-map kernels on sizes that are not multiples
+// of a block (256 threads), every element checked.
+TEST_F(GpuInternal, FillKernelsCoverSizesThatAreNotMultiplesOfABlock) {
+  DeviceBackend& b = backend_for(Device{CH_DEVICE_CUDA, 0}, "test");
+  for (int64_t n : {int64_t{1}, int64_t{31}, int64_t{1025}, int64_t{100003}}) {
+    for (DType dt : {DType::Float32, DType::Float64, DType::Int32}) {
+      Array a = Array::empty(dt, Shape({n}), Device{CH_DEVICE_CUDA, 0});
+      b.fill(0, a.raw(), dt, n, -3.0);
+      Array h = a.to_device(Device{});
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < n; ++i) wrong += h.get(i) != -3.0;
+      EXPECT_EQ(wrong, 0) << "n=" << n << " " << dtype_name(dt);
+    }
+    Array u = Array::empty(DType::Float32, Shape({n}), Device{CH_DEVICE_CUDA, 0});
+    b.fill_random(0, u.raw(), DType::Float32, n, false, 2.0, 5.0);
+    Array h = u.to_device(Device{});
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_GE(h.data<float>()[i], 2.0f) << i;
+      ASSERT_LT(h.data<float>()[i], 5.0f) << i;
+    }
+  }
+}
+
 #if defined(CH_CUDA_EMULATION)
 TEST_F(GpuInternal, CublasKeepsItsWorkspaceFromThePool) {
   // cublasSetStream resets a workspace set before it (the emulator models
