@@ -98,12 +98,14 @@ else
 fi
 
 # The gpu suite on emulated CUDA devices: CUDA code run on the CPU (each CUDA
-# thread a fiber). Lean: only the library and tests/gpu are built there.
+# thread a fiber). Lean: only the library and tests/gpu are built there, at
+# -O0 with assertions on (87 CPU-seconds of compilation instead of 135 at -O3;
+# the suite runs in about 2 CPU-seconds either way).
 if [ "${CH_SKIP_EMULATED:-0}" = "1" ]; then
   ch_log "CH_SKIP_EMULATED=1: skipping the emulated-GPU pass"
 else
   run_pass emulated "${CH_EMULATED_BUILD_DIR:-build-emulated}" 2 \
-    -Dcuda-emulation=true -Dexamples=false -Dbenchmarks=disabled
+    -Dcuda-emulation=true -Dexamples=false -Dbenchmarks=disabled -Doptimization=0
 fi
 
 # Language wrappers (wrappers/<language>/test.sh) against the release build's
