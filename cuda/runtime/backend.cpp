@@ -32,7 +32,7 @@ class CudaRaw final : public RawAllocator {
     int previous = 0;
     bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
                     cudaSetDevice(device_) == cudaSuccess;
-    cudaFree(ptr);  // waits for work on the device
+    release_failed(cudaFree(ptr), "cudaFree");  // waits for work on the device
     if (switched) cudaSetDevice(previous);
   }
   std::string last_error() override {
@@ -65,6 +65,24 @@ std::vector<std::unique_ptr<DeviceMemory>>& memories() {
 
 cudaStream_t as_stream(StreamHandle s) { return static_cast<cudaStream_t>(s); }
 
+// Work queued on `stream` after this waits for everything queued so far on
+// device `device`'s default stream (an event recorded there).
+void order_after_default_stream(int32_t device, cudaStream_t stream) {
+  cudaEvent_t ev = nullptr;
+  {
+    DeviceGuard guard(device);
+    check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "copy", "cudaEventCreate");
+    cudaError_t e = cudaEventRecord(ev, nullptr);
+    if (e != cudaSuccess) {
+      cudaEventDestroy(ev);
+      check(e, "copy", "cudaEventRecord");
+    }
+  }
+  cudaError_t e = cudaStreamWaitEvent(stream, ev, 0);
+  release_failed(cudaEventDestroy(ev), "cudaEventDestroy");  // freed once the wait is done
+  check(e, "copy", "cudaStreamWaitEvent");
+}
+
 class CudaBackend final : public DeviceBackend {
  public:
   int32_t device_count() override { return cuda::device_count(); }
@@ -86,7 +104,9 @@ class CudaBackend final : public DeviceBackend {
           "cudaHostAlloc");
     return p;
   }
-  void deallocate_pinned(void* ptr) noexcept override { cudaFreeHost(ptr); }
+  void deallocate_pinned(void* ptr) noexcept override {
+    release_failed(cudaFreeHost(ptr), "cudaFreeHost");
+  }
 
   void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
             StreamHandle stream) override {
@@ -94,11 +114,18 @@ class CudaBackend final : public DeviceBackend {
     int32_t on = dst_device.is_cpu() ? src_device.index : dst_device.index;
     DeviceGuard guard(on);
     cudaError_t e;
-    if (!dst_device.is_cpu() && !src_device.is_cpu() && dst_device.index != src_device.index)
-      e = stream ? cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes,
-                                       as_stream(stream))
-                 : cudaMemcpyPeer(dst, dst_device.index, src, src_device.index, nbytes);
-    else
+    if (!dst_device.is_cpu() && !src_device.is_cpu() && dst_device.index != src_device.index) {
+      if (stream) {
+        // cudaMemcpyPeerAsync is ordered on `stream` only: make it wait for
+        // the work queued on the source device's default stream (cudaMemcpyPeer
+        // is serialized with both devices' work by itself).
+        order_after_default_stream(src_device.index, as_stream(stream));
+        e = cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes,
+                                as_stream(stream));
+      } else {
+        e = cudaMemcpyPeer(dst, dst_device.index, src, src_device.index, nbytes);
+      }
+    } else
       e = stream ? cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, as_stream(stream))
                  : cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault);
     check(e, "copy", stream ? "cudaMemcpyAsync" : "cudaMemcpy");
@@ -155,8 +182,8 @@ class CudaBackend final : public DeviceBackend {
     int previous = 0;
     bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != index &&
                     cudaSetDevice(index) == cudaSuccess;
-    cudaStreamSynchronize(as_stream(stream));
-    cudaStreamDestroy(as_stream(stream));
+    release_failed(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+    release_failed(cudaStreamDestroy(as_stream(stream)), "cudaStreamDestroy");
     if (switched) cudaSetDevice(previous);
   }
   void seed(int32_t index, uint64_t s) override {

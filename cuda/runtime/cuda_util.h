@@ -25,6 +25,16 @@ inline void check(cudaError_t e, const char* who, const char* call) {
        " failed: ", error_text(e));
 }
 
+// Whether `device` has an active primary context (the driver's
+// cuDevicePrimaryCtxGetState, reached through the runtime; the emulator's
+// record under -Dcuda-emulation=true). True when that cannot be asked.
+bool context_active(int32_t device);
+
+// Releases (cudaFree, cudaFreeHost, cudaStreamDestroy) cannot throw: a failure
+// is cleared from the runtime's last error, so the next call is not blamed for
+// it, and reported on stderr (the first few).
+void release_failed(cudaError_t e, const char* call);
+
 // Makes `device` current for the scope; restores the previous one.
 class DeviceGuard {
  public:
@@ -32,9 +42,14 @@ class DeviceGuard {
     check(cudaGetDevice(&previous_), "CUDA", "cudaGetDevice");
     if (previous_ != device) check(cudaSetDevice(device), "CUDA", "cudaSetDevice");
   }
+  // Restores the previous device only where it has a context: a thread that
+  // never used cuda:0 (cudaGetDevice's default) is not given a context there
+  // (cudaSetDevice creates one since CUDA 12), so a process that uses only
+  // cuda:1 leaves cuda:0 alone; such a thread stays on the guard's device.
   ~DeviceGuard() {
     int now = previous_;
-    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+    if (cudaGetDevice(&now) == cudaSuccess && now != previous_ && context_active(previous_))
+      cudaSetDevice(previous_);
   }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;

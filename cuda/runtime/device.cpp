@@ -1,3 +1,5 @@
+#include <atomic>
+#include <cstdio>
 #include <mutex>
 
 #include "cuda_util.h"
@@ -45,6 +47,38 @@ void require_device(int32_t index, const char* who) {
          p.count, " CUDA device", p.count == 1 ? "" : "s", " (cuda:0",
          p.count > 1 ? " to cuda:" : "", p.count > 1 ? std::to_string(p.count - 1) : std::string(),
          ")");
+}
+
+bool context_active(int32_t device) {
+#if defined(CH_CUDA_EMULATED_RUNTIME)
+  return emu::context_created(device);
+#else
+  using GetState = int (*)(int, unsigned int*, int*);  // CUresult (CUdevice, flags, active)
+  static const GetState get = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &fn, 12000,
+                                         cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      fn = nullptr;
+    }
+    return reinterpret_cast<GetState>(fn);
+  }();
+  unsigned int flags = 0;
+  int active = 0;
+  // Unknown: say active, so the guard restores as before.
+  if (!get) return true;
+  return get(device, &flags, &active) == 0 && active != 0;
+#endif
+}
+
+void release_failed(cudaError_t e, const char* call) {
+  if (e == cudaSuccess) return;
+  cudaGetLastError();
+  static std::atomic<int> reported{0};
+  if (reported.fetch_add(1) < 8)
+    std::fprintf(stderr, "chainerc: %s failed during a release: %s\n", call, error_text(e).c_str());
 }
 
 }  // namespace chainerc::cuda

@@ -1,6 +1,7 @@
 #include <ch/common.h>
 
 #include "fill_kernels.h"
+#include "launch.h"
 
 namespace chainerc::cuda {
 namespace {
@@ -33,33 +34,29 @@ __global__ void uniform_map_kernel(T* p, int64_t n, T a, T b) {
 
 cudaError_t launch_fill(void* ptr, int32_t dtype, int64_t n, double value, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  int g = blocks_for(n);
+  const int g = blocks_for(n);
   switch (dtype) {
     case CH_FLOAT32:
-      fill_kernel<<<g, kThreads, 0, stream>>>(static_cast<float*>(ptr), n,
-                                              static_cast<float>(value));
-      break;
+      return launch(fill_kernel<float>, g, kThreads, 0, stream, static_cast<float*>(ptr), n,
+                    static_cast<float>(value));
     case CH_FLOAT64:
-      fill_kernel<<<g, kThreads, 0, stream>>>(static_cast<double*>(ptr), n, value);
-      break;
+      return launch(fill_kernel<double>, g, kThreads, 0, stream, static_cast<double*>(ptr), n,
+                    value);
     default:
-      fill_kernel<<<g, kThreads, 0, stream>>>(static_cast<int32_t*>(ptr), n,
-                                              static_cast<int32_t>(value));
-      break;
+      return launch(fill_kernel<int32_t>, g, kThreads, 0, stream, static_cast<int32_t*>(ptr), n,
+                    static_cast<int32_t>(value));
   }
-  return cudaGetLastError();
 }
 
 cudaError_t launch_uniform_map(void* ptr, int32_t dtype, int64_t n, double a, double b,
                                cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  int g = blocks_for(n);
+  const int g = blocks_for(n);
   if (dtype == CH_FLOAT32)
-    uniform_map_kernel<<<g, kThreads, 0, stream>>>(static_cast<float*>(ptr), n,
-                                                   static_cast<float>(a), static_cast<float>(b));
-  else
-    uniform_map_kernel<<<g, kThreads, 0, stream>>>(static_cast<double*>(ptr), n, a, b);
-  return cudaGetLastError();
+    return launch(uniform_map_kernel<float>, g, kThreads, 0, stream, static_cast<float*>(ptr), n,
+                  static_cast<float>(a), static_cast<float>(b));
+  return launch(uniform_map_kernel<double>, g, kThreads, 0, stream, static_cast<double*>(ptr), n, a,
+                b);
 }
 
 }  // namespace chainerc::cuda

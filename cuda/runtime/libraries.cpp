@@ -5,6 +5,9 @@
 
 #include "core/random.h"
 #include "cuda_util.h"
+#if !defined(CH_CUDA_EMULATED_RUNTIME)
+#include "lazy_libraries.h"
+#endif
 #include "memory.h"
 
 namespace chainerc::cuda {
@@ -42,16 +45,25 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+}  // namespace
+
 void check_blas(cublasStatus_t st, const char* call) {
   if (st != CUBLAS_STATUS_SUCCESS)
     fail(st == CUBLAS_STATUS_ALLOC_FAILED ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE, "cuBLAS: ", call,
          " failed: ", cublasGetStatusString(st));
 }
 
+namespace {
+
 void check_rand(curandStatus_t st, const char* call) {
-  if (st != CURAND_STATUS_SUCCESS)
-    fail(st == CURAND_STATUS_ALLOCATION_FAILED ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE,
-         "cuRAND: ", call, " failed with curandStatus ", static_cast<int>(st));
+  if (st == CURAND_STATUS_SUCCESS) return;
+  std::string why;
+#if !defined(CH_CUDA_EMULATED_RUNTIME)
+  why = load_error("curand");  // the library could not be opened
+#endif
+  fail(st == CURAND_STATUS_ALLOCATION_FAILED ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE,
+       "cuRAND: ", call, " failed with curandStatus ", static_cast<int>(st),
+       why.empty() ? "" : ": ", why);
 }
 
 void reseed(curandGenerator_t g, uint64_t s) {
@@ -75,9 +87,10 @@ cublasHandle_t cublas_handle(int32_t device) {
     // The workspace comes from the caching allocator, not from cuBLAS's own
     // cudaMalloc; it is held for the life of the handle.
     try {
+      // cublasSetStream resets the workspace to cuBLAS's own: stream first.
+      check_blas(cublasSetStream(h, nullptr), "cublasSetStream");
       void* ws = device_allocator(device, "cuBLAS").allocate(kCublasWorkspace);
       check_blas(cublasSetWorkspace(h, ws, kCublasWorkspace), "cublasSetWorkspace");
-      check_blas(cublasSetStream(h, nullptr), "cublasSetStream");
     } catch (...) {
       cublasDestroy(h);
       throw;
@@ -112,6 +125,36 @@ void seed_generator(int32_t device, uint64_t seed) {
   curandGenerator_t g = curand_generator(device, lock);
   DeviceGuard guard(device);
   reseed(g, device_seed(seed, device));
+}
+
+}  // namespace chainerc::cuda
+
+namespace chainerc::cuda {
+
+void gemm(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n, int k,
+          double alpha, const void* a, int lda, const void* b, int ldb, double beta, void* c,
+          int ldc) {
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    fail(CH_ERR_DTYPE, "GEMM on cuda:", device, ": dtype ", dtype_name(dtype),
+         " is not supported (float32 or float64 expected)");
+  cublasHandle_t h = cublas_handle(device);
+  DeviceGuard guard(device);
+  const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasStatus_t st;
+  if (dtype == DType::Float32) {
+    const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
+    st = cublasSgemm(h, ta, tb, m, n, k, &al, static_cast<const float*>(a), lda,
+                     static_cast<const float*>(b), ldb, &be, static_cast<float*>(c), ldc);
+  } else {
+    st = cublasDgemm(h, ta, tb, m, n, k, &alpha, static_cast<const double*>(a), lda,
+                     static_cast<const double*>(b), ldb, &beta, static_cast<double*>(c), ldc);
+  }
+  if (st == CUBLAS_STATUS_INVALID_VALUE)
+    fail(CH_ERR_INVALID_ARGUMENT, "GEMM on cuda:", device, ": cuBLAS refused m=", m, " n=", n,
+         " k=", k, " lda=", lda, " ldb=", ldb, " ldc=", ldc, " (trans_a=", trans_a,
+         ", trans_b=", trans_b, "): ", cublasGetStatusString(st));
+  check_blas(st, dtype == DType::Float32 ? "cublasSgemm" : "cublasDgemm");
 }
 
 }  // namespace chainerc::cuda

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "core/dtype.h"
+
 namespace chainerc::cuda {
 
 // Borrowed; valid for the life of the process. Throws Error(CH_ERR_DEVICE).
@@ -22,5 +24,17 @@ curandGenerator_t curand_generator(int32_t device, std::unique_lock<std::mutex>&
 void seed_generator(int32_t device, uint64_t seed);
 // The seed device `device` starts from when CH_SEED is `base`.
 uint64_t device_seed(uint64_t base, int32_t device);
+
+// Throws Error naming `call` unless `st` is CUBLAS_STATUS_SUCCESS.
+void check_blas(cublasStatus_t st, const char* call);
+
+// The one GEMM entry point of the CUDA backend: column-major
+// C = alpha * op(A) * op(B) + beta * C on device `device`'s default stream,
+// op(A) m x k, op(B) k x n, C m x n, as cublas<t>gemm (float32 or float64).
+// Under -Dcuda-emulation=true a reference over OpenBLAS with cuBLAS's checks.
+// Arguments cuBLAS refuses throw Error(CH_ERR_INVALID_ARGUMENT) naming them.
+void gemm(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n, int k,
+          double alpha, const void* a, int lda, const void* b, int ldb, double beta, void* c,
+          int ldc);
 
 }  // namespace chainerc::cuda

@@ -9,19 +9,23 @@
 #include <string>
 #include <utility>
 
+#include "../runtime/cuda_util.h"
 #include "core/error.h"
 #include "disk_cache.h"
-#include "user_kernels/gpu.h"
 #include "nvrtc_compiler.h"
+#include "user_kernels/gpu.h"
 
 namespace chainerc::kernels::gpu {
 namespace {
 
 void check_cuda(cudaError_t e, const char* what, const std::string& name, int device) {
-  if (e != cudaSuccess)
-    fail(e == cudaErrorMemoryAllocation ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE, "kernel '", name,
-         "' on cuda:", device, ": ", what, " failed: ", cudaGetErrorName(e), " (",
-         cudaGetErrorString(e), ")");
+  if (e == cudaSuccess) return;
+  // Clear the runtime's last error: a failed launch would otherwise make the
+  // next good launch on this thread fail (its cudaGetLastError check).
+  cudaGetLastError();
+  fail(e == cudaErrorMemoryAllocation ? CH_ERR_OUT_OF_MEMORY : CH_ERR_DEVICE, "kernel '", name,
+       "' on cuda:", device, ": ", what, " failed: ", cudaGetErrorName(e), " (",
+       cudaGetErrorString(e), ")");
 }
 
 // Makes `device` current for the scope and restores the previous one.
@@ -38,11 +42,13 @@ class DeviceScope {
       fail(CH_ERR_DEVICE, "kernel '", name, "': cuda:", device, " does not exist (", count,
            " device(s))");
     check_cuda(cudaGetDevice(&prev_), "cudaGetDevice", name, device);
+    // (as cuda::DeviceGuard: no context on the previous device if it has none)
     if (prev_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice", name, device);
   }
   ~DeviceScope() {
     int cur = -1;
-    if (cudaGetDevice(&cur) == cudaSuccess && cur != prev_) cudaSetDevice(prev_);
+    if (cudaGetDevice(&cur) == cudaSuccess && cur != prev_ && cuda::context_active(prev_))
+      cudaSetDevice(prev_);
   }
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;

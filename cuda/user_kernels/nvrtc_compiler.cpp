@@ -77,4 +77,27 @@ Result compile(const std::string& source, const std::string& name, const std::st
   return res;
 }
 
+std::string ptxas_report(const std::string& source, const std::string& name,
+                         const std::string& arch) {
+  std::vector<std::string> opts = options_for(arch);
+  opts.push_back("--ptxas-options=-v");
+  nvrtcProgram prog = nullptr;
+  check(nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr),
+        "nvrtcCreateProgram", name);
+  std::vector<const char*> copts;
+  for (const std::string& o : opts) copts.push_back(o.c_str());
+  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
+  std::string log;
+  size_t log_size = 0;
+  if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    log.resize(log_size);
+    if (nvrtcGetProgramLog(prog, &log[0]) != NVRTC_SUCCESS) log.clear();
+  }
+  nvrtcDestroyProgram(&prog);
+  if (r != NVRTC_SUCCESS)
+    fail(CH_ERR_INVALID_ARGUMENT, "kernel '", name, "': NVRTC could not compile it for ", arch,
+         ":\n", log);
+  return log;
+}
+
 }  // namespace chainerc::kernels::nvrtc

@@ -18,6 +18,11 @@ struct Result {
 // Uses disk_cache::directory() at each call.
 Result compile(const std::string& source, const std::string& name, const std::string& arch);
 
+// ptxas's resource report (-Xptxas -v: registers, stack frame, spills) of
+// `source` compiled for `arch`, without the disk cache; for the budget tests.
+std::string ptxas_report(const std::string& source, const std::string& name,
+                         const std::string& arch);
+
 // NVRTC's version as major * 1000 + minor * 10.
 int version();
 

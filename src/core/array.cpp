@@ -108,7 +108,11 @@ double Array::get(int64_t i) const {
     size_t w = dtype_size(dtype_);
     copy_bytes(dst, Device{}, static_cast<const char*>(raw()) + static_cast<size_t>(i) * w,
                device(), w);
-    return dtype_ == DType::Float64 ? v64 : dtype_ == DType::Float32 ? v32 : vi;
+    // Each branch as double: `cond ? v32 : vi` alone would be a float and
+    // round int32 values above 2^24.
+    return dtype_ == DType::Float64   ? v64
+           : dtype_ == DType::Float32 ? static_cast<double>(v32)
+                                      : static_cast<double>(vi);
   }
   switch (dtype_) {
     case DType::Float32:

@@ -7,6 +7,14 @@ namespace {
 
 // Definitions both targets share, and the libm prototypes the C target needs
 // (the CPU compiler sees no system header; cpu_jit.cpp binds these names).
+//
+// One contract for both devices (the README's "User kernels"): the math
+// functions of C99 (float versions with the f suffix, as in CUDA); abs() of
+// the argument's own type (float stays float); min(a, b) and max(a, b) of two
+// values of the same type (max(x, 0) with a float x is refused on both: write
+// max(x, (T)0)); isnan() and isinf() of floating-point values only. The C
+// target checks types with C11 _Generic, the CUDA target with templates, so a
+// kernel that compiles on one device compiles on the other.
 const char* kCommonPrelude = R"(#ifndef INFINITY
 #define INFINITY (__builtin_inff())
 #endif
@@ -19,8 +27,13 @@ const char* kCPrelude = R"(#define CH_RESTRICT restrict
 #define CH_DEVICE_FN static
 #define __builtin_inff() (1e300f * 1e300f)
 #define __builtin_nanf(s) (INFINITY - INFINITY)
-#define max(a, b) ((a) > (b) ? (a) : (b))
-#define min(a, b) ((a) < (b) ? (a) : (b))
+#define CH_SAME_TYPE_(a, b) _Generic((a), \
+  float: _Generic((b), float: 1), double: _Generic((b), double: 1), \
+  int: _Generic((b), int: 1), unsigned int: _Generic((b), unsigned int: 1), \
+  long: _Generic((b), long: 1), long long: _Generic((b), long long: 1), \
+  unsigned long long: _Generic((b), unsigned long long: 1))
+#define max(a, b) ((void)sizeof(CH_SAME_TYPE_(a, b)), ((a) > (b) ? (a) : (b)))
+#define min(a, b) ((void)sizeof(CH_SAME_TYPE_(a, b)), ((a) < (b) ? (a) : (b)))
 double exp(double); double log(double); double log10(double); double log1p(double);
 double expm1(double); double exp2(double); double log2(double);
 double sqrt(double); double cbrt(double); double pow(double, double); double fabs(double);
@@ -39,10 +52,12 @@ float sinhf(float); float coshf(float); float tanhf(float);
 float floorf(float); float ceilf(float); float roundf(float); float truncf(float);
 float fmodf(float, float); float fmaxf(float, float); float fminf(float, float);
 float erff(float); float erfcf(float); float hypotf(float, float); float copysignf(float, float);
-int abs(int);
+int abs(int); long long llabs(long long);
+#define abs(x) _Generic((x), float: fabsf, double: fabs, long: llabs, long long: llabs, \
+  default: abs)(x)
 int isnan_d(double); int isinf_d(double);
-#define isnan(x) isnan_d((double)(x))
-#define isinf(x) isinf_d((double)(x))
+#define isnan(x) _Generic((x), float: isnan_d, double: isnan_d)((double)(x))
+#define isinf(x) _Generic((x), float: isinf_d, double: isinf_d)((double)(x))
 )";
 
 const char* kCudaPrelude = R"(#define CH_RESTRICT __restrict__
@@ -54,6 +69,10 @@ const char* kCudaPrelude = R"(#define CH_RESTRICT __restrict__
 #endif
 #define __builtin_inff() __int_as_float(0x7f800000)
 #define __builtin_nanf(s) __int_as_float(0x7fffffff)
+template <typename T> CH_DEVICE_FN T ch_max_(T a, T b) { return a > b ? a : b; }
+template <typename T> CH_DEVICE_FN T ch_min_(T a, T b) { return a < b ? a : b; }
+#define max(a, b) ch_max_((a), (b))
+#define min(a, b) ch_min_((a), (b))
 )";
 
 const char* kOffsetFn =
@@ -92,7 +111,8 @@ void entry(std::ostringstream& s, Target t, const std::string& name, const char*
          "_info) {\n";
   } else {
     s << "extern \"C\" __global__ void " << name << "(const long long " << range
-      << ", const CH_GRID_CONSTANT ch_args _a) {\n  void* const* _ptrs = _a.p;\n  const long long* _info = "
+      << ", const CH_GRID_CONSTANT ch_args _a) {\n  void* const* _ptrs = _a.p;\n  const long long* "
+         "_info = "
          "_a.info;\n";
   }
 }

@@ -45,6 +45,7 @@ long double ch_floatundixf(unsigned long long a) { return static_cast<long doubl
 int ch_isnan_d(double x) { return std::isnan(x) ? 1 : 0; }
 int ch_isinf_d(double x) { return std::isinf(x) ? 1 : 0; }
 int ch_abs(int x) { return x < 0 ? -x : x; }
+long long ch_llabs(long long x) { return x < 0 ? -x : x; }
 }  // namespace
 #endif
 
@@ -90,27 +91,80 @@ void add_runtime_symbols(TCCState* s) {
   using D2 = double(double, double);
   using F1 = float(float);
   using F2 = float(float, float);
-#define CH_D1(n) add<D1>(s, #n, static_cast<D1*>(&::n));
-#define CH_D2(n) add<D2>(s, #n, static_cast<D2*>(&::n));
-#define CH_F1(n) add<F1>(s, #n, static_cast<F1*>(&::n));
-#define CH_F2(n) add<F2>(s, #n, static_cast<F2*>(&::n));
-  CH_D1(exp)
-  CH_D1(log) CH_D1(log10) CH_D1(log1p) CH_D1(expm1) CH_D1(exp2) CH_D1(log2) CH_D1(sqrt) CH_D1(cbrt)
-      CH_D2(pow) CH_D1(fabs) CH_D1(sin) CH_D1(cos) CH_D1(tan) CH_D1(asin) CH_D1(acos) CH_D1(atan)
-          CH_D2(atan2) CH_D1(sinh) CH_D1(cosh) CH_D1(tanh) CH_D1(floor) CH_D1(ceil) CH_D1(round)
-              CH_D1(trunc) CH_D2(fmod) CH_D2(fmax) CH_D2(fmin) CH_D1(erf) CH_D1(erfc) CH_D2(hypot)
-                  CH_D2(copysign) CH_F1(expf) CH_F1(logf) CH_F1(log10f) CH_F1(log1pf) CH_F1(expm1f)
-                      CH_F1(exp2f) CH_F1(log2f) CH_F1(sqrtf) CH_F1(cbrtf) CH_F2(powf) CH_F1(fabsf)
-                          CH_F1(sinf) CH_F1(cosf) CH_F1(tanf) CH_F1(asinf) CH_F1(acosf) CH_F1(atanf)
-                              CH_F2(atan2f) CH_F1(sinhf) CH_F1(coshf) CH_F1(tanhf) CH_F1(floorf)
-                                  CH_F1(ceilf) CH_F1(roundf) CH_F1(truncf) CH_F2(fmodf) CH_F2(fmaxf)
-                                      CH_F2(fminf) CH_F1(erff) CH_F1(erfcf) CH_F2(hypotf)
-                                          CH_F2(copysignf)
+#define CH_D1(n) add<D1>(s, #n, static_cast<D1*>(&::n))
+#define CH_D2(n) add<D2>(s, #n, static_cast<D2*>(&::n))
+#define CH_F1(n) add<F1>(s, #n, static_cast<F1*>(&::n))
+#define CH_F2(n) add<F2>(s, #n, static_cast<F2*>(&::n))
+  CH_D1(exp);
+  CH_D1(log);
+  CH_D1(log10);
+  CH_D1(log1p);
+  CH_D1(expm1);
+  CH_D1(exp2);
+  CH_D1(log2);
+  CH_D1(sqrt);
+  CH_D1(cbrt);
+  CH_D2(pow);
+  CH_D1(fabs);
+  CH_D1(sin);
+  CH_D1(cos);
+  CH_D1(tan);
+  CH_D1(asin);
+  CH_D1(acos);
+  CH_D1(atan);
+  CH_D2(atan2);
+  CH_D1(sinh);
+  CH_D1(cosh);
+  CH_D1(tanh);
+  CH_D1(floor);
+  CH_D1(ceil);
+  CH_D1(round);
+  CH_D1(trunc);
+  CH_D2(fmod);
+  CH_D2(fmax);
+  CH_D2(fmin);
+  CH_D1(erf);
+  CH_D1(erfc);
+  CH_D2(hypot);
+  CH_D2(copysign);
+  CH_F1(expf);
+  CH_F1(logf);
+  CH_F1(log10f);
+  CH_F1(log1pf);
+  CH_F1(expm1f);
+  CH_F1(exp2f);
+  CH_F1(log2f);
+  CH_F1(sqrtf);
+  CH_F1(cbrtf);
+  CH_F2(powf);
+  CH_F1(fabsf);
+  CH_F1(sinf);
+  CH_F1(cosf);
+  CH_F1(tanf);
+  CH_F1(asinf);
+  CH_F1(acosf);
+  CH_F1(atanf);
+  CH_F2(atan2f);
+  CH_F1(sinhf);
+  CH_F1(coshf);
+  CH_F1(tanhf);
+  CH_F1(floorf);
+  CH_F1(ceilf);
+  CH_F1(roundf);
+  CH_F1(truncf);
+  CH_F2(fmodf);
+  CH_F2(fmaxf);
+  CH_F2(fminf);
+  CH_F1(erff);
+  CH_F1(erfcf);
+  CH_F2(hypotf);
+  CH_F2(copysignf);
 #undef CH_D1
 #undef CH_D2
 #undef CH_F1
 #undef CH_F2
-                                              add(s, "abs", &ch_abs);
+  add(s, "abs", &ch_abs);
+  add(s, "llabs", &ch_llabs);
   add(s, "isnan_d", &ch_isnan_d);
   add(s, "isinf_d", &ch_isinf_d);
   add(s, "__fixunssfdi", &ch_fixunssfdi);

@@ -42,10 +42,41 @@ bool dtype_from_name(const std::string& t, DType* out) {
 
 bool is_placeholder(const std::string& t) { return t.size() == 1 && t[0] >= 'A' && t[0] <= 'Z'; }
 
+// Names a kernel may not take: on CUDA the kernel is an extern "C" function
+// of that name beside CUDA's math functions and the prelude's, so `exp` would
+// fail there only; refused on every device at creation.
+bool is_reserved_name(const std::string& n) {
+  static const std::set<std::string> reserved = {
+      // C99 math and the prelude (both devices), float versions included
+      "exp", "log", "log10", "log1p", "expm1", "exp2", "log2", "sqrt", "cbrt", "pow", "fabs", "sin",
+      "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+      "atanh", "floor", "ceil", "round", "trunc", "fmod", "fmax", "fmin", "erf", "erfc", "hypot",
+      "copysign", "abs", "labs", "llabs", "min", "max", "isnan", "isinf", "isfinite", "signbit",
+      "fma", "fdim", "ldexp", "frexp", "modf", "nearbyint", "rint", "lrint", "llrint", "lround",
+      "llround", "remainder", "remquo", "nextafter", "scalbn", "scalbln", "logb", "ilogb", "lgamma",
+      "tgamma", "nan",
+      // CUDA's own math functions
+      "rsqrt", "rcbrt", "exp10", "sincos", "sinpi", "cospi", "sincospi", "normcdf", "normcdfinv",
+      "erfinv", "erfcinv", "erfcx", "rhypot", "norm3d", "rnorm3d", "norm4d", "rnorm4d", "norm",
+      "rnorm", "cyl_bessel_i0", "cyl_bessel_i1", "j0", "j1", "jn", "y0", "y1", "yn", "saturate",
+      "umin", "umax", "llmin", "llmax", "ullmin", "ullmax",
+      // C library functions a kernel may call, and the generated code's own names
+      "printf", "malloc", "free", "memcpy", "memset", "memmove", "assert", "ch_kernel",
+      "ch_offset_", "ch_args", "ch_max_", "ch_min_"};
+  if (reserved.count(n)) return true;
+  // The float versions: expf, sqrtf, ...
+  return n.size() > 1 && n.back() == 'f' && reserved.count(n.substr(0, n.size() - 1)) > 0;
+}
+
 void check_name(const std::string& name, const char* who) {
   if (!is_identifier(name) || name[0] == '_')
     fail(CH_ERR_INVALID_ARGUMENT, who, ": kernel name '", name,
          "' is not a C identifier (letters, digits and '_', not starting with a digit or '_')");
+  if (is_reserved_name(name))
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": kernel name '", name,
+         "' is the name of a math or library function the kernel code can call (on CUDA the "
+         "kernel would take its place); choose another name, e.g. '",
+         name, "_kernel'");
 }
 
 void check_unique(const std::vector<Param>& in, const std::vector<Param>& out, const char* who) {

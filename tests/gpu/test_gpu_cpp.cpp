@@ -5,6 +5,8 @@
 #include <ch/ch.hpp>
 #include <vector>
 
+#include "require_gpu.h"
+
 namespace {
 
 TEST(GpuCpp, WithoutADeviceRequestsThrowDeviceErrors) {
@@ -25,7 +27,7 @@ TEST(GpuCpp, WithoutADeviceRequestsThrowDeviceErrors) {
 
 TEST(GpuCpp, RoundTripsScopesAndStreams) {
   if (ch::gpu::device_count() == 0)
-    GTEST_SKIP() << "no CUDA device: " << ch::gpu::unavailable_reason();
+    CH_GPU_SKIP() << "no CUDA device: " << ch::gpu::unavailable_reason();
   ch::Array a(std::vector<double>{1, 2, 3, 4}, {2, 2});
   ch::Array g = a.to_device(ch::cuda(0));
   EXPECT_FALSE(g.on_cpu());

@@ -3,13 +3,17 @@
 // Built only with the CUDA backend; GPU tests skip without a device.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <set>
 #include <vector>
 
 #include "core/array.h"
+#include "core/device_backend.h"
 #include "cuda/runtime/cuda_util.h"
 #include "cuda/runtime/libraries.h"
 #include "cuda/runtime/memory.h"
+#include "require_gpu.h"
 
 using namespace chainerc;
 
@@ -18,7 +22,8 @@ namespace {
 class GpuInternal : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+    if (cuda::device_count() == 0)
+      CH_GPU_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
   }
 };
 
@@ -91,5 +96,163 @@ TEST_F(GpuInternal, CurandGeneratorIsPerDeviceAndReseedable) {
   Array second = x.to_device(Device{});
   for (int i = 0; i < 64; ++i) EXPECT_EQ(first.data<float>()[i], second.data<float>()[i]);
 }
+
+// Column-major reference: C = alpha * op(A) * op(B) + beta * C.
+template <typename T>
+void reference_gemm(bool ta, bool tb, int m, int n, int k, T alpha, const std::vector<T>& a,
+                    int lda, const std::vector<T>& b, int ldb, T beta, std::vector<T>& c, int ldc) {
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      double s = 0;
+      for (int p = 0; p < k; ++p) {
+        double av = ta ? a[p + static_cast<size_t>(i) * lda] : a[i + static_cast<size_t>(p) * lda];
+        double bv = tb ? b[j + static_cast<size_t>(p) * ldb] : b[p + static_cast<size_t>(j) * ldb];
+        s += av * bv;
+      }
+      T& cv = c[i + static_cast<size_t>(j) * ldc];
+      cv = static_cast<T>(alpha * s + beta * static_cast<double>(cv));
+    }
+}
+
+template <typename T>
+Array to_gpu(const std::vector<T>& v, DType dt) {
+  Array d = Array::empty(dt, Shape({static_cast<int64_t>(v.size())}), Device{CH_DEVICE_CUDA, 0});
+  cuda::check(cudaMemcpy(d.raw(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), "test",
+              "cudaMemcpy");
+  return d;
+}
+
+template <typename T>
+void check_all_gemm_cases(DType dt, double tol) {
+  const int m = 5, n = 7, k = 3;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      // Leading dimensions padded beyond the rows stored.
+      const int lda = (ta ? k : m) + 2, ldb = (tb ? n : k) + 3, ldc = m + 1;
+      std::vector<T> a(static_cast<size_t>(lda) * (ta ? m : k)),
+          b(static_cast<size_t>(ldb) * (tb ? k : n)), c(static_cast<size_t>(ldc) * n);
+      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(std::sin(0.7 * i + 1));
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<T>(std::cos(0.3 * i));
+      for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<T>(0.5 * i - 3);
+      Array da = to_gpu(a, dt), db = to_gpu(b, dt), dc = to_gpu(c, dt);
+      const T alpha = static_cast<T>(1.5), beta = static_cast<T>(-0.75);
+      cuda::gemm(0, dt, ta, tb, m, n, k, alpha, da.raw(), lda, db.raw(), ldb, beta, dc.raw(), ldc);
+      reference_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      std::vector<T> got(c.size());
+      cuda::check(cudaMemcpy(got.data(), dc.raw(), got.size() * sizeof(T), cudaMemcpyDeviceToHost),
+                  "test", "cudaMemcpy");
+      for (size_t i = 0; i < c.size(); ++i)
+        EXPECT_NEAR(got[i], c[i], tol) << "ta=" << ta << " tb=" << tb << " at " << i
+                                       << (i % ldc >= m ? " (padding must stay untouched)" : "");
+    }
+}
+
+TEST_F(GpuInternal, GemmAllTransposesPaddedLeadingDimensionsAndBeta) {
+  check_all_gemm_cases<float>(DType::Float32, 1e-5);
+  check_all_gemm_cases<double>(DType::Float64, 1e-12);
+}
+
+TEST_F(GpuInternal, GemmArgumentsCublasRefusesAreErrorsNamingThem) {
+  Array a = Array::zeros(DType::Float32, Shape({64}), Device{CH_DEVICE_CUDA, 0});
+  // lda below the rows of A as stored (m = 4, not transposed).
+  try {
+    cuda::gemm(0, DType::Float32, false, false, 4, 2, 2, 1.0, a.raw(), 3, a.raw(), 2, 0.0, a.raw(),
+               4);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), CH_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("lda=3"), std::string::npos) << e.what();
+  }
+  try {
+    cuda::gemm(0, DType::Float32, false, false, -1, 2, 2, 1.0, a.raw(), 1, a.raw(), 2, 0.0, a.raw(),
+               1);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), CH_ERR_INVALID_ARGUMENT);
+  }
+  // ldb below k when B is transposed: rows stored are n.
+  EXPECT_THROW(cuda::gemm(0, DType::Float32, false, true, 2, 4, 2, 1.0, a.raw(), 2, a.raw(), 3, 0.0,
+                          a.raw(), 2),
+               Error);
+}
+
+// The runtime's fill and uniform-map kernels on sizes that are not multiples
+// of a block (256 threads), every element checked.
+TEST_F(GpuInternal, FillKernelsCoverSizesThatAreNotMultiplesOfABlock) {
+  DeviceBackend& b = backend_for(Device{CH_DEVICE_CUDA, 0}, "test");
+  for (int64_t n : {int64_t{1}, int64_t{31}, int64_t{1025}, int64_t{100003}}) {
+    for (DType dt : {DType::Float32, DType::Float64, DType::Int32}) {
+      Array a = Array::empty(dt, Shape({n}), Device{CH_DEVICE_CUDA, 0});
+      b.fill(0, a.raw(), dt, n, -3.0);
+      Array h = a.to_device(Device{});
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < n; ++i) wrong += h.get(i) != -3.0;
+      EXPECT_EQ(wrong, 0) << "n=" << n << " " << dtype_name(dt);
+    }
+    Array u = Array::empty(DType::Float32, Shape({n}), Device{CH_DEVICE_CUDA, 0});
+    b.fill_random(0, u.raw(), DType::Float32, n, false, 2.0, 5.0);
+    Array h = u.to_device(Device{});
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_GE(h.data<float>()[i], 2.0f) << i;
+      ASSERT_LT(h.data<float>()[i], 5.0f) << i;
+    }
+  }
+}
+
+#if defined(CH_CUDA_EMULATION)
+TEST_F(GpuInternal, CublasKeepsItsWorkspaceFromThePool) {
+  // cublasSetStream resets a workspace set before it (the emulator models
+  // cuBLAS's documented behaviour): the handle must end with ours.
+  cublasHandle_t h = cuda::cublas_handle(0);
+  size_t bytes = 0;
+  void* ws = cuda::emu::cublas_workspace(h, &bytes);
+  EXPECT_NE(ws, nullptr);
+  EXPECT_EQ(bytes, size_t{32} << 20);
+  EXPECT_EQ(cuda::emu::device_of(ws, nullptr), 0);
+}
+
+TEST_F(GpuInternal, FailedReleasesLeaveNoLastErrorBehind) {
+  int not_pinned = 0;
+  backend_for(Device{CH_DEVICE_CUDA, 0}, "test").deallocate_pinned(&not_pinned);
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamDefault), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+  backend_for(Device{CH_DEVICE_CUDA, 0}, "test").stream_destroy(0, s);  // twice: an error
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess);
+}
+
+TEST_F(GpuInternal, PeerCopyOnAStreamWaitsForTheSourceDevice) {
+  if (cuda::device_count() < 2) CH_GPU_SKIP() << "needs two CUDA devices";
+  std::vector<float> v = {1, 2, 3, 4};
+  Array src = to_gpu(v, DType::Float32);
+  Array dst = Array::zeros(DType::Float32, Shape({4}), Device{CH_DEVICE_CUDA, 1});
+  DeviceBackend& b = backend_for(Device{CH_DEVICE_CUDA, 1}, "test");
+  StreamHandle s = b.stream_create(1);
+  // The emulated cudaEventRecord refuses an event of another device than the
+  // stream's, as the runtime does: this also checks the event's device.
+  b.copy(dst.raw(), Device{CH_DEVICE_CUDA, 1}, src.raw(), Device{CH_DEVICE_CUDA, 0}, 16, s);
+  b.stream_synchronize(1, s);
+  b.stream_destroy(1, s);
+  Array back = dst.to_device(Device{});
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(back.data<float>()[i], v[i]);
+}
+
+// Run alone in a fresh process (the meson test 'gpu_only_cuda1'): a process
+// that works only on cuda:1 makes no context on cuda:0.
+TEST(GpuOnlyCuda1, MakesNoContextOnCuda0) {
+  if (!std::getenv("CH_TEST_ONLY_CUDA1")) GTEST_SKIP() << "run by the test 'gpu_only_cuda1'";
+  ASSERT_FALSE(cuda::emu::context_created(0)) << "something before the test touched cuda:0";
+  Device d1{CH_DEVICE_CUDA, 1};
+  Array a = Array::empty(DType::Float32, Shape({100}), d1);
+  backend_for(d1, "test").fill(1, a.raw(), DType::Float32, 100, 2.5);
+  Array h = a.to_device(Device{});
+  EXPECT_EQ(h.data<float>()[99], 2.5f);
+  Array r = Array::empty(DType::Float32, Shape({3}), d1);
+  backend_for(d1, "test").fill_random(1, r.raw(), DType::Float32, 3, true, 0.0, 1.0);
+  EXPECT_TRUE(cuda::emu::context_created(1));
+  EXPECT_FALSE(cuda::emu::context_created(0));
+}
+#endif
 
 }  // namespace

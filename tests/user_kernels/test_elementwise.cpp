@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernel_test_util.h"
+#include "prelude_contract.h"
 
 using namespace capi_test;
 using namespace kernel_test;
@@ -270,6 +271,52 @@ TEST_F(Elementwise, BadParameters) {
   EXPECT_EQ(ch_elementwise_kernel_retain(k.get()), k.get());
   EXPECT_CH_OK(ch_elementwise_kernel_release(k.get()));
   EXPECT_CH_OK(ch_elementwise_kernel_release(nullptr));
+}
+
+// The prelude's one contract (prelude_contract.h; test_nvrtc.cpp checks the
+// same table against NVRTC): accepted bodies compile and run, refused ones are
+// compile errors on the CPU as on CUDA.
+TEST_F(Elementwise, PreludeContractIsTheGpusOne) {
+  for (const prelude_contract::Case& c : prelude_contract::kCases) {
+    EKernel k;
+    ASSERT_CH_OK(ch_elementwise_kernel_new(k.out(), c.in_params, c.out_params, c.body, c.name));
+    const bool int_in = std::string(c.in_params).rfind("int32", 0) == 0;
+    const bool f64_in = std::string(c.in_params).rfind("float64", 0) == 0;
+    Arr x = int_in   ? make_array(CH_INT32, {3}, {-3, 0, 7})
+            : f64_in ? f64({3}, {-2.5, 0.25, 7})
+                     : f32({3}, {-2.5, 0.25, 7});
+    std::vector<Arr> out;
+    ch_status st = call(k, {x}, out, 1);
+    if (c.accepted)
+      EXPECT_EQ(st, CH_OK) << c.name << ": " << ch_error_message();
+    else
+      EXPECT_EQ(st, CH_ERR_INVALID_ARGUMENT) << c.name << " must be refused as NVRTC refuses it";
+  }
+}
+
+TEST_F(Elementwise, AbsKeepsTheArgumentsType) {
+  // The C prelude once declared only int abs(int): abs(-2.5f) was 2.
+  EKernel k;
+  ASSERT_CH_OK(ch_elementwise_kernel_new(k.out(), "T x", "T y", "y = abs(x)", "abs_t"));
+  std::vector<Arr> out;
+  Arr x = f32({3}, {-2.5, 0.25, -7.75});
+  ASSERT_CH_OK(call(k, {x}, out, 1));
+  EXPECT_EQ(values(out[0]), (std::vector<double>{2.5, 0.25, 7.75}));
+  Arr xd = f64({2}, {-1e-300, -3.5});
+  ASSERT_CH_OK(call(k, {xd}, out, 1));
+  EXPECT_EQ(values(out[0]), (std::vector<double>{1e-300, 3.5}));
+}
+
+TEST_F(Elementwise, KernelNamedLikeAMathFunctionIsRefusedAtCreation) {
+  for (const char* name : {"exp", "expf", "sqrt", "max", "rsqrtf", "isnan", "ch_kernel"}) {
+    EKernel k;
+    EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT,
+                  ch_elementwise_kernel_new(k.out(), "T x", "T y", "y = x", name));
+    EXPECT_TRUE(contains(ch_error_message(), std::string("'") + name + "'")) << ch_error_message();
+    EXPECT_TRUE(contains(ch_error_message(), "math or library function")) << ch_error_message();
+  }
+  EKernel ok;
+  ASSERT_CH_OK(ch_elementwise_kernel_new(ok.out(), "T x", "T y", "y = x", "exp_kernel"));
 }
 
 }  // namespace

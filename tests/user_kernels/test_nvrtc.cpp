@@ -13,14 +13,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "../gpu/require_gpu.h"
 #include "core/error.h"
 #include "disk_cache.h"
+#include "nvrtc_compiler.h"
+#include "prelude_contract.h"
 #include "user_kernels/codegen.h"
 #include "user_kernels/user_kernel.h"
-#include "nvrtc_compiler.h"
 
 using namespace chainerc;
 using namespace chainerc::kernels;
@@ -293,7 +296,7 @@ void expect_close(const std::vector<double>& a, const std::vector<double>& b, do
 }
 
 TEST(CudaLaunch, SeedMulAddTypedAndPlaceholderAgreesWithCpu) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  if (!have_gpu()) CH_GPU_SKIP() << "no CUDA device";
   CacheDir dir;
   ElementwiseKernel typed("float32 x, float32 y, float32 z", "float32 w", "w = x * y + z",
                           "muladd_fwd");
@@ -313,7 +316,7 @@ TEST(CudaLaunch, SeedMulAddTypedAndPlaceholderAgreesWithCpu) {
 }
 
 TEST(CudaLaunch, BroadcastBackwardKernelAndReduction) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  if (!have_gpu()) CH_GPU_SKIP() << "no CUDA device";
   CacheDir dir;
   // Broadcast: x (3, 4) * y (4,) + z () and the seed's backward kernel.
   ElementwiseKernel fwd("T x, T y, T z", "T w", "w = x * y + z", "bmuladd");
@@ -362,7 +365,7 @@ TEST(CudaLaunch, BroadcastBackwardKernelAndReduction) {
 }
 
 TEST(CudaLaunch, CompileErrorOnDeviceAndModuleCache) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  if (!have_gpu()) CH_GPU_SKIP() << "no CUDA device";
   CacheDir dir;
   ElementwiseKernel bad("T x", "T y", "y = x * ;", "broken_on_device");
   Array x = device_array(DType::Float32, Shape{4}, {1, 2, 3, 4});
@@ -380,6 +383,63 @@ TEST(CudaLaunch, CompileErrorOnDeviceAndModuleCache) {
   good.call({x}, {y});  // loaded module reused: no second compile
   EXPECT_EQ(nvrtc::compile_count(), c0 + 1);
   expect_close(to_host(y), {2, 4, 6, 8}, 0);
+}
+
+// The prelude's one contract (prelude_contract.h), on NVRTC: the table the
+// CPU test (test_elementwise.cpp) runs through libtcc. No GPU needed.
+TEST(Nvrtc, PreludeContractMatchesTheCpu) {
+  CacheDir dir;
+  for (const prelude_contract::Case& c : prelude_contract::kCases) {
+    ElementwiseKernel k(c.in_params, c.out_params, c.body, c.name);
+    const std::string src = elementwise_source(k, TypeMap{}, "CC", Target::Cuda);
+    bool compiled = false;
+    std::string log;
+    try {
+      compiled = is_elf(nvrtc::compile(src, c.name, "sm_90").binary);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), CH_ERR_INVALID_ARGUMENT) << e.what();
+      log = e.what();
+    }
+    EXPECT_EQ(compiled, c.accepted) << c.name << "\n" << log;
+  }
+}
+
+// ptxas's report of generated specializations (issue 12, part 4): every one
+// within the budget the .cu kernels have (tests/gpu/ptxas_check.py): no
+// spills, no stack frame, at most 64 registers per thread.
+void expect_within_budget(const std::string& source, const std::string& name) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const std::string log = nvrtc::ptxas_report(source, name, arch);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("Used (\\d+) registers"))) << log;
+    EXPECT_LE(std::stoi(m[1]), 64) << name << " on " << arch << ":\n" << log;
+    ASSERT_TRUE(std::regex_search(
+        log, m,
+        std::regex(
+            "(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads")))
+        << log;
+    EXPECT_EQ(m[1], "0") << name << " on " << arch << " has a stack frame:\n" << log;
+    EXPECT_EQ(m[2], "0") << name << " on " << arch << " spills:\n" << log;
+    EXPECT_EQ(m[3], "0") << name << " on " << arch << " spills:\n" << log;
+  }
+}
+
+TEST(Nvrtc, GeneratedSpecializationsWithinThePtxasBudget) {
+  ElementwiseKernel modes(
+      "raw T x, T y, float32 s, int32 n", "T gx, float64 gy, int32 m",
+      "gx = x[i] * y + (T)expf(s); gy = tanh((double)y) + max(1.0, sqrt(2.0)); m = n + (int)i; "
+      "if (isnan(y)) gx = INFINITY;",
+      "modes_kernel");
+  ReductionKernel with_id("T x, T w", "T y, float64 n", "x * w", "a + b",
+                          "y = a; n = sqrt((double)a)", "0", "dot_r", "");
+  ReductionKernel no_id("T x", "T y", "x", "max(a, b)", "y = a", "", "max_r", "");
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    TypeMap t{{"T", dt}};
+    expect_within_budget(muladd_source(dt), "muladd_fwd");
+    expect_within_budget(elementwise_source(modes, t, "RGSCCCC", Target::Cuda), "modes_kernel");
+    expect_within_budget(reduction_source(with_id, t, dt, "LGCC", Target::Cuda), "dot_r");
+    expect_within_budget(reduction_source(no_id, t, dt, "GC", Target::Cuda), "max_r");
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 package chainerc
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,9 @@ func TestDevicesAndCopies(t *testing.T) {
 			t.Fatal("an ordinary array reads as pinned")
 		}
 		if DeviceCount() == 0 {
+			if os.Getenv("CH_REQUIRE_GPU") == "1" {
+				t.Fatalf("CH_REQUIRE_GPU=1 but no CUDA device: %s", UnavailableReason())
+			}
 			if UnavailableReason() == "" {
 				t.Fatal("no device and no reason")
 			}

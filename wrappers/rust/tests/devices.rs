@@ -16,6 +16,11 @@ fn copies_fills_and_missing_devices() {
     u.fill_normal(0.0, 1.0).unwrap();
     assert!(!u.is_pinned());
     if device::device_count() == 0 {
+        assert!(
+            std::env::var("CH_REQUIRE_GPU").as_deref() != Ok("1"),
+            "CH_REQUIRE_GPU=1 but no CUDA device: {}",
+            device::unavailable_reason()
+        );
         assert!(!device::unavailable_reason().is_empty());
         assert_eq!(device::cuda(0), Device::Cuda(0));
         let err = a.to_device(Device::Cuda(0)).unwrap_err();

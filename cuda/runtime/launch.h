@@ -1,0 +1,61 @@
+// The one launch helper: every kernel launch in chainerc goes through
+// chainerc::cuda::launch (no `<<<>>>` in op code), which is `<<<>>>` under
+// nvcc and the CPU emulator (cuda/emulation/) under -Dcuda-emulation=true.
+// Returns the launch's error (cudaGetLastError), which the caller checks.
+// Dynamic shared memory is declared with CH_EXTERN_SHARED(T, name).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#if defined(CH_CUDA_EMULATED_RUNTIME)
+
+namespace chainerc::cuda {
+
+template <typename... P, typename... A>
+cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes,
+                   cudaStream_t stream, A&&... args) {
+  static_assert(sizeof...(P) == sizeof...(A), "launch: wrong number of kernel arguments");
+  // The parameters as the kernel takes them (by value, converted once, as
+  // nvcc does); each thread's call copies them again.
+  using Params = std::tuple<std::decay_t<P>...>;
+  Params params(std::forward<A>(args)...);
+  struct Context {
+    void (*kernel)(P...);
+    Params* params;
+  } context{kernel, &params};
+  return emu::launch_grid(
+      grid, block, shared_bytes, stream,
+      [](void* c) {
+        auto* x = static_cast<Context*>(c);
+        std::apply(x->kernel, *x->params);
+      },
+      &context);
+}
+
+}  // namespace chainerc::cuda
+
+#else
+
+#define CH_EXTERN_SHARED(T, name)                               \
+  extern __shared__ __align__(16) unsigned char ch_dyn_smem_[]; \
+  T* name = reinterpret_cast<T*>(ch_dyn_smem_)
+
+namespace chainerc::cuda {
+
+template <typename... P, typename... A>
+cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes,
+                   cudaStream_t stream, A&&... args) {
+  static_assert(sizeof...(P) == sizeof...(A), "launch: wrong number of kernel arguments");
+  // clang-format off
+  kernel<<<grid, block, shared_bytes, stream>>>(std::forward<A>(args)...);
+  // clang-format on
+  return cudaGetLastError();
+}
+
+}  // namespace chainerc::cuda
+
+#endif

@@ -1,0 +1,189 @@
+// cuBLAS, cuRAND and NVRTC loaded on first use (dlopen), not at load time:
+// libchainerc.so does not link them, so it loads and works on the CPU on a
+// machine without the CUDA libraries, and a CPU program does not pay their
+// start-up (about 250 MiB and a quarter of a second on the build machine).
+// Each function chainerc calls is defined here with the library's own name
+// and signature (so a mismatch with the toolkit's header does not compile) and
+// forwards to the library's symbol; when the library cannot be loaded it
+// returns the library's failure status, and the *GetStatusString/ErrorString
+// functions say why (load_error()). The CUDA runtime itself is linked
+// statically (cudart_static), as before.
+#include "lazy_libraries.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <curand.h>
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+#if CH_LAZY_NVRTC
+#include <nvrtc.h>
+#endif
+
+namespace chainerc::cuda {
+namespace {
+
+#define CH_STR2_(x) #x
+#define CH_STR_(x) CH_STR2_(x)
+
+struct Library {
+  const char* soname;
+  std::once_flag once;
+  void* handle = nullptr;
+  std::string error;
+};
+
+Library g_cublas{"libcublas.so." CH_STR_(CUBLAS_VER_MAJOR), {}, nullptr, {}};
+Library g_curand{"libcurand.so." CH_STR_(CURAND_VER_MAJOR), {}, nullptr, {}};
+#if CH_LAZY_NVRTC
+Library g_nvrtc{"libnvrtc.so." CH_STR_(CH_CUDA_MAJOR), {}, nullptr, {}};
+#endif
+
+void* open(Library& lib) {
+  std::call_once(lib.once, [&lib] {
+    lib.handle = dlopen(lib.soname, RTLD_NOW | RTLD_LOCAL);
+    if (!lib.handle) {
+      const char* e = dlerror();
+      lib.error = std::string(lib.soname) + " could not be loaded (" + (e ? e : "unknown error") +
+                  "); install the CUDA libraries or add their folder to the loader's path";
+    }
+  });
+  return lib.handle;
+}
+
+void* resolve(Library& lib, const char* name) {
+  void* h = open(lib);
+  if (!h) return nullptr;
+  void* f = dlsym(h, name);
+  if (!f) {
+    static std::mutex m;
+    std::lock_guard<std::mutex> lock(m);
+    if (lib.error.empty()) lib.error = std::string(lib.soname) + " has no symbol " + name;
+  }
+  return f;
+}
+
+}  // namespace
+
+std::string load_error(const char* which) {
+  Library* lib = std::string(which) == "cublas"   ? &g_cublas
+                 : std::string(which) == "curand" ? &g_curand
+                                                  : nullptr;
+#if CH_LAZY_NVRTC
+  if (std::string(which) == "nvrtc") lib = &g_nvrtc;
+#endif
+  if (!lib) return "";
+  open(*lib);
+  return lib->error;
+}
+
+}  // namespace chainerc::cuda
+
+using chainerc::cuda::resolve;
+
+// One forwarding function: `ret name params` calls the library's `name` with
+// `args`, or returns `failure` when it cannot be had.
+#define CH_LAZY(lib, ret, failure, name, params, args)                               \
+  extern "C" ret name params {                                                       \
+    static const auto fn = reinterpret_cast<decltype(&::name)>(resolve(lib, #name)); \
+    if (!fn) return failure;                                                         \
+    return fn args;                                                                  \
+  }
+
+namespace chainerc::cuda {
+namespace {
+Library& cublas_lib() { return g_cublas; }
+Library& curand_lib() { return g_curand; }
+#if CH_LAZY_NVRTC
+Library& nvrtc_lib() { return g_nvrtc; }
+#endif
+}  // namespace
+}  // namespace chainerc::cuda
+
+#define CH_CUBLAS chainerc::cuda::cublas_lib()
+#define CH_CURAND chainerc::cuda::curand_lib()
+#define CH_NVRTC chainerc::cuda::nvrtc_lib()
+
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasCreate_v2,
+        (cublasHandle_t * handle), (handle))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasDestroy_v2,
+        (cublasHandle_t handle), (handle))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSetStream_v2,
+        (cublasHandle_t handle, cudaStream_t stream), (handle, stream))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSetWorkspace_v2,
+        (cublasHandle_t handle, void* workspace, size_t bytes), (handle, workspace, bytes))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSgemm_v2,
+        (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+         const float* alpha, const float* A, int lda, const float* B, int ldb, const float* beta,
+         float* C, int ldc),
+        (h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasDgemm_v2,
+        (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+         const double* alpha, const double* A, int lda, const double* B, int ldb,
+         const double* beta, double* C, int ldc),
+        (h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+
+extern "C" const char* cublasGetStatusString(cublasStatus_t status) {
+  static const auto fn = reinterpret_cast<decltype(&::cublasGetStatusString)>(
+      resolve(CH_CUBLAS, "cublasGetStatusString"));
+  if (!fn) {
+    static const std::string why = chainerc::cuda::load_error("cublas");
+    return why.c_str();
+  }
+  return fn(status);
+}
+
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED, curandCreateGenerator,
+        (curandGenerator_t * g, curandRngType_t type), (g, type))
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED, curandDestroyGenerator,
+        (curandGenerator_t g), (g))
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED,
+        curandSetPseudoRandomGeneratorSeed, (curandGenerator_t g, unsigned long long seed),
+        (g, seed))
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED, curandSetGeneratorOffset,
+        (curandGenerator_t g, unsigned long long offset), (g, offset))
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED, curandSetStream,
+        (curandGenerator_t g, cudaStream_t stream), (g, stream))
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED, curandGenerateUniform,
+        (curandGenerator_t g, float* out, size_t n), (g, out, n))
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED, curandGenerateUniformDouble,
+        (curandGenerator_t g, double* out, size_t n), (g, out, n))
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED, curandGenerateNormal,
+        (curandGenerator_t g, float* out, size_t n, float mean, float stddev),
+        (g, out, n, mean, stddev))
+CH_LAZY(CH_CURAND, curandStatus_t, CURAND_STATUS_INITIALIZATION_FAILED, curandGenerateNormalDouble,
+        (curandGenerator_t g, double* out, size_t n, double mean, double stddev),
+        (g, out, n, mean, stddev))
+
+#if CH_LAZY_NVRTC
+CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcVersion, (int* major, int* minor),
+        (major, minor))
+CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcCreateProgram,
+        (nvrtcProgram * prog, const char* src, const char* name, int num_headers,
+         const char* const* headers, const char* const* include_names),
+        (prog, src, name, num_headers, headers, include_names))
+CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcDestroyProgram,
+        (nvrtcProgram * prog), (prog))
+CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcCompileProgram,
+        (nvrtcProgram prog, int num_options, const char* const* options),
+        (prog, num_options, options))
+CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcGetCUBINSize,
+        (nvrtcProgram prog, size_t* size), (prog, size))
+CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcGetCUBIN,
+        (nvrtcProgram prog, char* cubin), (prog, cubin))
+CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcGetProgramLogSize,
+        (nvrtcProgram prog, size_t* size), (prog, size))
+CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcGetProgramLog,
+        (nvrtcProgram prog, char* log), (prog, log))
+
+extern "C" const char* nvrtcGetErrorString(nvrtcResult result) {
+  static const auto fn =
+      reinterpret_cast<decltype(&::nvrtcGetErrorString)>(resolve(CH_NVRTC, "nvrtcGetErrorString"));
+  if (!fn) {
+    static const std::string why = chainerc::cuda::load_error("nvrtc");
+    return why.c_str();
+  }
+  return fn(result);
+}
+#endif

@@ -1,0 +1,26 @@
+// CH_GPU_SKIP(): GTEST_SKIP() for a test that cannot run for want of a GPU
+// (no device, a driver too old, one device where two are needed), except
+// under CH_REQUIRE_GPU=1, where the same line is a failure: on a machine that
+// must test the GPU, no GPU test may quietly skip. Stream the reason after it:
+//   if (count == 0) CH_GPU_SKIP() << "no CUDA device: " << reason;
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ch_gpu_test {
+inline bool require_gpu() {
+  const char* v = std::getenv("CH_REQUIRE_GPU");
+  return v && std::strcmp(v, "1") == 0;
+}
+}  // namespace ch_gpu_test
+
+#define CH_GPU_SKIP()                                                                      \
+  return GTEST_MESSAGE_("", ::ch_gpu_test::require_gpu()                                   \
+                                ? ::testing::TestPartResult::kFatalFailure                 \
+                                : ::testing::TestPartResult::kSkip)                        \
+         << (::ch_gpu_test::require_gpu() ? "CH_REQUIRE_GPU=1 turns this GPU test's skip " \
+                                            "into a failure: "                             \
+                                          : "")
