@@ -50,8 +50,8 @@
 #ifndef CH_DISTRIBUTED_H
 #define CH_DISTRIBUTED_H
 
-#include "common.h"
 #include "array.h"
+#include "common.h"
 #include "function_set.h"
 #include "optimizer.h"
 
@@ -142,8 +142,8 @@ CH_API ch_status ch_optimizer_new_multi_node(ch_optimizer** out, ch_optimizer* o
  * the count to *count (may be NULL). n must be >= 0. Collective (one
  * broadcast of the seed). */
 CH_API ch_status ch_communicator_scatter_indices(int64_t* out, int64_t capacity, int64_t* count,
-                                                 ch_communicator* comm, int64_t n,
-                                                 int32_t shuffle, uint64_t seed);
+                                                 ch_communicator* comm, int64_t n, int32_t shuffle,
+                                                 uint64_t seed);
 
 /* 1 when this library was built with NCCL (CUDA arrays are reduced on the
  * GPU), else 0. Cannot fail. */

@@ -4,8 +4,6 @@
 // ch_error_set), so the shared library links the shared libchainerc and
 // libchainerc never needs MPI. CUDA arrays go through nccl.cpp when NCCL is
 // compiled in, else through host memory (ch_array_read / ch_array_write).
-#include "distributed_impl.h"
-
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -13,6 +11,8 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+
+#include "distributed_impl.h"
 
 namespace chainerc::distributed {
 
@@ -23,10 +23,16 @@ namespace {
 std::mutex g_init_mutex;
 bool g_we_initialized = false;
 
-void finalize_at_exit() {
+// At exit: MPI_Finalize after a successful run. A rank that exits with a
+// non-zero status while the others may still wait in a collective would block
+// in MPI_Finalize (a fence over the whole job) and the job would hang: it
+// aborts the job instead (MPI_Abort, the exit status as the error code).
+void finalize_at_exit(int status, void*) {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  MPI_Finalize();
 }
 
 void ensure_mpi(const char* who) {
@@ -41,7 +47,7 @@ void ensure_mpi(const char* who) {
   if (rc != MPI_SUCCESS) check_mpi(rc, who, "MPI_Init_thread");
   if (!g_we_initialized) {
     g_we_initialized = true;
-    std::atexit(finalize_at_exit);
+    on_exit(finalize_at_exit, nullptr);  // glibc: atexit that sees the exit status
   }
 }
 
@@ -75,10 +81,14 @@ std::shared_ptr<Comm> handle_find(const ch_communicator* h) {
 
 std::string dtype_name(ch_dtype d) {
   switch (d) {
-    case CH_FLOAT32: return "float32";
-    case CH_FLOAT64: return "float64";
-    case CH_INT32: return "int32";
-    default: return "dtype " + std::to_string(d);
+    case CH_FLOAT32:
+      return "float32";
+    case CH_FLOAT64:
+      return "float64";
+    case CH_INT32:
+      return "int32";
+    default:
+      return "dtype " + std::to_string(d);
   }
 }
 
@@ -97,8 +107,8 @@ std::string shape_text(const ch_array* a) {
 std::string signature_of(const std::vector<Param>& ps) {
   std::string sig;
   for (const Param& p : ps) {
-    sig += p.path + '\t' + dtype_name(ch_array_dtype(p.param)) + '\t' + shape_text(p.param) +
-           '\t' + (ch_array_device(p.param).type == CH_DEVICE_CUDA ? "cuda" : "cpu") + '\n';
+    sig += p.path + '\t' + dtype_name(ch_array_dtype(p.param)) + '\t' + shape_text(p.param) + '\t' +
+           (ch_array_device(p.param).type == CH_DEVICE_CUDA ? "cuda" : "cpu") + '\n';
   }
   return sig;
 }
@@ -139,7 +149,8 @@ std::string bcast_string(Comm& c, const std::string& mine, int root, const char*
   check_mpi(MPI_Bcast(&len, 1, MPI_INT64_T, root, c.comm), who, "MPI_Bcast");
   std::string s = c.rank == root ? mine : std::string(static_cast<size_t>(len), '\0');
   if (len > INT_MAX) fail(CH_ERR_UNSUPPORTED, who, ": a model signature of ", len, " bytes");
-  if (len) check_mpi(MPI_Bcast(&s[0], static_cast<int>(len), MPI_CHAR, root, c.comm), who, "MPI_Bcast");
+  if (len)
+    check_mpi(MPI_Bcast(&s[0], static_cast<int>(len), MPI_CHAR, root, c.comm), who, "MPI_Bcast");
   return s;
 }
 
@@ -149,10 +160,14 @@ size_t dtype_size(ch_dtype d) { return d == CH_FLOAT64 ? 8 : 4; }
 
 MPI_Datatype mpi_type(ch_dtype d, const char* who) {
   switch (d) {
-    case CH_FLOAT32: return MPI_FLOAT;
-    case CH_FLOAT64: return MPI_DOUBLE;
-    case CH_INT32: return MPI_INT32_T;
-    default: fail(CH_ERR_DTYPE, who, ": unsupported dtype ", d);
+    case CH_FLOAT32:
+      return MPI_FLOAT;
+    case CH_FLOAT64:
+      return MPI_DOUBLE;
+    case CH_INT32:
+      return MPI_INT32_T;
+    default:
+      fail(CH_ERR_DTYPE, who, ": unsupported dtype ", d);
   }
 }
 
@@ -208,7 +223,7 @@ void through_host(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype d, boo
 
 // Groups (device type, dtype) -> arrays, in a fixed order every rank shares.
 std::map<std::pair<int, int>, std::vector<ch_array*>> group(const std::vector<Param>& ps,
-                                                           bool grads) {
+                                                            bool grads) {
   std::map<std::pair<int, int>, std::vector<ch_array*>> g;
   for (const Param& p : ps) {
     ch_array* a = grads ? p.grad : p.param;
@@ -383,9 +398,8 @@ void bcast_params(Comm& c, const std::vector<Param>& ps, const char* who) {
     ch_dtype d = key.second;
     MPI_Datatype t = mpi_type(d, who);
     through_host(c, arrays, d, c.rank != 0, who, [&](char* buf, size_t count) {
-      chunked(buf, count, dtype_size(d), [&](char* p, int n) {
-        check_mpi(MPI_Bcast(p, n, t, 0, c.comm), who, "MPI_Bcast");
-      });
+      chunked(buf, count, dtype_size(d),
+              [&](char* p, int n) { check_mpi(MPI_Bcast(p, n, t, 0, c.comm), who, "MPI_Bcast"); });
     });
   }
 }
@@ -500,11 +514,11 @@ void allreduce_array(Comm& c, ch_array* array, ch_reduce_op op, const char* who)
 using namespace chainerc::distributed;
 
 #define CH_DIST_BEGIN try {
-#define CH_DIST_END                    \
-  }                                    \
-  catch (...) {                        \
-    return translate(__func__);        \
-  }                                    \
+#define CH_DIST_END             \
+  }                             \
+  catch (...) {                 \
+    return translate(__func__); \
+  }                             \
   return CH_OK;
 
 extern "C" {
@@ -591,8 +605,7 @@ ch_status ch_communicator_allreduce_grads(ch_communicator* comm, ch_function_set
   CH_DIST_END
 }
 
-ch_status ch_communicator_allreduce_array(ch_communicator* comm, ch_array* array,
-                                          ch_reduce_op op) {
+ch_status ch_communicator_allreduce_array(ch_communicator* comm, ch_array* array, ch_reduce_op op) {
   CH_DIST_BEGIN
   std::shared_ptr<Comm> keep;
   Comm& c = comm_of(comm, keep, __func__);

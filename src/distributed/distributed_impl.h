@@ -2,10 +2,9 @@
 #pragma once
 
 #define OMPI_SKIP_MPICXX 1
-#include <mpi.h>
-
 #include <ch/ch.h>
 #include <ch/distributed.h>
+#include <mpi.h>
 
 #include <memory>
 #include <sstream>
