@@ -34,9 +34,13 @@
  *
  * Faults: the communicator sets MPI_ERRORS_RETURN, so an MPI failure becomes
  * a status (CH_ERR_IO, with MPI's error string) instead of aborting the
- * process. When a rank dies (crash, exit without finalizing, kill), Open
- * MPI's mpirun aborts the whole job and returns a non-zero status; ranks
- * blocked in a collective are killed, they do not hang.
+ * process. When a rank dies (crash, kill), Open MPI's mpirun aborts the whole
+ * job and returns a non-zero status; ranks blocked in a collective are
+ * killed, they do not hang. When chainerc initialised MPI, a rank that
+ * exits with a non-zero status calls MPI_Abort on its way out (MPI_Finalize
+ * would wait for the others, which may be waiting for it), so the job ends
+ * too; a rank that exits with status 0 while others still expect it in a
+ * collective is a program error that hangs, as in any MPI program.
  *
  * Collectives: every rank must make the same calls with the same arguments
  * in the same order (MPI's rule). All functions below that take a

@@ -209,7 +209,7 @@ typedef ch_status (*ch_optimizer_update_hook)(void* user_data, ch_optimizer* opt
 
 /* Install `hook` on `optimizer` (the object: every handle to it sees it),
  * replacing any previous hook (whose destroy is then called); hook NULL
- * removes it. destroy (may be NULL) is called with user_data once, when the
+ * removes it (user_data and destroy are then ignored). destroy (may be NULL) is called with user_data once, when the
  * hook is replaced or removed or the optimizer is gone. On failure destroy is
  * NOT called and the caller keeps user_data. */
 CH_API ch_status ch_optimizer_set_update_hook(ch_optimizer* optimizer, ch_optimizer_update_hook hook,
