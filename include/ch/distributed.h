@@ -149,6 +149,13 @@ CH_API ch_status ch_communicator_scatter_indices(int64_t* out, int64_t capacity,
                                                  ch_communicator* comm, int64_t n, int32_t shuffle,
                                                  uint64_t seed);
 
+/* Finalize MPI now if ch_communicator_new_mpi initialised it (else a no-op:
+ * the host that initialised MPI finalizes it). For hosts whose exit skips
+ * C exit handlers (Go's os.Exit): call it last, after every collective. Live
+ * communicators can then only be released; a later ch_communicator_new_mpi
+ * is CH_ERR_INVALID_ARGUMENT (MPI cannot be initialised twice). Collective. */
+CH_API ch_status ch_communicator_finalize(void);
+
 /* 1 when this library was built with NCCL (CUDA arrays are reduced on the
  * GPU), else 0. Cannot fail. */
 CH_API int32_t ch_communicator_has_nccl(void);

@@ -643,6 +643,16 @@ ch_status ch_communicator_scatter_indices(int64_t* out, int64_t capacity, int64_
   CH_DIST_END
 }
 
+ch_status ch_communicator_finalize(void) {
+  CH_DIST_BEGIN
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (g_we_initialized && !finalized)
+    check_mpi(MPI_Finalize(), __func__, "MPI_Finalize");
+  CH_DIST_END
+}
+
 int32_t ch_communicator_has_nccl(void) { return CH_MPI_HAVE_NCCL ? 1 : 0; }
 
 }  // extern "C"

@@ -25,7 +25,7 @@ from . import _capi, _array
 from ._capi import c_void_p, check
 
 __all__ = ["Communicator", "create_communicator", "create_multi_node_optimizer",
-           "scatter_index", "scatter_dataset", "library_path"]
+           "scatter_index", "scatter_dataset", "finalize", "library_path"]
 
 CH_REDUCE_SUM, CH_REDUCE_MEAN = 0, 1
 
@@ -91,6 +91,7 @@ _scatter = _decl("ch_communicator_scatter_indices", _S,
                  [ctypes.POINTER(_I64), _I64, ctypes.POINTER(_I64), c_void_p, _I64,
                   ctypes.c_int32, ctypes.c_uint64])
 _has_nccl = _decl("ch_communicator_has_nccl", ctypes.c_int32, [])
+_finalize = _decl("ch_communicator_finalize", _S, [])
 _optimizer_release = _capi._decl("ch_optimizer_release", _S, [c_void_p])
 
 
@@ -209,3 +210,9 @@ def scatter_dataset(dataset, comm, shuffle=False, seed=0):
     if isinstance(dataset, np.ndarray):
         return dataset[idx]
     return [dataset[int(i)] for i in idx]
+
+
+def finalize():
+    """Finalize MPI now if create_communicator initialised it (else nothing).
+    Not needed at a normal exit (a C exit handler does it); for os._exit."""
+    check(_finalize())

@@ -55,6 +55,13 @@ extern "C" {
         seed: u64,
     ) -> sys::ch_status;
     fn ch_communicator_has_nccl() -> i32;
+    fn ch_communicator_finalize() -> sys::ch_status;
+}
+
+/// Finalize MPI now if `Communicator::new_mpi` initialised it (else a no-op).
+/// Only for hosts whose exit skips C exit handlers; call it last.
+pub fn finalize_mpi() -> Result<()> {
+    check(unsafe { ch_communicator_finalize() })
 }
 
 /// How `allreduce_array` combines the ranks' values.

@@ -76,3 +76,20 @@ fn two_ranks() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("rank 0: ok") && text.contains("rank 1: ok"), "{text}");
 }
+
+/// Every CH_API function of distributed.h is declared and called in
+/// src/distributed.rs (chainerc-sys skips that header: it is libchainerc_mpi's).
+#[test]
+fn every_distributed_function_is_wrapped() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let h = std::fs::read_to_string(root.join("../../include/ch/distributed.h")).unwrap();
+    let src = std::fs::read_to_string(root.join("src/distributed.rs")).unwrap();
+    let mut n = 0;
+    for part in h.split("CH_API ").skip(1) {
+        let decl = &part[..part.find('(').unwrap()];
+        let name = decl.split_whitespace().last().unwrap().trim_start_matches('*');
+        n += 1;
+        assert!(src.matches(&format!("{name}(")).count() >= 2, "{name} is not wrapped");
+    }
+    assert!(n >= 10, "parsed {n} functions");
+}
