@@ -648,8 +648,7 @@ ch_status ch_communicator_finalize(void) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (g_we_initialized && !finalized)
-    check_mpi(MPI_Finalize(), __func__, "MPI_Finalize");
+  if (g_we_initialized && !finalized) check_mpi(MPI_Finalize(), __func__, "MPI_Finalize");
   CH_DIST_END
 }
 

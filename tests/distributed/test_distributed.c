@@ -473,6 +473,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   CHECK(ch_communicator_release(comm));
+  if (!strcmp(mode, "basic")) {
+    /* Finalizing MPI (for hosts whose exit skips exit handlers): a later
+     * communicator is an error, a second finalize a no-op. */
+    CHECK(ch_communicator_finalize());
+    EXPECT(ch_communicator_new_mpi(&comm) == CH_ERR_INVALID_ARGUMENT, "new after finalize: %s",
+           ch_status_name(ch_error_status()));
+    EXPECT(strstr(ch_error_message(), "finalized") != NULL, "message '%s'", ch_error_message());
+    CHECK(ch_communicator_finalize());
+  }
   if (failures) fprintf(stderr, "rank %d: %d checks failed\n", g_rank, failures);
   return failures ? 1 : 0;
 }
