@@ -195,6 +195,26 @@ CH_API ch_status ch_optimizer_clip_grads(ch_optimizer* optimizer, double maxnorm
 /* grad += decay * param for every parameter (call before update). */
 CH_API ch_status ch_optimizer_weight_decay(ch_optimizer* optimizer, double decay);
 
+/* --- update hook -----------------------------------------------------------
+ * For wrappers that must act on the gradients of every step before the update
+ * rule runs, e.g. ch_optimizer_new_multi_node (<ch/distributed.h>), which
+ * averages them over processes. */
+
+/* Called by ch_optimizer_update before anything else (t not yet
+ * incremented), with the handle ch_optimizer_update was given (borrowed for
+ * the call). A non-zero status fails that ch_optimizer_update with the same
+ * status and the message the hook recorded with ch_error_set; the parameters
+ * and t are then unchanged. */
+typedef ch_status (*ch_optimizer_update_hook)(void* user_data, ch_optimizer* optimizer);
+
+/* Install `hook` on `optimizer` (the object: every handle to it sees it),
+ * replacing any previous hook (whose destroy is then called); hook NULL
+ * removes it (user_data and destroy are then ignored). destroy (may be NULL) is called with user_data once, when the
+ * hook is replaced or removed or the optimizer is gone. On failure destroy is
+ * NOT called and the caller keeps user_data. */
+CH_API ch_status ch_optimizer_set_update_hook(ch_optimizer* optimizer, ch_optimizer_update_hook hook,
+                                              void* user_data, void (*destroy)(void* user_data));
+
 /* --- state, for checkpoints ------------------------------------------------ */
 
 /* Number of state arrays of all parameters together (e.g. 2 per parameter

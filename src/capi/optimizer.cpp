@@ -178,7 +178,9 @@ ch_status ch_optimizer_zero_grads(ch_optimizer* optimizer) {
 
 ch_status ch_optimizer_update(ch_optimizer* optimizer) {
   CH_API_BEGIN
-  optimizer_of(optimizer, __func__, "optimizer")->update(__func__);
+  OptimizerPtr o = optimizer_of(optimizer, __func__, "optimizer");
+  if (o->update_hook) run_update_hook(*o, optimizer, __func__);
+  o->update(__func__);
   CH_API_END
 }
 

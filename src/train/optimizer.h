@@ -54,6 +54,9 @@ class Optimizer {
   int64_t t = 0;
   int64_t epoch = 0;  // kept for checkpoints (Chainer's Optimizer.epoch)
   bool is_setup = false;
+  // Run by ch_optimizer_update before update() (ch_optimizer_set_update_hook,
+  // src/capi/optimizer_hook.cpp); opaque here.
+  std::shared_ptr<void> update_hook;
 };
 
 using OptimizerPtr = std::shared_ptr<Optimizer>;

@@ -814,6 +814,10 @@ gres g_ch_optimizer_weight_decay(ch_optimizer* optimizer, double decay) {
   return gres_of(ch_optimizer_weight_decay(optimizer, decay));
 }
 
+gres g_ch_optimizer_set_update_hook(ch_optimizer* optimizer, ch_optimizer_update_hook hook, void* user_data, void (*destroy)(void* user_data)) {
+  return gres_of(ch_optimizer_set_update_hook(optimizer, hook, user_data, destroy));
+}
+
 gres g_ch_optimizer_state(ch_array** array, const char** key, const ch_optimizer* optimizer, size_t index) {
   return gres_of(ch_optimizer_state(array, key, optimizer, index));
 }

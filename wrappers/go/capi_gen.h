@@ -153,6 +153,7 @@ gres g_ch_optimizer_accumulate_grads(ch_optimizer* optimizer, ch_array* const* g
 gres g_ch_optimizer_compute_grads_norm(const ch_optimizer* optimizer);
 gres g_ch_optimizer_clip_grads(ch_optimizer* optimizer, double maxnorm);
 gres g_ch_optimizer_weight_decay(ch_optimizer* optimizer, double decay);
+gres g_ch_optimizer_set_update_hook(ch_optimizer* optimizer, ch_optimizer_update_hook hook, void* user_data, void (*destroy)(void* user_data));
 gres g_ch_optimizer_state(ch_array** array, const char** key, const ch_optimizer* optimizer, size_t index);
 gres g_ch_function_set_save_npz(const ch_function_set* set, const char* path, int32_t flags);
 gres g_ch_function_set_load_npz(ch_function_set* set, const char* path);

@@ -55,7 +55,9 @@ def param_name(p):
 def main():
     decls = []
     for fname in sorted(os.listdir(INCLUDE)):
-        if not fname.endswith(".h"):
+        # distributed.h is libchainerc_mpi's, which this package does not link
+        # (distributed.go, build tag chainerc_mpi, wraps it by hand).
+        if not fname.endswith(".h") or fname == "distributed.h":
             continue
         text = strip(open(os.path.join(INCLUDE, fname)).read())
         for m in re.finditer(r"CH_API\s+([^;]*?)\b(ch_\w+)\s*\((.*?)\)\s*;", text, re.S):

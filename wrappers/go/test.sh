@@ -28,6 +28,11 @@ export GOCACHE="${GOCACHE:-$here/.gocache}"
 # where HOME is unset (CI containers).
 [ -n "${HOME:-}" ] || export GOPATH="${GOPATH:-$here/.gopath}"
 export GOPROXY=off
+# The distributed part (distributed.go) where libchainerc_mpi was built.
+if [ -e "$lib/distributed/libchainerc_mpi.so" ]; then
+  export GOFLAGS="$GOFLAGS -tags=chainerc_mpi"
+  export LD_LIBRARY_PATH="$lib/distributed:$LD_LIBRARY_PATH"
+fi
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 # The examples and the benchmark must build too.

@@ -24,7 +24,12 @@ fi
 export LD_LIBRARY_PATH="$CHAINERC_LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --all-targets --no-fail-fast --offline -j "${CARGO_BUILD_JOBS:-2}" 2>&1 | tee "$log"
+# chainerc::distributed where libchainerc_mpi was built (tests/distributed.rs).
+features=()
+if [ -e "${CHAINERC_MPI_LIB_DIR:-$CHAINERC_LIB_DIR/distributed}/libchainerc_mpi.so" ]; then
+  features=(--features chainerc/distributed)
+fi
+cargo test --workspace --all-targets "${features[@]}" --no-fail-fast --offline -j "${CARGO_BUILD_JOBS:-2}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # Examples must build too (they are part of --all-targets); count the test
 # runners' "test result:" lines.

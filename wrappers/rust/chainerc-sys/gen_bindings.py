@@ -113,7 +113,9 @@ def main():
            ""]
     funcs = []
     files = ORDER + sorted(f for f in os.listdir(INCLUDE) if f.endswith(".h") and f not in ORDER
-                           and f != "ch.h")
+                           and f != "ch.h" and f != "distributed.h")
+    # distributed.h: libchainerc_mpi's API (not in libchainerc, which this
+    # crate links); not bound yet, see tests/header_match.rs.
     for fname in files:
         path = os.path.join(INCLUDE, fname)
         if not os.path.exists(path):

@@ -15,6 +15,8 @@
 pub mod array;
 pub mod config;
 pub mod device;
+#[cfg(feature = "distributed")]
+pub mod distributed;
 pub mod error;
 pub mod function;
 pub mod function_set;

@@ -150,6 +150,7 @@ pub struct ch_optimizer_def {
     pub user_data: *mut ::std::ffi::c_void,
     pub destroy: Option<unsafe extern "C" fn(*mut ::std::ffi::c_void)>,
 }
+pub type ch_optimizer_update_hook = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_optimizer) -> ch_status>;
 
 // ---- serializers.h
 pub const CH_NPZ_STORED: i32 = 0;
@@ -360,6 +361,7 @@ extern "C" {
     pub fn ch_optimizer_compute_grads_norm(out: *mut f64, optimizer: *const ch_optimizer) -> ch_status;
     pub fn ch_optimizer_clip_grads(optimizer: *mut ch_optimizer, maxnorm: f64) -> ch_status;
     pub fn ch_optimizer_weight_decay(optimizer: *mut ch_optimizer, decay: f64) -> ch_status;
+    pub fn ch_optimizer_set_update_hook(optimizer: *mut ch_optimizer, hook: ch_optimizer_update_hook, user_data: *mut ::std::ffi::c_void, destroy: Option<unsafe extern "C" fn(*mut ::std::ffi::c_void)>) -> ch_status;
     pub fn ch_optimizer_state_count(optimizer: *const ch_optimizer) -> usize;
     pub fn ch_optimizer_state(array: *mut *mut ch_array, key: *mut *const ::std::os::raw::c_char, optimizer: *const ch_optimizer, index: usize) -> ch_status;
     pub fn ch_function_set_save_npz(set: *const ch_function_set, path: *const ::std::os::raw::c_char, flags: i32) -> ch_status;

@@ -73,6 +73,11 @@ fn header_functions() -> BTreeMap<String, usize> {
         if path.extension().map(|e| e != "h").unwrap_or(true) {
             continue;
         }
+        // libchainerc_mpi's header: its functions are not in libchainerc, which
+        // this crate links; the Rust wrapper does not bind them yet.
+        if path.file_name().map(|f| f == "distributed.h").unwrap_or(false) {
+            continue;
+        }
         let text: String = strip_comments(&fs::read_to_string(&path).unwrap())
             .lines()
             .filter(|l| !l.trim_start().starts_with('#'))

@@ -1,0 +1,657 @@
+// libchainerc_mpi: ch_communicator on MPI (include/ch/distributed.h).
+//
+// Built only on libchainerc's public C API (function sets, optimizers, arrays,
+// ch_error_set), so the shared library links the shared libchainerc and
+// libchainerc never needs MPI. CUDA arrays go through nccl.cpp when NCCL is
+// compiled in, else through host memory (ch_array_read / ch_array_write).
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "distributed_impl.h"
+
+namespace chainerc::distributed {
+
+namespace {
+
+// --- MPI initialisation: ours to finalize only when we initialised it ------
+
+std::mutex g_init_mutex;
+bool g_we_initialized = false;
+
+// At exit: MPI_Finalize after a successful run. A rank that exits with a
+// non-zero status while the others may still wait in a collective would block
+// in MPI_Finalize (a fence over the whole job) and the job would hang: it
+// aborts the job instead (MPI_Abort, the exit status as the error code).
+void finalize_at_exit(int status, void*) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  MPI_Finalize();
+}
+
+void ensure_mpi(const char* who) {
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized) fail(CH_ERR_INVALID_ARGUMENT, who, ": MPI has already been finalized");
+  if (initialized) return;
+  int provided = 0;
+  int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  if (rc != MPI_SUCCESS) check_mpi(rc, who, "MPI_Init_thread");
+  if (!g_we_initialized) {
+    g_we_initialized = true;
+    on_exit(finalize_at_exit, nullptr);  // glibc: atexit that sees the exit status
+  }
+}
+
+// --- handles ---------------------------------------------------------------
+// A handle is a key into this table, never dereferenced, never reused: a
+// released or foreign handle is reported instead of crashing.
+
+struct Slot {
+  std::shared_ptr<Comm> comm;
+  int64_t refs = 0;
+};
+std::mutex g_handles_mutex;
+std::map<uintptr_t, Slot> g_handles;
+uintptr_t g_next_handle = 0x7c0000001000u;
+
+ch_communicator* handle_new(std::shared_ptr<Comm> comm) {
+  std::lock_guard<std::mutex> lock(g_handles_mutex);
+  uintptr_t key = g_next_handle;
+  g_next_handle += 16;
+  g_handles[key] = Slot{std::move(comm), 1};
+  return reinterpret_cast<ch_communicator*>(key);
+}
+
+std::shared_ptr<Comm> handle_find(const ch_communicator* h) {
+  std::lock_guard<std::mutex> lock(g_handles_mutex);
+  auto it = g_handles.find(reinterpret_cast<uintptr_t>(h));
+  return it == g_handles.end() ? nullptr : it->second.comm;
+}
+
+// --- signatures --------------------------------------------------------------
+
+std::string dtype_name(ch_dtype d) {
+  switch (d) {
+    case CH_FLOAT32:
+      return "float32";
+    case CH_FLOAT64:
+      return "float64";
+    case CH_INT32:
+      return "int32";
+    default:
+      return "dtype " + std::to_string(d);
+  }
+}
+
+std::string shape_text(const ch_array* a) {
+  std::ostringstream os;
+  os << '(';
+  const int64_t* s = ch_array_shape(a);
+  int32_t nd = ch_array_ndim(a);
+  for (int32_t i = 0; i < nd; ++i) os << (i ? ", " : "") << s[i];
+  if (nd == 1) os << ',';
+  os << ')';
+  return os.str();
+}
+
+// One line per parameter: "path\tdtype\tshape\tdevice type".
+std::string signature_of(const std::vector<Param>& ps) {
+  std::string sig;
+  for (const Param& p : ps) {
+    sig += p.path + '\t' + dtype_name(ch_array_dtype(p.param)) + '\t' + shape_text(p.param) + '\t' +
+           (ch_array_device(p.param).type == CH_DEVICE_CUDA ? "cuda" : "cpu") + '\n';
+  }
+  return sig;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b < s.size()) {
+    size_t e = s.find('\n', b);
+    out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+std::string describe(const std::string& line) {
+  // "path\tdtype\tshape\tdevice" -> "'path' (float32, shape (2, 3), cpu)"
+  std::vector<std::string> f;
+  size_t b = 0;
+  for (;;) {
+    size_t e = line.find('\t', b);
+    f.push_back(line.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  if (f.size() != 4) return "'" + line + "'";
+  return "'" + f[0] + "' (" + f[1] + ", shape " + f[2] + ", " + f[3] + ")";
+}
+
+std::string bcast_string(Comm& c, const std::string& mine, int root, const char* who) {
+  int64_t len = static_cast<int64_t>(mine.size());
+  check_mpi(MPI_Bcast(&len, 1, MPI_INT64_T, root, c.comm), who, "MPI_Bcast");
+  std::string s = c.rank == root ? mine : std::string(static_cast<size_t>(len), '\0');
+  if (len > INT_MAX) fail(CH_ERR_UNSUPPORTED, who, ": a model signature of ", len, " bytes");
+  if (len)
+    check_mpi(MPI_Bcast(&s[0], static_cast<int>(len), MPI_CHAR, root, c.comm), who, "MPI_Bcast");
+  return s;
+}
+
+// --- packing -------------------------------------------------------------------
+
+size_t dtype_size(ch_dtype d) { return d == CH_FLOAT64 ? 8 : 4; }
+
+MPI_Datatype mpi_type(ch_dtype d, const char* who) {
+  switch (d) {
+    case CH_FLOAT32:
+      return MPI_FLOAT;
+    case CH_FLOAT64:
+      return MPI_DOUBLE;
+    case CH_INT32:
+      return MPI_INT32_T;
+    default:
+      fail(CH_ERR_DTYPE, who, ": unsupported dtype ", d);
+  }
+}
+
+// MPI counts are int: large buffers go in chunks.
+template <typename Call>
+void chunked(char* buf, size_t count, size_t elem, Call&& call) {
+  const size_t kMax = static_cast<size_t>(INT_MAX) / 2;
+  for (size_t off = 0; off < count; off += kMax) {
+    size_t n = std::min(kMax, count - off);
+    call(buf + off * elem, static_cast<int>(n));
+  }
+}
+
+void divide(char* buf, size_t count, ch_dtype d, int size) {
+  if (d == CH_FLOAT32) {
+    float* p = reinterpret_cast<float*>(buf);
+    const float s = static_cast<float>(size);
+    for (size_t i = 0; i < count; ++i) p[i] /= s;
+  } else if (d == CH_FLOAT64) {
+    double* p = reinterpret_cast<double*>(buf);
+    for (size_t i = 0; i < count; ++i) p[i] /= size;
+  } else {
+    int32_t* p = reinterpret_cast<int32_t*>(buf);
+    for (size_t i = 0; i < count; ++i) p[i] /= size;
+  }
+}
+
+// Arrays of one dtype through one host buffer: read them all, run `op` on the
+// packed buffer, write them back (when `write_back`).
+template <typename Op>
+void through_host(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype d, bool write_back,
+                  const char* who, Op&& op) {
+  size_t total = 0;
+  for (ch_array* a : arrays) total += ch_array_nbytes(a);
+  if (total == 0) return;
+  if (c.buffer.size() < total) c.buffer.resize(total);
+  char* buf = c.buffer.data();
+  size_t off = 0;
+  for (ch_array* a : arrays) {
+    size_t nb = ch_array_nbytes(a);
+    check_ch(ch_array_read(a, buf + off, nb), who);
+    off += nb;
+  }
+  op(buf, total / dtype_size(d));
+  if (!write_back) return;
+  off = 0;
+  for (ch_array* a : arrays) {
+    size_t nb = ch_array_nbytes(a);
+    check_ch(ch_array_write(a, buf + off, nb), who);
+    off += nb;
+  }
+}
+
+// Groups (device type, dtype) -> arrays, in a fixed order every rank shares.
+std::map<std::pair<int, int>, std::vector<ch_array*>> group(const std::vector<Param>& ps,
+                                                            bool grads) {
+  std::map<std::pair<int, int>, std::vector<ch_array*>> g;
+  for (const Param& p : ps) {
+    ch_array* a = grads ? p.grad : p.param;
+    g[{ch_array_device(a).type, ch_array_dtype(a)}].push_back(a);
+  }
+  return g;
+}
+
+struct HookData {
+  std::shared_ptr<Comm> comm;
+};
+
+ch_status multi_node_hook(void* user_data, ch_optimizer* optimizer) {
+  const char* who = "ch_optimizer_new_multi_node (update hook)";
+  try {
+    Comm& c = *static_cast<HookData*>(user_data)->comm;
+    std::vector<Param> ps = params_of_optimizer(optimizer, who);
+    check_models(c, ps, who);
+    allreduce_grads(c, ps, who);
+  } catch (...) {
+    return translate(who);
+  }
+  return CH_OK;
+}
+
+void destroy_hook(void* user_data) { delete static_cast<HookData*>(user_data); }
+
+}  // namespace
+
+// --- shared helpers (distributed_impl.h) --------------------------------------
+
+void check_mpi(int rc, const char* who, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING + 1] = {0};
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) std::snprintf(text, sizeof text, "?");
+  fail(CH_ERR_IO, who, ": ", what, " failed with MPI error ", rc, ": ", text);
+}
+
+void check_ch(ch_status st, const char* who) {
+  if (st == CH_OK) return;
+  fail(st, who, ": ", ch_error_message());
+}
+
+ch_status translate(const char* who) noexcept {
+  try {
+    throw;
+  } catch (const Failure& e) {
+    ch_error_set(e.status, e.message.c_str());
+    return e.status;
+  } catch (const std::bad_alloc&) {
+    ch_error_set(CH_ERR_OUT_OF_MEMORY, (std::string(who) + ": out of memory").c_str());
+    return CH_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    ch_error_set(CH_ERR_INTERNAL, (std::string(who) + ": " + e.what()).c_str());
+    return CH_ERR_INTERNAL;
+  } catch (...) {
+    ch_error_set(CH_ERR_INTERNAL, (std::string(who) + ": unknown exception").c_str());
+    return CH_ERR_INTERNAL;
+  }
+}
+
+Param::~Param() {
+  ch_array_release(param);
+  ch_array_release(grad);
+}
+
+std::vector<Param> params_of_set(const ch_function_set* set, const char* who) {
+  if (!set) fail(CH_ERR_NULL_HANDLE, who, ": argument 'set' is NULL");
+  // A released or foreign handle: ch_function_set_parameter reports it.
+  size_t n = ch_function_set_parameter_count(set);
+  if (n == 0) {
+    ch_status st = ch_function_set_parameter(nullptr, nullptr, nullptr, set, 0);
+    if (st == CH_ERR_NULL_HANDLE || st == CH_ERR_RELEASED_HANDLE) check_ch(st, who);
+  }
+  std::vector<Param> ps(n);
+  for (size_t i = 0; i < n; ++i) {
+    const char* path = nullptr;
+    check_ch(ch_function_set_parameter(&ps[i].param, &ps[i].grad, &path, set, i), who);
+    ps[i].path = path ? path : "";
+  }
+  return ps;
+}
+
+std::vector<Param> params_of_optimizer(const ch_optimizer* opt, const char* who) {
+  size_t n = ch_optimizer_parameter_count(opt);
+  std::vector<Param> ps(n);
+  for (size_t i = 0; i < n; ++i) {
+    const char* path = nullptr;
+    check_ch(ch_optimizer_parameter(&ps[i].param, &ps[i].grad, &path, opt, i), who);
+    ps[i].path = path ? path : "";
+  }
+  return ps;
+}
+
+Comm& comm_of(const ch_communicator* h, std::shared_ptr<Comm>& keep, const char* who) {
+  if (!h) fail(CH_ERR_NULL_HANDLE, who, ": argument 'comm' is NULL");
+  keep = handle_find(h);
+  if (!keep)
+    fail(CH_ERR_RELEASED_HANDLE, who, ": argument 'comm' is a released communicator or not a ",
+         "ch_communicator");
+  return *keep;
+}
+
+Comm::~Comm() {
+#if CH_MPI_HAVE_NCCL
+  nccl_destroy(*this);
+#endif
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (shm != MPI_COMM_NULL) MPI_Comm_free(&shm);
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+void check_models(Comm& c, const std::vector<Param>& ps, const char* who) {
+  std::string sig = signature_of(ps);
+  uint64_t h = fnv1a(sig);
+  uint64_t mine[2] = {h, ~h}, all[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, c.comm), who, "MPI_Allreduce");
+  if (all[0] == h && all[1] == ~h) return;  // max == min == h on every rank
+  // They differ: find the first rank that differs from rank 0 and describe
+  // the first parameter where they part (the same text on every rank).
+  std::vector<uint64_t> hashes(static_cast<size_t>(c.size));
+  check_mpi(MPI_Allgather(&h, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T, c.comm), who,
+            "MPI_Allgather");
+  int other = 1;
+  while (other < c.size && hashes[static_cast<size_t>(other)] == hashes[0]) ++other;
+  if (other == c.size) other = 1;  // cannot happen: the allreduce saw a difference
+  std::vector<std::string> a = split_lines(bcast_string(c, sig, 0, who));
+  std::vector<std::string> b = split_lines(bcast_string(c, sig, other, who));
+  std::ostringstream os;
+  os << who << ": the models differ across ranks (nothing was reduced): ";
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  if (i < a.size() && i < b.size()) {
+    os << "parameter " << i << " is " << describe(a[i]) << " on rank 0 but " << describe(b[i])
+       << " on rank " << other;
+  } else {
+    os << "rank 0 has " << a.size() << " parameters, rank " << other << " has " << b.size();
+    if (i < a.size()) os << "; the first one missing on rank " << other << " is " << describe(a[i]);
+    if (i < b.size()) os << "; the first one missing on rank 0 is " << describe(b[i]);
+  }
+  fail(CH_ERR_INVALID_ARGUMENT, os.str());
+}
+
+void allreduce_grads(Comm& c, const std::vector<Param>& ps, const char* who) {
+  for (const Param& p : ps)
+    if (!p.grad) fail(CH_ERR_INVALID_ARGUMENT, who, ": parameter '", p.path, "' has no gradient");
+  for (auto& [key, arrays] : group(ps, true)) {
+    ch_dtype d = key.second;
+    if (d != CH_FLOAT32 && d != CH_FLOAT64)
+      fail(CH_ERR_DTYPE, who, ": gradients of dtype ", dtype_name(d), " cannot be averaged");
+#if CH_MPI_HAVE_NCCL
+    if (key.first == CH_DEVICE_CUDA) {
+      nccl_allreduce_mean(c, arrays, d, who);
+      continue;
+    }
+#endif
+    MPI_Datatype t = mpi_type(d, who);
+    through_host(c, arrays, d, true, who, [&](char* buf, size_t count) {
+      chunked(buf, count, dtype_size(d), [&](char* p, int n) {
+        check_mpi(MPI_Allreduce(MPI_IN_PLACE, p, n, t, MPI_SUM, c.comm), who, "MPI_Allreduce");
+      });
+      divide(buf, count, d, c.size);
+    });
+  }
+}
+
+void bcast_params(Comm& c, const std::vector<Param>& ps, const char* who) {
+  for (auto& [key, arrays] : group(ps, false)) {
+    ch_dtype d = key.second;
+    MPI_Datatype t = mpi_type(d, who);
+    through_host(c, arrays, d, c.rank != 0, who, [&](char* buf, size_t count) {
+      chunked(buf, count, dtype_size(d),
+              [&](char* p, int n) { check_mpi(MPI_Bcast(p, n, t, 0, c.comm), who, "MPI_Bcast"); });
+    });
+  }
+}
+
+std::shared_ptr<Comm> make_world_comm(const char* who) {
+  ensure_mpi(who);
+  auto c = std::make_shared<Comm>();
+  // Errors on the communicators we make are returned, not fatal.
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &c->comm), who, "MPI_Comm_dup");
+  check_mpi(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(c->comm, &c->rank), who, "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(c->comm, &c->size), who, "MPI_Comm_size");
+  check_mpi(MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &c->shm),
+            who, "MPI_Comm_split_type");
+  check_mpi(MPI_Comm_set_errhandler(c->shm, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(c->shm, &c->intra_rank), who, "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(c->shm, &c->intra_size), who, "MPI_Comm_size");
+  return c;
+}
+
+void scatter(int64_t* out, int64_t capacity, int64_t* count, Comm& c, int64_t n, int32_t shuffle,
+             uint64_t seed, const char* who) {
+  if (n < 0) fail(CH_ERR_INVALID_ARGUMENT, who, ": n is ", n, "; it must be >= 0");
+  if (capacity < 0) fail(CH_ERR_INVALID_ARGUMENT, who, ": capacity is ", capacity);
+  if (capacity > 0 && !out)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": out is NULL with capacity ", capacity);
+  // Every rank takes part in the broadcast, whatever its arguments: rank 0's
+  // seed and shuffle flag decide.
+  uint64_t params[3] = {seed, static_cast<uint64_t>(shuffle != 0), static_cast<uint64_t>(n)};
+  check_mpi(MPI_Bcast(params, 3, MPI_UINT64_T, 0, c.comm), who, "MPI_Bcast");
+  if (static_cast<int64_t>(params[2]) != n)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": n is ", n, " on rank ", c.rank, " but ",
+         static_cast<int64_t>(params[2]), " on rank 0");
+  const int64_t N = c.size, r = c.rank;
+  const int64_t share = (n + N - 1) / N;
+  const int64_t begin = (n / N) * r + ((n % N) * r) / N;  // floor(n * r / N) without overflow
+  if (count) *count = share;
+  const int64_t m = std::min(share, capacity);
+  if (m <= 0) return;
+  if (!params[1]) {
+    for (int64_t i = 0; i < m; ++i) out[i] = begin + i;
+    return;
+  }
+  // Fisher-Yates over 0..n-1 driven by splitmix64(seed): the same permutation
+  // on every rank and every platform.
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) perm[static_cast<size_t>(i)] = i;
+  uint64_t state = params[0];
+  auto next = [&state]() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  for (int64_t i = n - 1; i > 0; --i) {
+    // Unbiased draw in [0, i] by rejection.
+    const uint64_t bound = static_cast<uint64_t>(i) + 1;
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+    uint64_t x;
+    do x = next();
+    while (x >= limit);
+    std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(x % bound)]);
+  }
+  for (int64_t i = 0; i < m; ++i) out[i] = perm[static_cast<size_t>(begin + i)];
+}
+
+void allreduce_array(Comm& c, ch_array* array, ch_reduce_op op, const char* who) {
+  if (!array) fail(CH_ERR_NULL_HANDLE, who, ": argument 'array' is NULL");
+  if (!ch_array_retain(array))
+    fail(CH_ERR_RELEASED_HANDLE, who, ": argument 'array' is a released array or not a ch_array");
+  ch_array_release(array);
+  ch_dtype d = ch_array_dtype(array);
+  int32_t nd = ch_array_ndim(array);
+  if (op != CH_REDUCE_SUM && op != CH_REDUCE_MEAN)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": op is ", static_cast<int>(op),
+         "; expected CH_REDUCE_SUM (0) or CH_REDUCE_MEAN (1)");
+  // Shapes and dtypes of every rank, so a mismatch is an error everywhere.
+  const int kRec = 2 + CH_MAX_NDIM;
+  std::vector<int64_t> mine(kRec, 0), all(static_cast<size_t>(kRec) * c.size);
+  mine[0] = d;
+  mine[1] = nd;
+  const int64_t* s = ch_array_shape(array);
+  for (int32_t i = 0; i < nd && i < CH_MAX_NDIM; ++i) mine[2 + i] = s[i];
+  check_mpi(MPI_Allgather(mine.data(), kRec, MPI_INT64_T, all.data(), kRec, MPI_INT64_T, c.comm),
+            who, "MPI_Allgather");
+  auto text = [&](const int64_t* rec) {
+    std::ostringstream os;
+    os << dtype_name(static_cast<ch_dtype>(rec[0])) << " shape (";
+    for (int64_t i = 0; i < rec[1]; ++i) os << (i ? ", " : "") << rec[2 + i];
+    if (rec[1] == 1) os << ',';
+    os << ')';
+    return os.str();
+  };
+  for (int k = 1; k < c.size; ++k) {
+    const int64_t* rk = &all[static_cast<size_t>(k) * kRec];
+    if (!std::equal(rk, rk + kRec, all.data()))
+      fail(rk[0] != all[0] ? CH_ERR_DTYPE : CH_ERR_SHAPE, who,
+           ": the arrays differ across ranks (nothing was reduced): ", text(all.data()),
+           " on rank 0 but ", text(rk), " on rank ", k);
+  }
+  MPI_Datatype t = mpi_type(d, who);
+  through_host(c, {array}, d, true, who, [&](char* buf, size_t count) {
+    chunked(buf, count, dtype_size(d), [&](char* p, int n) {
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, p, n, t, MPI_SUM, c.comm), who, "MPI_Allreduce");
+    });
+    if (op == CH_REDUCE_MEAN) divide(buf, count, d, c.size);
+  });
+}
+
+}  // namespace chainerc::distributed
+
+using namespace chainerc::distributed;
+
+#define CH_DIST_BEGIN try {
+#define CH_DIST_END             \
+  }                             \
+  catch (...) {                 \
+    return translate(__func__); \
+  }                             \
+  return CH_OK;
+
+extern "C" {
+
+ch_status ch_communicator_new_mpi(ch_communicator** out) {
+  CH_DIST_BEGIN
+  if (!out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the output pointer 'out' is NULL");
+  *out = nullptr;
+  *out = handle_new(make_world_comm(__func__));
+  CH_DIST_END
+}
+
+ch_communicator* ch_communicator_retain(ch_communicator* comm) {
+  std::lock_guard<std::mutex> lock(g_handles_mutex);
+  auto it = g_handles.find(reinterpret_cast<uintptr_t>(comm));
+  if (it == g_handles.end()) return nullptr;
+  ++it->second.refs;
+  return comm;
+}
+
+ch_status ch_communicator_release(ch_communicator* comm) {
+  CH_DIST_BEGIN
+  if (!comm) return CH_OK;
+  std::shared_ptr<Comm> last;  // destroyed outside the lock
+  {
+    std::lock_guard<std::mutex> lock(g_handles_mutex);
+    auto it = g_handles.find(reinterpret_cast<uintptr_t>(comm));
+    if (it == g_handles.end())
+      fail(CH_ERR_RELEASED_HANDLE, __func__,
+           ": the communicator was already released or is not a ch_communicator");
+    if (--it->second.refs == 0) {
+      last = std::move(it->second.comm);
+      g_handles.erase(it);
+    }
+  }
+  CH_DIST_END
+}
+
+int32_t ch_communicator_rank(const ch_communicator* comm) {
+  std::shared_ptr<Comm> c = handle_find(comm);
+  return c ? c->rank : -1;
+}
+
+int32_t ch_communicator_size(const ch_communicator* comm) {
+  std::shared_ptr<Comm> c = handle_find(comm);
+  return c ? c->size : -1;
+}
+
+int32_t ch_communicator_intra_rank(const ch_communicator* comm) {
+  std::shared_ptr<Comm> c = handle_find(comm);
+  return c ? c->intra_rank : -1;
+}
+
+int32_t ch_communicator_intra_size(const ch_communicator* comm) {
+  std::shared_ptr<Comm> c = handle_find(comm);
+  return c ? c->intra_size : -1;
+}
+
+ch_status ch_communicator_barrier(ch_communicator* comm) {
+  CH_DIST_BEGIN
+  std::shared_ptr<Comm> keep;
+  Comm& c = comm_of(comm, keep, __func__);
+  check_mpi(MPI_Barrier(c.comm), __func__, "MPI_Barrier");
+  CH_DIST_END
+}
+
+ch_status ch_communicator_bcast_data(ch_communicator* comm, ch_function_set* set) {
+  CH_DIST_BEGIN
+  std::shared_ptr<Comm> keep;
+  Comm& c = comm_of(comm, keep, __func__);
+  std::vector<Param> ps = params_of_set(set, __func__);
+  check_models(c, ps, __func__);
+  bcast_params(c, ps, __func__);
+  CH_DIST_END
+}
+
+ch_status ch_communicator_allreduce_grads(ch_communicator* comm, ch_function_set* set) {
+  CH_DIST_BEGIN
+  std::shared_ptr<Comm> keep;
+  Comm& c = comm_of(comm, keep, __func__);
+  std::vector<Param> ps = params_of_set(set, __func__);
+  check_models(c, ps, __func__);
+  allreduce_grads(c, ps, __func__);
+  CH_DIST_END
+}
+
+ch_status ch_communicator_allreduce_array(ch_communicator* comm, ch_array* array, ch_reduce_op op) {
+  CH_DIST_BEGIN
+  std::shared_ptr<Comm> keep;
+  Comm& c = comm_of(comm, keep, __func__);
+  allreduce_array(c, array, op, __func__);
+  CH_DIST_END
+}
+
+ch_status ch_optimizer_new_multi_node(ch_optimizer** out, ch_optimizer* optimizer,
+                                      ch_communicator* comm) {
+  CH_DIST_BEGIN
+  if (!out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the output pointer 'out' is NULL");
+  *out = nullptr;
+  std::shared_ptr<Comm> keep;
+  comm_of(comm, keep, __func__);
+  if (!optimizer) fail(CH_ERR_NULL_HANDLE, __func__, ": argument 'optimizer' is NULL");
+  auto* data = new HookData{keep};
+  ch_status st = ch_optimizer_set_update_hook(optimizer, multi_node_hook, data, destroy_hook);
+  if (st != CH_OK) {
+    delete data;
+    check_ch(st, __func__);
+  }
+  *out = ch_optimizer_retain(optimizer);
+  if (!*out) fail(CH_ERR_RELEASED_HANDLE, __func__, ": argument 'optimizer' is not live");
+  CH_DIST_END
+}
+
+ch_status ch_communicator_scatter_indices(int64_t* out, int64_t capacity, int64_t* count,
+                                          ch_communicator* comm, int64_t n, int32_t shuffle,
+                                          uint64_t seed) {
+  CH_DIST_BEGIN
+  if (count) *count = 0;
+  std::shared_ptr<Comm> keep;
+  Comm& c = comm_of(comm, keep, __func__);
+  scatter(out, capacity, count, c, n, shuffle, seed, __func__);
+  CH_DIST_END
+}
+
+ch_status ch_communicator_finalize(void) {
+  CH_DIST_BEGIN
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (g_we_initialized && !finalized) check_mpi(MPI_Finalize(), __func__, "MPI_Finalize");
+  CH_DIST_END
+}
+
+int32_t ch_communicator_has_nccl(void) { return CH_MPI_HAVE_NCCL ? 1 : 0; }
+
+}  // extern "C"

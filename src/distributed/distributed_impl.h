@@ -1,0 +1,85 @@
+// Internals of libchainerc_mpi shared by communicator.cpp and nccl.cpp.
+#pragma once
+
+#define OMPI_SKIP_MPICXX 1
+#include <ch/ch.h>
+#include <ch/distributed.h>
+#include <mpi.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef CH_MPI_HAVE_NCCL
+#define CH_MPI_HAVE_NCCL 0
+#endif
+
+namespace chainerc::distributed {
+
+// Every failure is a Failure carrying a status; the C entry points turn it
+// into ch_error_set + the status (translate).
+struct Failure {
+  ch_status status;
+  std::string message;
+};
+
+template <typename... Parts>
+[[noreturn]] void fail(ch_status status, const Parts&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  throw Failure{status, os.str()};
+}
+
+// Inside a catch block: record the exception as this thread's error.
+ch_status translate(const char* who) noexcept;
+// Fail with MPI's error string when rc is not MPI_SUCCESS.
+void check_mpi(int rc, const char* who, const char* what);
+// Fail with libchainerc's status and message when st is not CH_OK.
+void check_ch(ch_status st, const char* who);
+
+struct NcclState;
+
+struct Comm {
+  MPI_Comm comm = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD, MPI_ERRORS_RETURN
+  MPI_Comm shm = MPI_COMM_NULL;   // the ranks on this machine
+  int rank = 0, size = 1, intra_rank = 0, intra_size = 1;
+  std::vector<char> buffer;  // host packing buffer, grown on demand
+  std::shared_ptr<NcclState> nccl;
+  Comm() = default;
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  ~Comm();
+};
+
+// One parameter: new references to its arrays, released with it.
+struct Param {
+  std::string path;
+  ch_array* param = nullptr;
+  ch_array* grad = nullptr;
+  Param() = default;
+  Param(const Param&) = delete;
+  Param& operator=(const Param&) = delete;
+  ~Param();
+};
+
+std::vector<Param> params_of_set(const ch_function_set* set, const char* who);
+std::vector<Param> params_of_optimizer(const ch_optimizer* opt, const char* who);
+Comm& comm_of(const ch_communicator* h, std::shared_ptr<Comm>& keep, const char* who);
+std::shared_ptr<Comm> make_world_comm(const char* who);
+
+void check_models(Comm& c, const std::vector<Param>& ps, const char* who);
+void allreduce_grads(Comm& c, const std::vector<Param>& ps, const char* who);
+void bcast_params(Comm& c, const std::vector<Param>& ps, const char* who);
+void allreduce_array(Comm& c, ch_array* array, ch_reduce_op op, const char* who);
+void scatter(int64_t* out, int64_t capacity, int64_t* count, Comm& c, int64_t n, int32_t shuffle,
+             uint64_t seed, const char* who);
+
+#if CH_MPI_HAVE_NCCL
+// nccl.cpp: mean of CUDA arrays of one dtype over the ranks, on the GPU.
+void nccl_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype d,
+                         const char* who);
+void nccl_destroy(Comm& c) noexcept;
+#endif
+
+}  // namespace chainerc::distributed

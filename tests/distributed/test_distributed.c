@@ -1,0 +1,487 @@
+/*
+ * Tests of <ch/distributed.h>, run by meson through mpirun with 2 and 3 ranks
+ * (tests/distributed/meson.build). Each rank asserts; the program exits 0
+ * only when every check held on this rank, and mpirun's status is non-zero
+ * when any rank failed.
+ *
+ *   test_distributed basic     rank/size, barrier, released handles,
+ *                              allreduce_array (sum, mean, int32, mismatches),
+ *                              scatter_indices
+ *   test_distributed train     broadcast makes differently initialised ranks
+ *                              equal; SGD and Adam steps through the
+ *                              multi-node optimizer (and allreduce_grads):
+ *                              parameters bit-identical on every rank and
+ *                              within 1e-6 relative of one process trained on
+ *                              the combined batches (computed here)
+ *   test_distributed mismatch  models that differ: CH_ERR_INVALID_ARGUMENT on
+ *                              every rank naming the first difference
+ *   test_distributed die       the last rank exits with status 3 before a
+ *                              collective; the job must end non-zero (the
+ *                              meson test expects failure within its timeout)
+ */
+#include <ch/ch.h>
+#include <ch/distributed.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+static int g_rank = -1;
+
+#define CHECK(call)                                                                             \
+  do {                                                                                          \
+    ch_status st_ = (call);                                                                     \
+    if (st_ != CH_OK) {                                                                         \
+      fprintf(stderr, "rank %d: %s:%d: %s failed: %s: %s\n", g_rank, __FILE__, __LINE__, #call, \
+              ch_status_name(st_), ch_error_message());                                         \
+      exit(2);                                                                                  \
+    }                                                                                           \
+  } while (0)
+
+#define EXPECT(cond, ...)                                                                  \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
+      fprintf(stderr, "rank %d: %s:%d: expected %s: ", g_rank, __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                                        \
+      fprintf(stderr, "\n");                                                               \
+      ++failures;                                                                          \
+    }                                                                                      \
+  } while (0)
+
+/* --- basic ------------------------------------------------------------------ */
+
+static ch_array* vector(ch_dtype dtype, int64_t n, double (*f)(int64_t, int), int rank) {
+  ch_array* a = NULL;
+  int64_t i;
+  CHECK(ch_array_new_empty(&a, dtype, &n, 1, ch_device_cpu()));
+  for (i = 0; i < n; ++i) {
+    double v = f(i, rank);
+    if (dtype == CH_FLOAT32)
+      ((float*)ch_array_data(a))[i] = (float)v;
+    else if (dtype == CH_FLOAT64)
+      ((double*)ch_array_data(a))[i] = v;
+    else
+      ((int32_t*)ch_array_data(a))[i] = (int32_t)v;
+  }
+  return a;
+}
+
+static double value_of(int64_t i, int rank) { return (double)(rank + 1) * 0.5 + (double)i; }
+
+static void test_basic(ch_communicator* comm) {
+  const int rank = ch_communicator_rank(comm), size = ch_communicator_size(comm);
+  const double n = size;
+  ch_communicator* other = NULL;
+  ch_array* a;
+  int64_t i;
+  EXPECT(size >= 2, "size %d", size);
+  EXPECT(rank >= 0 && rank < size, "rank %d of %d", rank, size);
+  /* One machine: the rank within it is the rank. */
+  EXPECT(ch_communicator_intra_rank(comm) == rank, "intra_rank %d",
+         ch_communicator_intra_rank(comm));
+  EXPECT(ch_communicator_intra_size(comm) == size, "intra_size %d",
+         ch_communicator_intra_size(comm));
+  CHECK(ch_communicator_barrier(comm));
+
+  /* Released and NULL handles. */
+  CHECK(ch_communicator_new_mpi(&other));
+  EXPECT(ch_communicator_retain(other) == other, "retain returns the handle");
+  CHECK(ch_communicator_release(other));
+  EXPECT(ch_communicator_size(other) == size, "still live after one of two releases");
+  CHECK(ch_communicator_release(other));
+  EXPECT(ch_communicator_rank(other) == -1, "rank of a released communicator");
+  EXPECT(ch_communicator_barrier(other) == CH_ERR_RELEASED_HANDLE, "barrier on released: %s",
+         ch_error_message());
+  EXPECT(strstr(ch_error_message(), "released") != NULL, "message '%s'", ch_error_message());
+  EXPECT(ch_communicator_release(other) == CH_ERR_RELEASED_HANDLE, "double release");
+  EXPECT(ch_communicator_release(NULL) == CH_OK, "release(NULL)");
+  EXPECT(ch_communicator_barrier(NULL) == CH_ERR_NULL_HANDLE, "barrier(NULL)");
+  EXPECT(ch_communicator_retain(other) == NULL, "retain of a released communicator");
+
+  /* Sum and mean: value_of(i, r) summed over r = n * i + 0.5 * n(n+1)/2. */
+  a = vector(CH_FLOAT64, 5, value_of, rank);
+  CHECK(ch_communicator_allreduce_array(comm, a, CH_REDUCE_SUM));
+  for (i = 0; i < 5; ++i) {
+    double want = n * (double)i + 0.25 * n * (n + 1), got = ((double*)ch_array_data(a))[i];
+    EXPECT(got == want, "sum[%lld] %.17g, want %.17g", (long long)i, got, want);
+  }
+  ch_array_release(a);
+  a = vector(CH_FLOAT32, 3, value_of, rank);
+  CHECK(ch_communicator_allreduce_array(comm, a, CH_REDUCE_MEAN));
+  for (i = 0; i < 3; ++i) {
+    double want = (double)i + 0.25 * (n + 1), got = ((float*)ch_array_data(a))[i];
+    EXPECT(fabs(got - want) <= 1e-6 * fabs(want), "mean[%lld] %.9g, want %.9g", (long long)i, got,
+           want);
+  }
+  ch_array_release(a);
+  a = vector(CH_INT32, 4, value_of, rank); /* int32(0.5 (r+1) + i) */
+  CHECK(ch_communicator_allreduce_array(comm, a, CH_REDUCE_SUM));
+  for (i = 0; i < 4; ++i) {
+    int32_t want = 0, got = ((int32_t*)ch_array_data(a))[i];
+    int r;
+    for (r = 0; r < size; ++r) want += (int32_t)value_of(i, r);
+    EXPECT(got == want, "int32 sum[%lld] %d, want %d", (long long)i, got, want);
+  }
+  ch_array_release(a);
+  EXPECT(ch_communicator_allreduce_array(comm, NULL, CH_REDUCE_SUM) == CH_ERR_NULL_HANDLE,
+         "NULL array");
+  /* Shapes and dtypes that differ: an error on every rank, naming both. */
+  a = vector(CH_FLOAT32, rank == size - 1 ? 4 : 3, value_of, rank);
+  EXPECT(ch_communicator_allreduce_array(comm, a, CH_REDUCE_SUM) == CH_ERR_SHAPE,
+         "shape mismatch: %s", ch_error_message());
+  EXPECT(strstr(ch_error_message(),
+                "float32 shape (3,) on rank 0 but float32 shape (4,) on rank") != NULL,
+         "message '%s'", ch_error_message());
+  ch_array_release(a);
+  a = vector(rank == size - 1 ? CH_FLOAT64 : CH_FLOAT32, 3, value_of, rank);
+  EXPECT(ch_communicator_allreduce_array(comm, a, CH_REDUCE_SUM) == CH_ERR_DTYPE,
+         "dtype mismatch: %s", ch_error_message());
+  ch_array_release(a);
+  a = vector(CH_FLOAT32, 3, value_of, rank);
+  EXPECT(ch_communicator_allreduce_array(comm, a, (ch_reduce_op)7) == CH_ERR_INVALID_ARGUMENT,
+         "bad op");
+  ch_array_release(a);
+  CHECK(ch_communicator_barrier(comm)); /* still usable after the errors */
+
+  /* scatter_indices: every rank gets ceil(n / N) indices, the shares cover
+   * 0..n-1, shares overlap only where N does not divide n, and the shuffled
+   * order is rank 0's. */
+  {
+    const int64_t sizes[3] = {10, 12, 1};
+    int k;
+    for (k = 0; k < 3; ++k) {
+      const int64_t total = sizes[k], share = (total + size - 1) / size;
+      int64_t idx[16], count = -1, seen_total = 0;
+      int shuffle;
+      for (shuffle = 0; shuffle < 2; ++shuffle) {
+        ch_array* hist;
+        int64_t j;
+        /* Each rank passes its own seed: rank 0's must decide. */
+        CHECK(ch_communicator_scatter_indices(idx, 16, &count, comm, total, shuffle,
+                                              1234 + (uint64_t)rank));
+        EXPECT(count == share, "n %lld: count %lld, want %lld", (long long)total, (long long)count,
+               (long long)share);
+        hist = vector(CH_INT32, total, value_of, 0);
+        CHECK(ch_array_fill(hist, 0));
+        for (j = 0; j < count; ++j) {
+          EXPECT(idx[j] >= 0 && idx[j] < total, "index %lld", (long long)idx[j]);
+          if (idx[j] >= 0 && idx[j] < total) ((int32_t*)ch_array_data(hist))[idx[j]] += 1;
+        }
+        CHECK(ch_communicator_allreduce_array(comm, hist, CH_REDUCE_SUM));
+        seen_total = 0;
+        for (j = 0; j < total; ++j) {
+          int32_t h = ((int32_t*)ch_array_data(hist))[j];
+          /* n >= N: a sample is in at most two neighbouring shares. */
+          EXPECT(h >= 1 && h <= (total >= size ? 2 : size),
+                 "n %lld shuffle %d: index %lld seen %d times", (long long)total, shuffle,
+                 (long long)j, h);
+          seen_total += h;
+        }
+        EXPECT(seen_total == share * size, "seen %lld", (long long)seen_total);
+        if (!shuffle && count > 0)
+          EXPECT(idx[0] == total * rank / size, "first index %lld", (long long)idx[0]);
+        ch_array_release(hist);
+      }
+    }
+    {
+      int64_t count = 0;
+      EXPECT(ch_communicator_scatter_indices(NULL, 0, &count, comm, -1, 0, 0) ==
+                 CH_ERR_INVALID_ARGUMENT,
+             "n = -1");
+    }
+  }
+}
+
+/* --- models ------------------------------------------------------------------ */
+
+typedef struct Model {
+  ch_function_set* set;
+  ch_function* l[2];
+} Model;
+
+/* in -> hidden -> 3, initialised from `seed`. */
+static Model make_model(int64_t in, int64_t hidden, ch_dtype dtype, uint64_t seed) {
+  Model m;
+  ch_config_seed(seed);
+  CHECK(ch_function_set_new(&m.set));
+  CHECK(ch_functions_linear_new(&m.l[0], in, hidden, dtype, 1.0, 0.1, 0, NULL, NULL));
+  CHECK(ch_functions_linear_new(&m.l[1], hidden, 3, dtype, 1.0, 0.0, 0, NULL, NULL));
+  CHECK(ch_function_set_add_function(m.set, "l1", m.l[0]));
+  CHECK(ch_function_set_add_function(m.set, "l2", m.l[1]));
+  return m;
+}
+
+static void free_model(Model* m) {
+  ch_function_release(m->l[0]);
+  ch_function_release(m->l[1]);
+  ch_function_set_release(m->set);
+}
+
+static ch_variable* apply(ch_function* f, ch_variable* x) {
+  ch_variable* y = NULL;
+  CHECK(ch_function_apply(f, &x, 1, &y, 1, NULL));
+  return y;
+}
+
+/* Loss of rows [begin, begin + n) of the step's data (the same data on
+ * every rank: rank r's share of the combined batch is its rows), backward. */
+static void loss_backward(const Model* m, ch_dtype dtype, int64_t in, int step, int64_t begin,
+                          int64_t n) {
+  ch_array *xa, *ta;
+  ch_variable *x, *t, *h, *a, *y, *loss;
+  int64_t xs[2], i, j;
+  xs[0] = n;
+  xs[1] = in;
+  CHECK(ch_array_new_empty(&xa, dtype, xs, 2, ch_device_cpu()));
+  CHECK(ch_array_new_empty(&ta, CH_INT32, xs, 1, ch_device_cpu()));
+  for (i = 0; i < n; ++i) {
+    int64_t row = begin + i;
+    for (j = 0; j < in; ++j) {
+      double v = sin(0.37 * (double)(row * in + j) + 1.3 * step);
+      if (dtype == CH_FLOAT32)
+        ((float*)ch_array_data(xa))[i * in + j] = (float)v;
+      else
+        ((double*)ch_array_data(xa))[i * in + j] = v;
+    }
+    ((int32_t*)ch_array_data(ta))[i] = (int32_t)((row * 7 + step) % 3);
+  }
+  CHECK(ch_variable_new(&x, xa, 0));
+  CHECK(ch_variable_new(&t, ta, 0));
+  CHECK(ch_variable_set_requires_grad(x, 0));
+  a = apply(m->l[0], x);
+  CHECK(ch_functions_tanh(&h, a));
+  y = apply(m->l[1], h);
+  CHECK(ch_functions_softmax_cross_entropy(&loss, y, t));
+  CHECK(ch_variable_backward(loss, 0));
+  ch_variable_release(loss);
+  ch_variable_release(y);
+  ch_variable_release(h);
+  ch_variable_release(a);
+  ch_variable_release(x);
+  ch_variable_release(t);
+  ch_array_release(xa);
+  ch_array_release(ta);
+}
+
+static double element(ch_array* a, int64_t i) {
+  double v = 0;
+  CHECK(ch_array_get(&v, a, i));
+  return v;
+}
+
+/* Every parameter of `m` equal, bit for bit, to rank 0's (broadcast a copy). */
+static int bit_identical_to_rank0(ch_communicator* comm, const Model* m, int64_t in, ch_dtype dtype,
+                                  const char* what) {
+  Model c = make_model(in, 4, dtype, 999);
+  size_t k, n = ch_function_set_parameter_count(m->set);
+  int same = 1;
+  CHECK(ch_function_set_copy_parameters_from(c.set, m->set));
+  CHECK(ch_communicator_bcast_data(comm, c.set));
+  for (k = 0; k < n; ++k) {
+    ch_array *p, *q;
+    CHECK(ch_function_set_parameter(&p, NULL, NULL, m->set, k));
+    CHECK(ch_function_set_parameter(&q, NULL, NULL, c.set, k));
+    if (memcmp(ch_array_data(p), ch_array_data(q), ch_array_nbytes(p)) != 0) same = 0;
+    ch_array_release(p);
+    ch_array_release(q);
+  }
+  free_model(&c);
+  EXPECT(same, "%s: parameters bit-identical to rank 0's", what);
+  return same;
+}
+
+static void test_train(ch_communicator* comm, ch_dtype dtype, const char* opt_name,
+                       int use_multi_node) {
+  const int rank = ch_communicator_rank(comm), size = ch_communicator_size(comm);
+  const int64_t in = 5, per_rank = 3, steps = 6;
+  /* Differently initialised ranks; broadcast makes them rank 0's. */
+  Model m = make_model(in, 4, dtype, 100 + (uint64_t)rank), ref;
+  ch_optimizer *opt, *ref_opt, *mn = NULL;
+  double max_rel = 0;
+  size_t k, n;
+  int step;
+  char what[96];
+  snprintf(what, sizeof what, "%s %s %s", opt_name, dtype == CH_FLOAT32 ? "float32" : "float64",
+           use_multi_node ? "multi-node optimizer" : "allreduce_grads");
+  CHECK(ch_communicator_bcast_data(comm, m.set));
+  bit_identical_to_rank0(comm, &m, in, dtype, "after bcast_data");
+  ref = make_model(in, 4, dtype, 7);
+  CHECK(ch_function_set_copy_parameters_from(ref.set, m.set));
+
+  if (!strcmp(opt_name, "SGD")) {
+    CHECK(ch_optimizer_sgd_new(&opt, 0.1));
+    CHECK(ch_optimizer_sgd_new(&ref_opt, 0.1));
+  } else {
+    CHECK(ch_optimizer_adam_new(&opt, 0.01, 0.9, 0.999, 1.0 - 1e-8, 1e-8));
+    CHECK(ch_optimizer_adam_new(&ref_opt, 0.01, 0.9, 0.999, 1.0 - 1e-8, 1e-8));
+  }
+  CHECK(ch_optimizer_setup(opt, m.set));
+  CHECK(ch_optimizer_setup(ref_opt, ref.set));
+  if (use_multi_node) {
+    CHECK(ch_optimizer_new_multi_node(&mn, opt, comm));
+    EXPECT(mn == opt, "the multi-node optimizer is the optimizer");
+  }
+  for (step = 0; step < steps; ++step) {
+    /* This rank: rows [rank * per_rank, +per_rank) of the combined batch. */
+    CHECK(ch_optimizer_zero_grads(opt));
+    loss_backward(&m, dtype, in, step, rank * per_rank, per_rank);
+    if (use_multi_node) {
+      CHECK(ch_optimizer_update(mn));
+    } else {
+      CHECK(ch_communicator_allreduce_grads(comm, m.set));
+      CHECK(ch_optimizer_update(opt));
+    }
+    /* The reference: one process, the whole combined batch (the mean over
+     * size * per_rank rows is the mean of the ranks' means). */
+    CHECK(ch_optimizer_zero_grads(ref_opt));
+    loss_backward(&ref, dtype, in, step, 0, per_rank * size);
+    CHECK(ch_optimizer_update(ref_opt));
+  }
+  bit_identical_to_rank0(comm, &m, in, dtype, what);
+  n = ch_function_set_parameter_count(m.set);
+  for (k = 0; k < n; ++k) {
+    ch_array *p, *q;
+    int64_t i;
+    CHECK(ch_function_set_parameter(&p, NULL, NULL, m.set, k));
+    CHECK(ch_function_set_parameter(&q, NULL, NULL, ref.set, k));
+    for (i = 0; i < ch_array_size(p); ++i) {
+      double a = element(p, i), b = element(q, i);
+      double rel = fabs(a - b) / (fabs(b) > 1e-3 ? fabs(b) : 1e-3);
+      if (rel > max_rel) max_rel = rel;
+    }
+    ch_array_release(p);
+    ch_array_release(q);
+  }
+  /* float64: 1e-6 relative (the differences are ~1e-15). float32: the one
+   * process sums the batch in another order and divides by N in float32, a
+   * few ulp per step that Adam's m / sqrt(v) can magnify: 1e-5 (~80 ulp). */
+  EXPECT(max_rel <= (dtype == CH_FLOAT64 ? 1e-6 : 1e-5),
+         "%s: within tolerance of one process: %.3g", what, max_rel);
+  if (rank == 0)
+    printf("%s: %d ranks, %lld steps, max relative difference to one process %.3g\n", what, size,
+           (long long)steps, max_rel);
+  /* The update really moved the parameters. */
+  {
+    Model init = make_model(in, 4, dtype, 100);
+    ch_array *p, *q;
+    CHECK(ch_communicator_bcast_data(comm, init.set)); /* not rank 0's seed: make it so */
+    CHECK(ch_function_set_parameter(&p, NULL, NULL, m.set, 0));
+    CHECK(ch_function_set_parameter(&q, NULL, NULL, init.set, 0));
+    EXPECT(element(p, 0) != element(q, 0), "%s: a parameter changed", what);
+    ch_array_release(p);
+    ch_array_release(q);
+    free_model(&init);
+  }
+  ch_optimizer_release(mn);
+  ch_optimizer_release(opt);
+  ch_optimizer_release(ref_opt);
+  free_model(&m);
+  free_model(&ref);
+}
+
+static void expect_mismatch(ch_status st, const char* what, const char* needle) {
+  EXPECT(st == CH_ERR_INVALID_ARGUMENT, "%s: %s", what, ch_status_name(st));
+  EXPECT(strstr(ch_error_message(), needle) != NULL, "%s: message '%s' lacks '%s'", what,
+         ch_error_message(), needle);
+}
+
+static void test_mismatch(ch_communicator* comm) {
+  const int rank = ch_communicator_rank(comm), size = ch_communicator_size(comm);
+  const int last = rank == size - 1;
+  char needle[160];
+  /* The last rank's hidden layer is wider: l1/W differs first. */
+  Model m = make_model(5, last ? 6 : 4, CH_FLOAT32, 1);
+  ch_optimizer *opt, *mn;
+  snprintf(needle, sizeof needle,
+           "parameter 0 is 'l1/W' (float32, shape (4, 5), cpu) on rank 0 but 'l1/W' (float32, "
+           "shape (6, 5), cpu) on rank %d",
+           size - 1);
+  expect_mismatch(ch_communicator_allreduce_grads(comm, m.set), "allreduce_grads", needle);
+  expect_mismatch(ch_communicator_bcast_data(comm, m.set), "bcast_data", needle);
+  CHECK(ch_optimizer_sgd_new(&opt, 0.1));
+  CHECK(ch_optimizer_setup(opt, m.set));
+  CHECK(ch_optimizer_new_multi_node(&mn, opt, comm));
+  {
+    ch_array* p;
+    double before, after;
+    CHECK(ch_function_set_parameter(&p, NULL, NULL, m.set, 0));
+    before = element(p, 0);
+    expect_mismatch(ch_optimizer_update(mn), "multi-node update", needle);
+    after = element(p, 0);
+    EXPECT(before == after, "a failed update changed nothing");
+    EXPECT(ch_optimizer_t(opt) == 0, "t stays 0 after the failed update");
+    ch_array_release(p);
+  }
+  ch_optimizer_release(mn);
+  ch_optimizer_release(opt);
+  free_model(&m);
+  /* A missing member: the last rank has no l2. */
+  {
+    ch_function_set* s;
+    ch_function* l1;
+    ch_function* l2;
+    ch_config_seed(3);
+    CHECK(ch_function_set_new(&s));
+    CHECK(ch_functions_linear_new(&l1, 2, 2, CH_FLOAT32, 1.0, 0.0, 0, NULL, NULL));
+    CHECK(ch_functions_linear_new(&l2, 2, 2, CH_FLOAT32, 1.0, 0.0, 0, NULL, NULL));
+    CHECK(ch_function_set_add_function(s, "l1", l1));
+    if (!last) CHECK(ch_function_set_add_function(s, "l2", l2));
+    snprintf(needle, sizeof needle,
+             "rank 0 has 4 parameters, rank %d has 2; the first one missing on rank %d is 'l2/W'",
+             size - 1, size - 1);
+    expect_mismatch(ch_communicator_allreduce_grads(comm, s), "missing member", needle);
+    ch_function_release(l1);
+    ch_function_release(l2);
+    ch_function_set_release(s);
+  }
+  CHECK(ch_communicator_barrier(comm)); /* the communicator still works */
+}
+
+int main(int argc, char** argv) {
+  ch_communicator* comm = NULL;
+  const char* mode = argc > 1 ? argv[1] : "basic";
+  CHECK(ch_communicator_new_mpi(&comm));
+  g_rank = ch_communicator_rank(comm);
+  if (!strcmp(mode, "basic")) {
+    test_basic(comm);
+  } else if (!strcmp(mode, "train")) {
+    test_train(comm, CH_FLOAT64, "SGD", 1);
+    test_train(comm, CH_FLOAT64, "Adam", 1);
+    test_train(comm, CH_FLOAT64, "Adam", 0);
+    test_train(comm, CH_FLOAT32, "SGD", 1);
+    test_train(comm, CH_FLOAT32, "Adam", 1);
+  } else if (!strcmp(mode, "mismatch")) {
+    test_mismatch(comm);
+  } else if (!strcmp(mode, "die") || !strcmp(mode, "crash")) {
+    Model m = make_model(5, 4, CH_FLOAT32, 1);
+    /* The last rank dies; the others wait in a collective that cannot
+     * complete. Open MPI must end the job with a non-zero status. */
+    if (g_rank == ch_communicator_size(comm) - 1) {
+      if (!strcmp(mode, "crash")) {
+        fprintf(stderr, "rank %d: aborting on purpose\n", g_rank);
+        abort();
+      }
+      fprintf(stderr, "rank %d: exiting with status 3 on purpose\n", g_rank);
+      exit(3);
+    }
+    CHECK(ch_communicator_allreduce_grads(comm, m.set));
+    CHECK(ch_communicator_barrier(comm));
+    free_model(&m);
+  } else {
+    fprintf(stderr, "unknown mode '%s'\n", mode);
+    return 2;
+  }
+  CHECK(ch_communicator_release(comm));
+  if (!strcmp(mode, "basic")) {
+    /* Finalizing MPI (for hosts whose exit skips exit handlers): a later
+     * communicator is an error, a second finalize a no-op. */
+    CHECK(ch_communicator_finalize());
+    EXPECT(ch_communicator_new_mpi(&comm) == CH_ERR_INVALID_ARGUMENT, "new after finalize: %s",
+           ch_status_name(ch_error_status()));
+    EXPECT(strstr(ch_error_message(), "finalized") != NULL, "message '%s'", ch_error_message());
+    CHECK(ch_communicator_finalize());
+  }
+  if (failures) fprintf(stderr, "rank %d: %d checks failed\n", g_rank, failures);
+  return failures ? 1 : 0;
+}
