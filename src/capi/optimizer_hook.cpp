@@ -1,6 +1,6 @@
 // C API: ch_optimizer_set_update_hook (a step run before every update, e.g. the
 // gradient allreduce of ch_optimizer_new_multi_node in libchainerc_mpi).
-#include "core/error_state.h"
+#include "capi/error_state.h"
 #include "train_api.h"
 
 using namespace chainerc;
