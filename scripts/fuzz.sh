@@ -42,10 +42,12 @@ for t in "${targets[@]}"; do
   mkdir -p "$work"
   log="$dir/tests/fuzz/fuzz-$t.log"
   ch_log "fuzzing $t for $seconds s on $jobs jobs (log: $log)"
-  # -jobs/-workers: independent processes sharing the work corpus.
-  if "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -jobs="$jobs" -workers="$jobs" -artifact_prefix="$work/" "$work" "tests/fuzz/corpus/$t" \
-      >"$log" 2>&1; then
+  # -jobs/-workers: independent processes sharing the work corpus; each writes
+  # fuzz-<n>.log into the current folder, so run from the build's fuzz folder.
+  if (cd "$dir/tests/fuzz" &&
+      "./fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -jobs="$jobs" -workers="$jobs" -artifact_prefix="work-$t/" \
+        "work-$t" "$CH_ROOT/tests/fuzz/corpus/$t") >"$log" 2>&1; then
     :
   else
     status=1
@@ -53,7 +55,7 @@ for t in "${targets[@]}"; do
   fi
   # libFuzzer writes each job's output to fuzz-<n>.log in the current folder.
   execs=0
-  for f in fuzz-*.log; do
+  for f in "$dir"/tests/fuzz/fuzz-[0-9]*.log; do
     [ -f "$f" ] || continue
     n="$(sed -n 's/^stat::number_of_executed_units: //p' "$f" | tail -n 1)"
     execs=$((execs + ${n:-0}))

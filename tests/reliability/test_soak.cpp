@@ -4,8 +4,8 @@
 // every 1,000 steps (a forward that fails, as a training loop with a bad
 // batch would meet) and checks the same.
 //
-// CH_SOAK_STEPS sets the number of steps (meson sets 10^5 in the default pass
-// and 2 * 10^4 under sanitizers; README "Reliability" runs 10^6).
+// CH_SOAK_STEPS sets the number of steps (meson sets 10^6 in the default pass
+// and 1.5 * 10^4 under sanitizers; default here 10^5).
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -24,7 +24,7 @@
 namespace {
 
 constexpr int kThreads = 4;
-constexpr int kSteps = 200;
+constexpr int kSteps = 1000;
 
 // Handles passed from thread i to thread (i + 1) % kThreads, which releases them.
 struct Mailbox {
