@@ -32,15 +32,17 @@ std::atomic<long long> g_new_fail_at{0};  // 0 = off
 std::atomic<long long> g_new_counted{0};
 }  // namespace
 
-void* operator new(std::size_t n) {
+// noinline: inlined into new-expressions, GCC would take std::free for a
+// mismatched deallocation (-Wmismatched-new-delete).
+__attribute__((noinline)) void* operator new(std::size_t n) {
   if (g_new_fail_at.load(std::memory_order_relaxed) > 0 &&
       g_new_counted.fetch_add(1) + 1 == g_new_fail_at.load())
     throw std::bad_alloc();
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
