@@ -12,6 +12,10 @@
 # Environment:
 #   CH_SKIP_SANITIZE=1     skip the sanitizer pass (quick local runs)
 #   CH_SKIP_WRAPPERS=1     skip the language wrappers' suites (wrappers/*/test.sh)
+#   CH_SKIP_FUZZ=1         skip the fuzz pass (build-fuzz: clang, libFuzzer, ASan+UBSan,
+#                          each target of tests/fuzz fuzzed for 15 s, one test each)
+#   CH_SKIP_TSAN=1         skip the ThreadSanitizer pass (build-tsan: the library and
+#                          tests/reliability/test_thread_stress only)
 #   CH_BUILD_DIR           build folder of the first pass (default: build)
 #   CH_SANITIZE_BUILD_DIR  build folder of the second pass (default: build-sanitize)
 #   CH_SKIP_EMULATED=1     skip the emulated-GPU pass
@@ -106,6 +110,31 @@ if [ "${CH_SKIP_EMULATED:-0}" = "1" ]; then
 else
   run_pass emulated "${CH_EMULATED_BUILD_DIR:-build-emulated}" 2 \
     -Dcuda-emulation=true -Dexamples=false -Dbenchmarks=disabled -Doptimization=0
+fi
+
+# Fuzz pass: a lean clang build (the library and the fuzz targets only, with
+# libFuzzer's coverage, AddressSanitizer and UndefinedBehaviorSanitizer); its
+# meson tests fuzz each target of tests/fuzz for a fixed time from its seed
+# corpus (tests/fuzz/meson.build). scripts/fuzz.sh runs them longer.
+if [ "${CH_SKIP_FUZZ:-0}" = "1" ]; then
+  ch_log "CH_SKIP_FUZZ=1: skipping the fuzz pass"
+else
+  CC=clang CXX=clang++ run_pass fuzz build-fuzz 1 \
+    --buildtype=debugoptimized -Doptimization=1 -Dwerror=false -Dfuzzing=true -Dtests=false \
+    -Dexamples=false -Dbenchmarks=disabled -Dcuda=disabled \
+    -Db_sanitize=address,undefined -Db_lundef=false
+fi
+
+# ThreadSanitizer pass: the library and the thread stress test only
+# (-Dstress_tests=true with -Dtests=false). OpenBLAS and oneDNN are not
+# instrumented: BLAS runs on the calling thread and oneDNN is left out.
+if [ "${CH_SKIP_TSAN:-0}" = "1" ]; then
+  ch_log "CH_SKIP_TSAN=1: skipping the ThreadSanitizer pass"
+else
+  OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
+    run_pass tsan build-tsan 1 \
+    --buildtype=debugoptimized -Dtests=false -Dstress_tests=true -Dexamples=false \
+    -Dbenchmarks=disabled -Dcuda=disabled -Ddnnl=disabled -Db_sanitize=thread -Db_lundef=false
 fi
 
 # Language wrappers (wrappers/<language>/test.sh) against the release build's

@@ -55,7 +55,8 @@ CH_API ch_status ch_variable_set_data(ch_variable* variable, ch_array* data);
  * it, or after it was freed). *out: new reference or NULL. */
 CH_API ch_status ch_variable_grad(ch_array** out, const ch_variable* variable);
 /* Set the gradient, e.g. the initial error before backward. It must have the
- * data's shape and dtype. NULL clears it. `grad` is shared, not copied. */
+ * data's shape and dtype (CH_ERR_SHAPE, CH_ERR_DTYPE, CH_ERR_DEVICE otherwise).
+ * NULL clears it. `grad` is shared, not copied. */
 CH_API ch_status ch_variable_set_grad(ch_variable* variable, ch_array* grad);
 
 /* The function application that created this variable, or *out = NULL for a

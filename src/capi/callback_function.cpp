@@ -25,12 +25,16 @@ BorrowedArrays::BorrowedArrays(const Arrays& arrays) {
       handles_.push_back(
           static_cast<ch_array*>(handle_new(HandleKind::Array, std::make_shared<Array>(a))));
   } catch (...) {
-    this->~BorrowedArrays();
+    // Not this->~BorrowedArrays(): the members would then be destroyed twice
+    // (a double free of handles_ when a handle cannot be allocated).
+    release_all();
     throw;
   }
 }
 
-BorrowedArrays::~BorrowedArrays() {
+BorrowedArrays::~BorrowedArrays() { release_all(); }
+
+void BorrowedArrays::release_all() noexcept {
   for (ch_array* h : handles_) {
     try {
       handle_release(h, HandleKind::Array, "callback");

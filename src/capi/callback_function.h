@@ -74,6 +74,7 @@ class BorrowedArrays {
   size_t size() const { return handles_.size(); }
 
  private:
+  void release_all() noexcept;
   std::vector<ch_array*> handles_;
 };
 

@@ -1,5 +1,6 @@
 // C API: .npz checkpoints of function sets and optimizers.
-#include "train/npz.h"
+#include "train/checkpoint.h"
+#include "train/npz_codec.h"
 #include "train_api.h"
 
 using namespace chainerc;

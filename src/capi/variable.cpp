@@ -62,9 +62,13 @@ ch_status ch_variable_set_grad(ch_variable* variable, ch_array* grad) {
     v->grad = Array();
   } else {
     const Array& g = array_of(grad, __func__, "grad");
+    // One status per mismatch: shape first, then dtype, then device.
     if (g.shape() != v->data.shape() || g.dtype() != v->data.dtype() ||
         g.device() != v->data.device())
-      fail(CH_ERR_SHAPE, __func__, ": grad is a ", g.describe(), " but the variable's data is a ",
+      fail(g.shape() != v->data.shape()   ? CH_ERR_SHAPE
+           : g.dtype() != v->data.dtype() ? CH_ERR_DTYPE
+                                          : CH_ERR_DEVICE,
+           __func__, ": grad is a ", g.describe(), " but the variable's data is a ",
            v->data.describe());
     v->grad = g;
   }

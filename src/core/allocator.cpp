@@ -1,5 +1,6 @@
 #include "allocator.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -41,9 +42,23 @@ void* system_allocate(size_t n) {
   return p;
 }
 
+std::atomic<long long> g_fail_at{0};  // testing::fail_allocation_after; 0 = off
+std::atomic<long long> g_counted{0};
+
 }  // namespace
 
+void testing::fail_allocation_after(long long n) {
+  g_counted.store(0);
+  g_fail_at.store(n > 0 ? n : 0);
+}
+
+long long testing::host_allocations_counted() { return g_counted.load(); }
+
 void* host_allocate(size_t nbytes) {
+  if (g_fail_at.load(std::memory_order_relaxed) > 0 &&
+      g_counted.fetch_add(1) + 1 == g_fail_at.load())
+    fail(CH_ERR_OUT_OF_MEMORY, "out of host memory allocating ", nbytes,
+         " bytes (injected failure, chainerc::testing::fail_allocation_after)");
   size_t n = size_class(nbytes);
   HostCache& c = cache();
   {

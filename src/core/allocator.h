@@ -16,4 +16,14 @@ void host_deallocate(void* ptr, size_t nbytes) noexcept;
 ch_memory_stats host_memory_stats();
 void host_empty_cache();
 
+namespace testing {
+// Allocation-failure injection for tests (internal, not exported): after
+// fail_allocation_after(n), the n-th following host_allocate throws
+// Error(CH_ERR_OUT_OF_MEMORY) (once); n <= 0 turns injection off.
+// host_allocations_counted() is how many host_allocate calls were counted
+// since the last fail_allocation_after.
+void fail_allocation_after(long long n);
+long long host_allocations_counted();
+}  // namespace testing
+
 }  // namespace chainerc

@@ -1,7 +1,9 @@
 #include "idx.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -176,8 +178,38 @@ Array read_idx(const std::string& path, DType dtype, double scale, const char* w
     count *= d;
   }
   const size_t nbytes = static_cast<size_t>(count) * static_cast<size_t>(type_size(code));
-  std::vector<unsigned char> raw(nbytes);
-  got = read_bytes(gz.f, raw.data(), nbytes, path, who);
+  // Never trust the header: compare the size it declares with what the file
+  // can hold before allocating. A plain file must hold exactly header + data
+  // bytes; deflate expands at most 1032:1, so a gzip file of c bytes holds at
+  // most 1032 * c bytes of data.
+  const size_t header_bytes = 4 + 4 * static_cast<size_t>(ndim);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    const auto file_bytes = static_cast<size_t>(st.st_size);
+    if (gzdirect(gz.f)) {
+      if (file_bytes < header_bytes + nbytes)
+        fail(CH_ERR_IO, who, ": '", path, "' is truncated: its header declares shape ",
+             shape.to_string(), " of ", type_name(code), " (", nbytes, " bytes of data) but only ",
+             file_bytes - std::min(file_bytes, header_bytes), " bytes follow (the file has ",
+             file_bytes, " bytes)");
+    } else if (nbytes / 1032 > file_bytes) {
+      fail(CH_ERR_IO, who, ": '", path, "' is truncated: its header declares shape ",
+           shape.to_string(), " of ", type_name(code), " (", nbytes,
+           " bytes of data) but the gzip file has ", file_bytes,
+           " bytes, which decompress to at most ", file_bytes * 1032, " bytes");
+    }
+  }
+  // Read in growing chunks, so that what is allocated follows the data that
+  // is really there (a pipe or a gzip stream may still end early).
+  std::vector<unsigned char> raw;
+  got = 0;
+  while (got < nbytes) {
+    const size_t want = std::min(nbytes - got, std::max<size_t>(got, size_t{1} << 20));
+    raw.resize(got + want);
+    const size_t n = read_bytes(gz.f, raw.data() + got, want, path, who);
+    got += n;
+    if (n < want) break;
+  }
   if (got < nbytes)
     fail(CH_ERR_IO, who, ": '", path, "' is truncated: its header declares shape ",
          shape.to_string(), " of ", type_name(code), " (", nbytes, " bytes of data) but only ", got,

@@ -173,6 +173,59 @@ TEST_F(DatasetsTest, MalformedFiles) {
   }
 }
 
+// A header is never trusted: a few bytes claiming 10^12 elements (or 8 * 10^8
+// bytes, which would fit in memory) are refused by comparing the claim with the
+// file's size before anything is allocated (under AddressSanitizer an
+// allocation of that size would abort the test).
+TEST_F(DatasetsTest, HugeClaimsAreRefusedBeforeAllocating) {
+  struct Case {
+    const char* what;
+    unsigned type;
+    std::vector<uint32_t> dims;
+    const char* bytes;
+  } cases[] = {
+      {"10^12 ubyte", 0x08, {1000000, 1000000}, "1000000000000 bytes of data"},
+      {"10^8 float64", 0x0E, {10000, 10000}, "800000000 bytes of data"},
+      {"one extent of 2^32 - 1", 0x08, {0xffffffffu}, "4294967295 bytes of data"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    for (bool gz : {false, true}) {
+      std::string path = temp_path(gz ? "huge.idx.gz" : "huge.idx");
+      std::string bytes = idx(c.type, c.dims, std::string(16, '\x01'));
+      if (gz)
+        write_gz(path, bytes);
+      else
+        write_file(path, bytes);
+      Arr a;
+      EXPECT_CH_ERR(CH_ERR_IO, ch_datasets_read_idx(a.out(), path.c_str(), CH_FLOAT32, 1.0));
+      EXPECT_TRUE(contains(ch_error_message(), path)) << ch_error_message();
+      EXPECT_TRUE(contains(ch_error_message(), c.bytes)) << ch_error_message();
+      EXPECT_TRUE(
+          contains(ch_error_message(), gz ? "decompress to at most" : "only 16 bytes follow"))
+          << ch_error_message();
+      EXPECT_EQ(a.get(), nullptr);
+    }
+  }
+}
+
+// A gzip stream whose claim is within deflate's 1032:1 ratio but whose data
+// ends early: the reader allocates as the data arrives and reports the count.
+TEST_F(DatasetsTest, GzipClaimWithinRatioButShortData) {
+  std::string path = temp_path("short.idx.gz");
+  std::string data(300000, '\0');
+  uint32_t state = 12345;  // incompressible bytes: the claim stays within the ratio
+  for (char& ch : data) {
+    state = state * 1664525u + 1013904223u;
+    ch = static_cast<char>(state >> 24);
+  }
+  write_gz(path, idx(0x08, {1000, 1000}, data));
+  Arr a;
+  EXPECT_CH_ERR(CH_ERR_IO, ch_datasets_read_idx(a.out(), path.c_str(), CH_FLOAT32, 1.0));
+  EXPECT_TRUE(contains(ch_error_message(), "only 300000 bytes follow")) << ch_error_message();
+  EXPECT_TRUE(contains(ch_error_message(), path)) << ch_error_message();
+}
+
 TEST_F(DatasetsTest, TruncatedAndCorruptGzip) {
   std::string bytes = idx(0x08, {100, 100}, std::string(10000, '\x07'));
   std::string path = temp_path("whole.idx.gz");

@@ -388,6 +388,56 @@ TEST_F(MalformedTest, BadNpyEntries) {
   EXPECT_EQ(param_values(m, 1), (std::vector<double>{1, 2, 3}));
 }
 
+// Sizes are never trusted: an .npy header claiming 4 * 10^12 bytes of data,
+// and zip directories whose sizes lie, are refused with CH_ERR_IO naming the
+// file and the numbers before anything of the claimed size is allocated
+// (under AddressSanitizer such an allocation would abort the test).
+TEST_F(SerializersTest, LyingSizesAreRefusedBeforeAllocating) {
+  std::string path = temp_path("huge_npy.npz");
+  write_zip(path, {{"a.npy", npy("{'descr': '<f4', 'fortran_order': False, "
+                                 "'shape': (1000000000000,), }",
+                                 std::string(12, '\0'))}});
+  Arr back;
+  EXPECT_CH_ERR(CH_ERR_IO, ch_serializers_load_npz_array(back.out(), path.c_str(), "a"));
+  EXPECT_TRUE(contains(ch_error_message(), "4000000000000 bytes")) << ch_error_message();
+  EXPECT_TRUE(contains(ch_error_message(), "truncated")) << ch_error_message();
+  EXPECT_TRUE(contains(ch_error_message(), "huge_npy.npz")) << ch_error_message();
+  EXPECT_EQ(back.get(), nullptr);
+
+  // The central directory's sizes: uncompressed at offset 24, compressed at 20.
+  auto patch_directory = [](std::string bytes, size_t field, uint32_t value) {
+    size_t cd = bytes.find("PK\x01\x02");
+    EXPECT_NE(cd, std::string::npos);
+    for (int i = 0; i < 4; ++i) bytes[cd + field + i] = static_cast<char>(value >> (8 * i));
+    return bytes;
+  };
+  Arr a = f32({4}, {1, 2, 3, 4});
+  ch_array* arrays[] = {a};
+  const char* keys[] = {"a"};
+  struct Case {
+    const char* what;
+    int32_t flags;
+    size_t field;
+    uint32_t value;
+    const char* message;
+  } cases[] = {
+      {"stored, uncompressed size 2^31", CH_NPZ_STORED, 24, 0x80000000u, "2147483648"},
+      {"deflated, uncompressed size 4 * 10^9", CH_NPZ_COMPRESSED, 24, 4000000000u, "4000000000"},
+      {"compressed size beyond the file", CH_NPZ_STORED, 20, 0x7fffffffu, "2147483647"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::string good = temp_path("good_arrays.npz");
+    ASSERT_CH_OK(ch_serializers_save_npz_arrays(good.c_str(), keys, arrays, 1, c.flags));
+    std::string lying = temp_path("lying.npz");
+    write_file(lying, patch_directory(read_file(good), c.field, c.value));
+    EXPECT_CH_ERR(CH_ERR_IO, ch_serializers_load_npz_array(back.out(), lying.c_str(), "a"));
+    EXPECT_TRUE(contains(ch_error_message(), "lying.npz")) << ch_error_message();
+    EXPECT_TRUE(contains(ch_error_message(), c.message)) << ch_error_message();
+    EXPECT_EQ(back.get(), nullptr);
+  }
+}
+
 TEST_F(SerializersTest, OptimizerLoadErrorsLeaveStateUntouched) {
   FnSet model = make_mlp();
   Opt o;

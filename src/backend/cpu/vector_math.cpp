@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#if CH_HAVE_LIBMVEC
+// CH_NO_TARGET_CLONES (ThreadSanitizer builds): IFUNC resolvers run before its runtime.
+#if CH_HAVE_LIBMVEC && !defined(CH_NO_TARGET_CLONES)
 // glibc declares these SIMD variants only under -ffast-math (which would also
 // drop NaN and infinity semantics). Declaring them here lets the vectoriser
 // call libmvec's _ZGV* functions from loops over exp/log/tanh with exact IEEE

@@ -1,12 +1,13 @@
-// NumPy .npy / .npz files (NPY format 1.0 written; 1.0, 2.0 and 3.0 read),
-// zip containers through libzip, and the checkpoints built on them.
+// NumPy .npy / .npz files (NPY format 1.0 written; 1.0, 2.0 and 3.0 read) and
+// zip containers through libzip: the codec. What a model or an optimizer
+// writes with it is checkpoint.h.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "function_set.h"
-#include "optimizer.h"
+#include "core/array.h"
 
 namespace chainerc::npz {
 
@@ -19,12 +20,27 @@ struct NpyArray {
   int64_t count() const;
 };
 
+// The header of .npy bytes: dtype descriptor, shape, and where the data
+// starts and how many bytes it takes.
+struct NpyHeader {
+  std::string descr;
+  std::vector<int64_t> shape;
+  size_t data_offset = 0;
+  size_t data_bytes = 0;
+};
+
 // Encoded .npy bytes of an array (float32 '<f4', float64 '<f8', int32 '<i4').
 std::string encode(const Array& a);
 // Encoded .npy bytes of a 0-d int64 ('<i8') value (Chainer's t and epoch).
 std::string encode_int64_scalar(int64_t v);
 // Parses .npy bytes; Error(CH_ERR_IO) naming `where` for malformed data.
 NpyArray decode(std::string&& bytes, const std::string& where);
+// Parses the header at the start of `bytes` (the data may be absent or
+// partial); Error(CH_ERR_IO) naming `where` when malformed or incomplete.
+NpyHeader parse_header(const std::string& bytes, const std::string& where);
+// The size of the magic, version, length and header at the start of `bytes`,
+// or 0 while fewer than 12 bytes are there to tell.
+size_t header_size(const std::string& bytes);
 
 // Writes entries "<name>.npy" (name -> npy bytes) to `path`, replacing it.
 void write_npz(const std::string& path,
@@ -46,6 +62,8 @@ class Reader {
   std::string path_;
   const char* who_;
   void* zip_ = nullptr;
+  // The file's size (the largest value for a non-regular file).
+  uint64_t file_bytes_ = UINT64_MAX;
 };
 
 // The decoded entry as an Array of `dtype` with `shape` ("<f4"/">f4" for
@@ -55,11 +73,5 @@ Array to_array(const NpyArray& a, const std::string& path, const std::string& ke
 // The decoded entry as an Array of the dtype it holds ('<i8' narrowed to int32).
 Array to_array_any(const NpyArray& a, const std::string& path, const std::string& key,
                    const char* who);
-
-void save_function_set(const FunctionSet& set, const std::string& path, bool compress,
-                       const char* who);
-void load_function_set(const FunctionSet& set, const std::string& path, const char* who);
-void save_optimizer(const Optimizer& opt, const std::string& path, bool compress, const char* who);
-void load_optimizer(Optimizer& opt, const std::string& path, const char* who);
 
 }  // namespace chainerc::npz

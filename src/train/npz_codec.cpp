@@ -1,5 +1,6 @@
-#include "npz.h"
+#include "npz_codec.h"
 
+#include <sys/stat.h>
 #include <zip.h>
 #include <zlib.h>
 
@@ -122,7 +123,33 @@ std::string encode(const Array& a) {
 
 std::string encode_int64_scalar(int64_t v) { return encode_raw("<i8", {}, &v, sizeof v); }
 
-NpyArray decode(std::string&& b, const std::string& where) {
+namespace {
+// The data that follows a header must be exactly what the header declares.
+void check_data_size(const NpyHeader& h, size_t have, const std::string& where) {
+  const size_t need = h.data_bytes;
+  if (have < need)
+    bad(where, "the data is truncated: " + shape_str(h.shape) + " '" + h.descr + "' needs " +
+                   std::to_string(need) + " bytes but the entry has " + std::to_string(have));
+  if (have > need)
+    bad(where, "the entry has " + std::to_string(have - need) + " bytes after the data of shape " +
+                   shape_str(h.shape));
+}
+}  // namespace
+
+size_t header_size(const std::string& b) {
+  if (b.size() < 12) return 0;
+  const int major = static_cast<unsigned char>(b[6]);
+  size_t len = 0;
+  if (major == 1) {
+    len = static_cast<unsigned char>(b[8]) |
+          (static_cast<size_t>(static_cast<unsigned char>(b[9])) << 8);
+    return 10 + len;
+  }
+  for (int i = 3; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(b[8 + i]);
+  return 12 + len;
+}
+
+NpyHeader parse_header(const std::string& b, const std::string& where) {
   if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0)
     bad(where, "the NPY magic bytes are missing");
   const int major = static_cast<unsigned char>(b[6]);
@@ -144,7 +171,7 @@ NpyArray decode(std::string&& b, const std::string& where) {
     bad(where, "the header needs " + std::to_string(header_len) + " bytes but the entry has " +
                    std::to_string(b.size() - start));
   const std::string h = b.substr(start, header_len);
-  NpyArray out;
+  NpyHeader out;
   // descr
   size_t at = find_key(h, "descr");
   if (at == std::string::npos) bad(where, "the header has no 'descr'");
@@ -199,15 +226,18 @@ NpyArray decode(std::string&& b, const std::string& where) {
          " are not supported (save a C-order array)");
   int64_t item = itemsize_of(out.descr);
   if (item <= 0 || item > 16) bad(where, "unsupported dtype descriptor '" + out.descr + "'");
-  size_t need = static_cast<size_t>(count * item);
-  size_t have = b.size() - start - header_len;
-  if (have < need)
-    bad(where, "the data is truncated: " + shape_str(out.shape) + " '" + out.descr + "' needs " +
-                   std::to_string(need) + " bytes but the entry has " + std::to_string(have));
-  if (have > need)
-    bad(where, "the entry has " + std::to_string(have - need) + " bytes after the data of shape " +
-                   shape_str(out.shape));
-  b.erase(0, start + header_len);  // the data, without another copy
+  out.data_offset = start + header_len;
+  out.data_bytes = static_cast<size_t>(count * item);
+  return out;
+}
+
+NpyArray decode(std::string&& b, const std::string& where) {
+  NpyHeader h = parse_header(b, where);
+  check_data_size(h, b.size() - h.data_offset, where);
+  NpyArray out;
+  out.descr = std::move(h.descr);
+  out.shape = std::move(h.shape);
+  b.erase(0, h.data_offset);  // the data, without another copy
   out.data = std::move(b);
   return out;
 }
@@ -263,6 +293,9 @@ void write_npz(const std::string& path,
 }
 
 Reader::Reader(const std::string& path, const char* who) : path_(path), who_(who) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    file_bytes_ = static_cast<uint64_t>(st.st_size);
   int err = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_RDONLY, &err);
   if (!z)
@@ -301,14 +334,31 @@ NpyArray Reader::read(const std::string& key) const {
   zip_stat_init(&st);
   if (zip_stat_index(z, static_cast<zip_uint64_t>(idx), 0, &st) != 0)
     fail(CH_ERR_IO, where, ": ", zip_strerror(z));
+  // Never trust the directory: its sizes must fit in the file (compressed)
+  // and in what deflate can produce from them (1032:1) before anything is
+  // reserved, and the entry's own .npy header must agree with them.
+  const bool sized = (st.valid & ZIP_STAT_SIZE) != 0;
+  if (sized && (st.valid & ZIP_STAT_COMP_SIZE)) {
+    if (st.comp_size > file_bytes_)
+      fail(CH_ERR_IO, where, ": the directory says the entry has ", st.comp_size,
+           " compressed bytes but the file has only ", file_bytes_);
+    const bool method = (st.valid & ZIP_STAT_COMP_METHOD) != 0;
+    if (method && st.comp_method == ZIP_CM_STORE && st.size != st.comp_size)
+      fail(CH_ERR_IO, where, ": the directory says the stored entry has ", st.size,
+           " bytes but it occupies ", st.comp_size);
+    if (method && st.comp_method == ZIP_CM_DEFLATE && st.size / 1032 > st.comp_size + 1)
+      fail(CH_ERR_IO, where, ": the directory says the entry has ", st.size,
+           " bytes, more than its ", st.comp_size, " compressed bytes can hold");
+  }
   zip_file_t* f = zip_fopen_index(z, static_cast<zip_uint64_t>(idx), 0);
   if (!f) fail(CH_ERR_IO, where, ": cannot open the entry: ", zip_strerror(z));
   std::string bytes;
   std::string err;
   try {
-    if (st.valid & ZIP_STAT_SIZE)
+    if (sized && st.size / 1032 <= file_bytes_)
       bytes.reserve(std::min<zip_uint64_t>(st.size, zip_uint64_t{1} << 30));
     char buf[1 << 16];
+    bool header_checked = false;
     while (true) {
       zip_int64_t got = zip_fread(f, buf, sizeof buf);  // reading to the end checks the CRC
       if (got < 0) {
@@ -317,6 +367,16 @@ NpyArray Reader::read(const std::string& key) const {
       }
       if (got == 0) break;
       bytes.append(buf, static_cast<size_t>(got));
+      if (sized && bytes.size() > st.size)
+        fail(CH_ERR_IO, where, ": the entry has more than the ", st.size,
+             " bytes the directory says");
+      const size_t hs = header_size(bytes);
+      if (sized && !header_checked && hs > 0 && hs <= bytes.size()) {
+        // The .npy header is complete: what it declares must be the entry's size.
+        NpyHeader h = parse_header(bytes, where);
+        check_data_size(h, st.size - std::min<size_t>(st.size, h.data_offset), where);
+        header_checked = true;
+      }
     }
   } catch (...) {
     zip_fclose(f);
@@ -420,86 +480,6 @@ Array to_array(const NpyArray& a, const std::string& path, const std::string& ke
     fail(CH_ERR_SHAPE, who, ": '", path, "' key '", key, "' has shape ", shape_str(a.shape),
          " but the target has shape ", dims(shape));
   return to_array_any(a, path, key, who);
-}
-
-// ---- checkpoints ---------------------------------------------------------------
-
-void save_function_set(const FunctionSet& set, const std::string& path, bool compress,
-                       const char* who) {
-  std::vector<std::pair<std::string, std::string>> entries;
-  for (const NamedParameter& p : set.parameters()) entries.emplace_back(p.path, encode(p.param));
-  write_npz(path, entries, compress, who);
-}
-
-void load_function_set(const FunctionSet& set, const std::string& path, const char* who) {
-  std::vector<NamedParameter> params = set.parameters();
-  for (const NamedParameter& p : params)
-    if (!p.param.device().is_cpu())
-      fail(CH_ERR_DEVICE, who, ": parameter '", p.path, "' is a ", p.param.describe(),
-           "; load into CPU parameters");
-  Reader r(path, who);
-  Arrays values;
-  values.reserve(params.size());
-  for (const NamedParameter& p : params)
-    values.push_back(to_array(r.read(p.path), path, p.path, p.param.dtype(), p.param.shape(), who));
-  // Everything is valid: now write.
-  for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].param.nbytes())
-      std::memcpy(params[i].param.raw(), values[i].raw(), params[i].param.nbytes());
-}
-
-void save_optimizer(const Optimizer& opt, const std::string& path, bool compress, const char* who) {
-  opt.require_setup(who);
-  std::vector<std::pair<std::string, std::string>> entries;
-  entries.emplace_back("t", encode_int64_scalar(opt.t));
-  entries.emplace_back("epoch", encode_int64_scalar(opt.epoch));
-  for (const OptSlot& s : opt.slots) {
-    entries.emplace_back(s.path + "/t", encode_int64_scalar(opt.t));
-    for (size_t i = 0; i < s.state.size(); ++i) entries.emplace_back(s.keys[i], encode(s.state[i]));
-  }
-  write_npz(path, entries, compress, who);
-}
-
-namespace {
-int64_t read_count(const Reader& r, const std::string& path, const std::string& key,
-                   const char* who) {
-  NpyArray a = r.read(key);
-  Array v = to_array_any(a, path, key, who);
-  if (v.size() != 1 || v.dtype() != DType::Int32 || v.ndim() > 1)
-    fail(CH_ERR_DTYPE, who, ": '", path, "' key '", key, "' should be an integer scalar but is a ",
-         v.describe());
-  int64_t t = v.data<int32_t>()[0];
-  if (t < 0)
-    fail(CH_ERR_INVALID_ARGUMENT, who, ": '", path, "' key '", key, "' is ", t,
-         "; it must be >= 0");
-  return t;
-}
-}  // namespace
-
-void load_optimizer(Optimizer& opt, const std::string& path, const char* who) {
-  opt.require_setup(who);
-  Reader r(path, who);
-  int64_t t = read_count(r, path, "t", who);
-  int64_t epoch = r.has("epoch") ? read_count(r, path, "epoch", who) : opt.epoch;
-  std::vector<Arrays> values(opt.slots.size());
-  for (size_t k = 0; k < opt.slots.size(); ++k) {
-    const OptSlot& s = opt.slots[k];
-    for (size_t i = 0; i < s.state.size(); ++i) {
-      if (!s.state[i].device().is_cpu())
-        fail(CH_ERR_DEVICE, who, ": state '", s.keys[i], "' is a ", s.state[i].describe(),
-             "; load into CPU state");
-      values[k].push_back(to_array(r.read(s.keys[i]), path, s.keys[i], s.state[i].dtype(),
-                                   s.state[i].shape(), who));
-    }
-  }
-  for (size_t k = 0; k < opt.slots.size(); ++k) {
-    OptSlot& s = opt.slots[k];
-    for (size_t i = 0; i < s.state.size(); ++i)
-      if (s.state[i].nbytes())
-        std::memcpy(s.state[i].raw(), values[k][i].raw(), s.state[i].nbytes());
-  }
-  opt.t = t;
-  opt.epoch = epoch;
 }
 
 }  // namespace chainerc::npz
