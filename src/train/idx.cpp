@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/parallel.h"
 #include "core/error.h"
 
 namespace chainerc {
@@ -120,14 +119,10 @@ void convert(const unsigned char* src, T* dst, int64_t n, unsigned code, double 
   const int size = type_size(code);
   if (code == 0x08) {  // the common case (pixels, labels): a tight loop
     const T s = static_cast<T>(scale);
-    cpu::parallel_for(n, cpu::kElementwiseGrain, [=](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(src[i]) * s;
-    });
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]) * s;
     return;
   }
-  cpu::parallel_for(n, cpu::kElementwiseGrain, [=](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(element(src + i * size, code) * scale);
-  });
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(element(src + i * size, code) * scale);
 }
 
 }  // namespace
