@@ -206,6 +206,19 @@ _decl("ch_function_release", S, [c_void_p])
 _decl("ch_function_apply", S, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
                                c_size_t, POINTER(c_size_t)])
 _decl("ch_function_name", c_char_p, [c_void_p])
+_decl("ch_function_forward", S, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
+                                 c_size_t, POINTER(c_size_t)])
+
+
+class GraphDotOptions(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("hide_parameters", c_int32),
+                ("rankdir", c_char_p), ("output_names", POINTER(c_char_p))]
+
+
+CH_GRAPH_DOT_OPTIONS_VERSION = 1
+_decl("ch_variable_graph_dot", S, [POINTER(c_void_p), POINTER(c_void_p), c_size_t,
+                                   POINTER(GraphDotOptions)])
+_decl("ch_string_free", None, [c_void_p])
 _decl("ch_function_input_count", c_size_t, [c_void_p])
 _decl("ch_function_output_count", c_size_t, [c_void_p])
 _decl("ch_function_input", S, [PP, c_void_p, c_size_t])
