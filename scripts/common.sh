@@ -99,6 +99,10 @@ ch_ensure_deps() {
   if ! python3 -c 'import numpy' >/dev/null 2>&1; then
     ch_pip_install numpy
   fi
+  # scripts/plot_log.py and its test (example_plot) draw with matplotlib.
+  if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
+    ch_pip_install matplotlib
+  fi
 }
 
 # The CUDA backend (-Dcuda=auto) is built wherever meson finds nvcc: look in
