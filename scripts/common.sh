@@ -23,7 +23,7 @@ ch_as_root() {
 }
 
 # Debian packages the build and the tests need.
-CH_APT_PACKAGES=(ninja-build pkg-config libgtest-dev g++ zlib1g-dev libopenblas-dev libdnnl-dev libzip-dev dataset-fashion-mnist binutils golang-go libtcc-dev graphviz)
+CH_APT_PACKAGES=(ninja-build pkg-config libgtest-dev g++ zlib1g-dev libopenblas-dev libdnnl-dev libzip-dev dataset-fashion-mnist binutils golang-go libtcc-dev graphviz python3-venv)
 
 ch_apt_missing() {
   local pkg status

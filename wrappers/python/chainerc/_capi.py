@@ -6,9 +6,11 @@ a Python exception.
 
 Library search order:
   1. the environment variable CHAINERC_LIBRARY (a path to libchainerc.so),
-  2. the build tree of the repository this package sits in
+  2. the library inside the installed package (chainerc/_lib/libchainerc.so.0,
+     built by `pip install ./wrappers/python`),
+  3. the build tree of the repository this package sits in
      (<repo>/build/src/libchainerc.so.0),
-  3. ctypes.util.find_library("chainerc") (an installed library).
+  4. ctypes.util.find_library("chainerc") (an installed library).
 """
 
 import ctypes
@@ -91,7 +93,8 @@ def _candidates():
         return [env], True
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
-    cands = [os.path.join(repo, "build", "src", "libchainerc.so.0"),
+    cands = [os.path.join(here, "_lib", "libchainerc.so.0"),
+             os.path.join(repo, "build", "src", "libchainerc.so.0"),
              os.path.join(repo, "build", "src", "libchainerc.so")]
     found = ctypes.util.find_library("chainerc")
     if found:
