@@ -99,9 +99,9 @@ CH_API ch_status ch_variable_unchain_backward(ch_variable* variable);
 /* Options of ch_variable_graph_dot. Zero-initialised fields (with version
  * set) give the defaults. */
 typedef struct ch_graph_dot_options {
-  uint32_t version;         /* CH_GRAPH_DOT_OPTIONS_VERSION */
-  int32_t hide_parameters;  /* non-zero: no nodes for function parameters (W, b) */
-  const char* rankdir;      /* Graphviz rankdir "TB" (NULL), "BT", "LR" or "RL"; copied */
+  uint32_t version;                /* CH_GRAPH_DOT_OPTIONS_VERSION */
+  int32_t hide_parameters;         /* non-zero: no nodes for function parameters (W, b) */
+  const char* rankdir;             /* Graphviz rankdir "TB" (NULL), "BT", "LR" or "RL"; copied */
   const char* const* output_names; /* NULL, or n_outputs labels (an entry may be
                                       NULL) shown on the output variables; copied */
 } ch_graph_dot_options;
