@@ -22,8 +22,10 @@ ch_as_root() {
   fi
 }
 
-# Debian packages the build and the tests need.
-CH_APT_PACKAGES=(ninja-build pkg-config libgtest-dev g++ zlib1g-dev libopenblas-dev libdnnl-dev libzip-dev dataset-fashion-mnist binutils golang-go libtcc-dev graphviz python3-venv)
+# Debian packages the build and the tests need. (ccache: meson uses it when
+# found, so the Python package's own build of the library in build-python/,
+# tests/test_package.py, reuses the objects build/ just compiled.)
+CH_APT_PACKAGES=(ninja-build pkg-config libgtest-dev g++ zlib1g-dev libopenblas-dev libdnnl-dev libzip-dev dataset-fashion-mnist binutils golang-go libtcc-dev graphviz python3-venv ccache)
 
 ch_apt_missing() {
   local pkg status
