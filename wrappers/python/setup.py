@@ -142,5 +142,21 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildPyWithLibrary, "sdist": SdistWithSources},
-      distclass=BinaryDistribution)
+cmdclass = {"build_py": BuildPyWithLibrary, "sdist": SdistWithSources}
+try:  # setuptools >= 70 has its own bdist_wheel; older ones use the wheel package's
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:
+        bdist_wheel = None
+if bdist_wheel is not None:
+    class BdistWheelAnyPython(bdist_wheel):
+        """The library is loaded with ctypes: any Python 3, this platform."""
+
+        def get_tag(self):
+            return ("py3", "none", super().get_tag()[2])
+
+    cmdclass["bdist_wheel"] = BdistWheelAnyPython
+
+setup(cmdclass=cmdclass, distclass=BinaryDistribution)
