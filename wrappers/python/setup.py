@@ -14,6 +14,9 @@ The library is configured with -Dtests=false -Dexamples=false
 "-Dcuda=disabled"). Inside a repository checkout its build folder is
 <repo>/build-python, at the depth of build/, so ccache (base_dir set) reuses
 the objects of a build/ configured the same way; elsewhere a temporary folder.
+CHAINERC_BUILD_JOBS limits the compile jobs; CHAINERC_SKIP_LIBRARY_BUILD=1
+makes a package without the library (it then finds one as the development
+checkout does: CHAINERC_LIBRARY, build/src, an installed libchainerc).
 Needs: a C++17 compiler, meson >= 1.1, ninja, pkg-config and the library's
 development packages (libopenblas-dev, zlib1g-dev, libzip-dev; libdnnl-dev and
 libtcc-dev are optional), as for building the library by hand.
