@@ -22,8 +22,10 @@ ch_as_root() {
   fi
 }
 
-# Debian packages the build and the tests need.
-CH_APT_PACKAGES=(ninja-build pkg-config libgtest-dev g++ zlib1g-dev libopenblas-dev libdnnl-dev libzip-dev dataset-fashion-mnist binutils golang-go libtcc-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev)
+# Debian packages the build and the tests need. (ccache: meson uses it when
+# found, so the Python package's own build of the library in build-python/,
+# tests/test_package.py, reuses the objects build/ just compiled.)
+CH_APT_PACKAGES=(ninja-build pkg-config libgtest-dev g++ zlib1g-dev libopenblas-dev libdnnl-dev libzip-dev dataset-fashion-mnist binutils golang-go libtcc-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev graphviz python3-venv ccache)
 
 ch_apt_missing() {
   local pkg status
@@ -98,6 +100,10 @@ ch_ensure_deps() {
   fi
   if ! python3 -c 'import numpy' >/dev/null 2>&1; then
     ch_pip_install numpy
+  fi
+  # scripts/plot_log.py and its test (example_plot) draw with matplotlib.
+  if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
+    ch_pip_install matplotlib
   fi
 }
 

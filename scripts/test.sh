@@ -148,7 +148,9 @@ if [ "${CH_SKIP_WRAPPERS:-0}" != "1" ]; then
     ch_log "wrapper tests: $lang"
     t=$SECONDS
     lib_dir="$(cd "$build_dir/src" && pwd)"
-    CHAINERC_LIB_DIR="$lib_dir" CHAINERC_LIBRARY="$lib_dir/libchainerc.so" \
+    # CHAINERC_TEST_PACKAGE=1: the Python suite also pip-installs the package
+    # (which builds the library into it) into a fresh venv (tests/test_package.py).
+    CHAINERC_LIB_DIR="$lib_dir" CHAINERC_LIBRARY="$lib_dir/libchainerc.so" CHAINERC_TEST_PACKAGE=1 \
       bash "$suite" >"$log" 2>&1 || true
     tail -n 5 "$log" >&2
     summary_args+=(--external "$lang=$log")

@@ -7,9 +7,14 @@
  *   train_mnist [--epochs 20] [--hidden 100] [--batch 100] [--optimizer sgd]
  *               [--lr 0.01] [--threads N] [--seed 1] [--save model.npz]
  *               [--data /usr/share/datasets/fashion-mnist] [--limit N]
+ *               [--log log.json] [--graph graph.dot]
  *
  * After each epoch it prints train loss/accuracy, test loss/accuracy and
- * samples per second; a progress bar runs on stderr during the epoch.
+ * samples per second; a progress bar with the estimated time left runs on
+ * stderr during the epoch. --log writes the per-epoch numbers in the format
+ * of Chainer's LogReport (a JSON list; scripts/plot_log.py draws it), --graph
+ * the first mini-batch's computational graph as Graphviz DOT
+ * (dot -Tpng graph.dot -o graph.png).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
 #include <ch/ch.h>
@@ -19,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../common/log_report.h"
 
 #define CHECK(call)                                                                   \
   do {                                                                                \
@@ -37,7 +44,9 @@ typedef struct Options {
   const char* optimizer;
   const char* save;
   const char* data;
-  int64_t limit; /* use only the first N training samples (0: all) */
+  int64_t limit;     /* use only the first N training samples (0: all) */
+  const char* log;   /* LogReport JSON file (NULL: none) */
+  const char* graph; /* Graphviz DOT file of the first batch's graph (NULL: none) */
 } Options;
 
 static void usage(FILE* f) {
@@ -45,11 +54,12 @@ static void usage(FILE* f) {
           "usage: train_mnist [--epochs N] [--hidden N] [--batch N]\n"
           "                   [--optimizer sgd|momentum|adagrad|adadelta|adam|rmsprop]\n"
           "                   [--lr X] [--threads N] [--seed N] [--save FILE.npz]\n"
-          "                   [--data DIR] [--limit N]\n");
+          "                   [--data DIR] [--limit N] [--log FILE.json] [--graph FILE.dot]\n");
 }
 
 static Options parse(int argc, char** argv) {
-  Options o = {20, 100, 100, 0, 0.01, 1, "sgd", NULL, "/usr/share/datasets/fashion-mnist", 0};
+  Options o = {20, 100,  100, 0, 0.01, 1, "sgd", NULL, "/usr/share/datasets/fashion-mnist",
+               0,  NULL, NULL};
   int i;
   for (i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -82,6 +92,10 @@ static Options parse(int argc, char** argv) {
       o.data = v;
     else if (!strcmp(a, "--limit"))
       o.limit = atoll(v);
+    else if (!strcmp(a, "--log"))
+      o.log = v;
+    else if (!strcmp(a, "--graph"))
+      o.graph = v;
     else {
       fprintf(stderr, "train_mnist: unknown option %s\n", a);
       usage(stderr);
@@ -239,17 +253,40 @@ static void batch_vars(float* xb, int32_t* tb, int64_t n, int is_volatile, ch_va
   ch_array_release(ta);
 }
 
-static void progress(int64_t done, int64_t total, double t0) {
+/* The bar, the speed, and the time left in this epoch and in the whole run
+ * (`epochs_after` more epochs of `total` samples follow this one), from this
+ * epoch's speed so far. */
+static void progress(int64_t done, int64_t total, double t0, int epochs_after) {
   const int width = 30;
   int fill = (int)(width * done / (total ? total : 1)), i;
-  char bar[64];
-  double dt = now_s() - t0;
+  char bar[64], eta[32], run[32];
+  double dt = now_s() - t0, rate = dt > 0 ? (double)done / dt : 0.0;
+  double left = rate > 0 ? (double)(total - done) / rate : 0.0;
+  double run_left = rate > 0 ? left + (double)epochs_after * (double)total / rate : 0.0;
   for (i = 0; i < width; ++i) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
   bar[width] = '\0';
-  fprintf(stderr, "\r  [%s] %lld/%lld  %.0f samples/s ", bar, (long long)done, (long long)total,
-          dt > 0 ? (double)done / dt : 0.0);
-  if (done == total) fprintf(stderr, "\r%*s\r", width + 40, "");
+  fprintf(stderr, "\r  [%s] %lld/%lld  %.0f samples/s  eta %s (run %s) ", bar, (long long)done,
+          (long long)total, rate, log_report_hms(left, eta, sizeof eta),
+          log_report_hms(run_left, run, sizeof run));
+  if (done == total) fprintf(stderr, "\r%*s\r", width + 70, "");
   fflush(stderr);
+}
+
+/* The computational graph behind the loss as Graphviz DOT (--graph). */
+static void write_graph(const char* path, ch_variable* loss) {
+  const char* names[1] = {"loss"};
+  ch_graph_dot_options opt = {CH_GRAPH_DOT_OPTIONS_VERSION, 0, "TB", names};
+  char* dot = NULL;
+  FILE* f;
+  CHECK(ch_variable_graph_dot(&dot, &loss, 1, &opt));
+  f = fopen(path, "w");
+  if (!f || fputs(dot, f) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "train_mnist: cannot write %s\n", path);
+    exit(1);
+  }
+  ch_string_free(dot);
+  printf("wrote the graph of one mini-batch to %s (render it: dot -Tpng %s -o graph.png)\n", path,
+         path);
 }
 
 static ch_optimizer* make_optimizer(const Options* o) {
@@ -284,6 +321,12 @@ int main(int argc, char** argv) {
   int64_t *perm, *order, i;
   int epoch;
   const int show_bar = isatty(2);
+  LogReport log = {NULL, NULL, 0, 0};
+  long long iteration = 0;
+  double start;
+  static const char* log_keys[4] = {"main/loss", "main/accuracy", "validation/main/loss",
+                                    "validation/main/accuracy"};
+  log.path = o.log;
 
   if (o.threads > 0) CHECK(ch_config_set_num_threads(o.threads));
   ch_config_seed(o.seed);
@@ -309,6 +352,7 @@ int main(int argc, char** argv) {
   for (i = 0; i < train.n; ++i) perm[i] = i;
   for (i = 0; i < test.n; ++i) order[i] = i;
 
+  start = now_s();
   for (epoch = 1; epoch <= o.epochs; ++epoch) {
     double sum_loss = 0, sum_acc = 0, t0 = now_s(), dt;
     int64_t seen = 0;
@@ -321,7 +365,9 @@ int main(int argc, char** argv) {
       batch_vars(xb, tb, n, 0, &x, &t);
       CHECK(ch_optimizer_zero_grads(opt));
       forward(&model, x, t, &loss, &acc);
+      if (o.graph && epoch == 1 && i == 0) write_graph(o.graph, loss);
       CHECK(ch_variable_backward(loss, 0));
+      ++iteration;
       CHECK(ch_optimizer_update(opt));
       sum_loss += scalar_of(loss) * (double)n;
       sum_acc += scalar_of(acc) * (double)n;
@@ -330,7 +376,8 @@ int main(int argc, char** argv) {
       ch_variable_release(acc);
       ch_variable_release(x);
       ch_variable_release(t);
-      if (show_bar && ((i / o.batch) % 10 == 0 || seen == train.n)) progress(seen, train.n, t0);
+      if (show_bar && ((i / o.batch) % 10 == 0 || seen == train.n))
+        progress(seen, train.n, t0, o.epochs - epoch);
     }
     dt = now_s() - t0;
 
@@ -354,6 +401,11 @@ int main(int argc, char** argv) {
              epoch, sum_loss / (double)seen, sum_acc / (double)seen, test_loss / (double)test.n,
              test_acc / (double)test.n, (double)seen / dt);
       fflush(stdout);
+      {
+        const double values[4] = {sum_loss / (double)seen, sum_acc / (double)seen,
+                                  test_loss / (double)test.n, test_acc / (double)test.n};
+        log_report_add(&log, epoch, iteration, log_keys, values, 4, now_s() - start);
+      }
     }
   }
 
@@ -362,6 +414,9 @@ int main(int argc, char** argv) {
     printf("saved the model to %s (numpy.load reads it; keys l1/W, l1/b, ...)\n", o.save);
   }
 
+  if (o.log)
+    printf("wrote the training log to %s (plot it: scripts/plot_log.py %s)\n", o.log, o.log);
+  log_report_free(&log);
   free(xb);
   free(tb);
   free(perm);

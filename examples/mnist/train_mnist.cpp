@@ -6,9 +6,12 @@
 //   train_mnist_cpp [--epochs 20] [--hidden 100] [--batch 100] [--optimizer sgd]
 //                   [--lr 0.01] [--threads N] [--seed 1] [--save model.npz]
 //                   [--data /usr/share/datasets/fashion-mnist] [--limit N]
+//                   [--log log.json] [--graph graph.dot]
 //
 // After each epoch it prints train loss/accuracy, test loss/accuracy and samples per
-// second; a progress bar runs on stderr during the epoch.
+// second; a progress bar with the estimated time left runs on stderr during the epoch.
+// --log writes Chainer's LogReport JSON (scripts/plot_log.py draws it), --graph the first
+// mini-batch's graph as Graphviz DOT.
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "../common/log_report.h"
+
 namespace F = ch::F;
 
 namespace {
@@ -34,15 +39,17 @@ struct Options {
   double lr = 0.01;
   uint64_t seed = 1;
   std::string optimizer = "sgd", save, data = "/usr/share/datasets/fashion-mnist";
-  int64_t limit = 0;  // use only the first N training samples (0: all)
+  int64_t limit = 0;       // use only the first N training samples (0: all)
+  std::string log, graph;  // LogReport JSON file, Graphviz DOT file ("": none)
 };
 
 void usage(FILE* f) {
-  std::fprintf(f,
-               "usage: train_mnist [--epochs N] [--hidden N] [--batch N]\n"
-               "                   [--optimizer sgd|momentum|adagrad|adadelta|adam|rmsprop]\n"
-               "                   [--lr X] [--threads N] [--seed N] [--save FILE.npz]\n"
-               "                   [--data DIR] [--limit N]\n");
+  std::fprintf(
+      f,
+      "usage: train_mnist [--epochs N] [--hidden N] [--batch N]\n"
+      "                   [--optimizer sgd|momentum|adagrad|adadelta|adam|rmsprop]\n"
+      "                   [--lr X] [--threads N] [--seed N] [--save FILE.npz]\n"
+      "                   [--data DIR] [--limit N] [--log FILE.json] [--graph FILE.dot]\n");
 }
 
 Options parse(int argc, char** argv) {
@@ -78,6 +85,10 @@ Options parse(int argc, char** argv) {
       o.data = v;
     else if (a == "--limit")
       o.limit = std::atoll(v);
+    else if (a == "--log")
+      o.log = v;
+    else if (a == "--graph")
+      o.graph = v;
     else {
       std::fprintf(stderr, "train_mnist: unknown option %s\n", a.c_str());
       usage(stderr);
@@ -183,16 +194,21 @@ ch::Optimizer make_optimizer(const Options& o) {
   std::exit(2);
 }
 
-void progress(int64_t done, int64_t total, double t0) {
+// The bar, the speed, and the time left in this epoch and in the run (`epochs_after` more
+// epochs of `total` samples follow this one), from this epoch's speed so far.
+void progress(int64_t done, int64_t total, double t0, int epochs_after) {
   const int width = 30;
   const int fill = static_cast<int>(width * done / (total ? total : 1));
   std::string bar(width, ' ');
   for (int i = 0; i < width; ++i) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
-  const double dt = now_s() - t0;
-  std::fprintf(stderr, "\r  [%s] %lld/%lld  %.0f samples/s ", bar.c_str(),
-               static_cast<long long>(done), static_cast<long long>(total),
-               dt > 0 ? static_cast<double>(done) / dt : 0.0);
-  if (done == total) std::fprintf(stderr, "\r%*s\r", width + 40, "");
+  const double dt = now_s() - t0, rate = dt > 0 ? static_cast<double>(done) / dt : 0.0;
+  const double left = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+  const double run_left = rate > 0 ? left + epochs_after * static_cast<double>(total) / rate : 0.0;
+  char eta[32], run[32];
+  std::fprintf(stderr, "\r  [%s] %lld/%lld  %.0f samples/s  eta %s (run %s) ", bar.c_str(),
+               static_cast<long long>(done), static_cast<long long>(total), rate,
+               log_report_hms(left, eta, sizeof eta), log_report_hms(run_left, run, sizeof run));
+  if (done == total) std::fprintf(stderr, "\r%*s\r", width + 70, "");
   std::fflush(stderr);
 }
 
@@ -216,6 +232,11 @@ int run(const Options& o) {
   std::vector<int64_t> perm(static_cast<size_t>(train.n)), order(static_cast<size_t>(test.n));
   std::iota(perm.begin(), perm.end(), 0);
   std::iota(order.begin(), order.end(), 0);
+  LogReport log = {o.log.empty() ? nullptr : o.log.c_str(), nullptr, 0, 0};
+  static const char* const log_keys[4] = {"main/loss", "main/accuracy", "validation/main/loss",
+                                          "validation/main/accuracy"};
+  long long iteration = 0;
+  const double start = now_s();
 
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     double sum_loss = 0, sum_acc = 0;
@@ -228,12 +249,25 @@ int run(const Options& o) {
       auto [x, t] = batch(train, perm.data() + i, n, false);
       opt.zero_grads();
       auto [loss, acc] = model.forward(x, t);
+      if (!o.graph.empty() && epoch == 1 && i == 0) {
+        ch::GraphDotOptions g;
+        g.output_names = {"loss"};
+        const std::string dot = ch::graph_dot({loss}, g);
+        FILE* f = std::fopen(o.graph.c_str(), "w");
+        if (!f || std::fputs(dot.c_str(), f) < 0 || std::fclose(f) != 0)
+          throw std::runtime_error("cannot write " + o.graph);
+        std::printf(
+            "wrote the graph of one mini-batch to %s (render it: dot -Tpng %s -o graph.png)\n",
+            o.graph.c_str(), o.graph.c_str());
+      }
       loss.backward();
+      ++iteration;
       opt.update();
       sum_loss += loss.data().item() * static_cast<double>(n);
       sum_acc += acc.data().item() * static_cast<double>(n);
       seen += n;
-      if (show_bar && ((i / o.batch) % 10 == 0 || seen == train.n)) progress(seen, train.n, t0);
+      if (show_bar && ((i / o.batch) % 10 == 0 || seen == train.n))
+        progress(seen, train.n, t0, o.epochs - epoch);
     }
     const double dt = now_s() - t0;
 
@@ -251,7 +285,15 @@ int run(const Options& o) {
                 test_loss / static_cast<double>(test.n), test_acc / static_cast<double>(test.n),
                 static_cast<double>(seen) / dt);
     std::fflush(stdout);
+    const double values[4] = {
+        sum_loss / static_cast<double>(seen), sum_acc / static_cast<double>(seen),
+        test_loss / static_cast<double>(test.n), test_acc / static_cast<double>(test.n)};
+    log_report_add(&log, epoch, iteration, log_keys, values, 4, now_s() - start);
   }
+  if (!o.log.empty())
+    std::printf("wrote the training log to %s (plot it: scripts/plot_log.py %s)\n", o.log.c_str(),
+                o.log.c_str());
+  log_report_free(&log);
 
   if (!o.save.empty()) {
     model.set.save_npz(o.save);

@@ -12,7 +12,12 @@
  *
  *   train_rnn [--corpus FILE] [--epochs 5] [--units 50] [--embed 100]
  *             [--batch 20] [--bptt 30] [--lr 1.0] [--clip 5] [--unit tanh|lstm]
- *             [--seed 1] [--threads N]
+ *             [--seed 1] [--threads N] [--log log.json]
+ *
+ * --log writes the per-epoch numbers in the format of Chainer's LogReport (a
+ * JSON list: main/loss and main/perplexity, validation/main/loss and
+ * validation/main/perplexity; scripts/plot_log.py draws it). On a terminal a
+ * progress bar with the estimated time left runs on stderr.
  *
  * Like Chainer's PTB example, the text is read as --batch parallel streams
  * (stream b starts at b * length / batch), so each step feeds a batch of word
@@ -27,6 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "../common/log_report.h"
 
 #define CHECK(call)                                                                 \
   do {                                                                              \
@@ -43,17 +51,18 @@ typedef struct Options {
   int epochs, units, embed, batch, bptt, threads, lstm;
   double lr, clip;
   uint64_t seed;
+  const char* log; /* LogReport JSON file (NULL: none) */
 } Options;
 
 static void usage(FILE* f) {
   fprintf(f,
           "usage: train_rnn [--corpus FILE] [--epochs N] [--units N] [--embed N] [--batch N]\n"
           "                 [--bptt N] [--lr X] [--clip X] [--unit tanh|lstm] [--seed N]\n"
-          "                 [--threads N]\n");
+          "                 [--threads N] [--log FILE.json]\n");
 }
 
 static Options parse(int argc, char** argv) {
-  Options o = {"/usr/share/common-licenses/GPL-3", 5, 50, 100, 20, 30, 0, 0, 1.0, 5.0, 1};
+  Options o = {"/usr/share/common-licenses/GPL-3", 5, 50, 100, 20, 30, 0, 0, 1.0, 5.0, 1, NULL};
   int i;
   for (i = 1; i < argc; i += 2) {
     const char* a = argv[i];
@@ -84,6 +93,8 @@ static Options parse(int argc, char** argv) {
       o.clip = atof(v);
     else if (!strcmp(a, "--seed"))
       o.seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--log"))
+      o.log = v;
     else if (!strcmp(a, "--threads"))
       o.threads = atoi(v);
     else if (!strcmp(a, "--unit") && (!strcmp(v, "tanh") || !strcmp(v, "lstm")))
@@ -354,6 +365,24 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The bar, the speed, and the time left in this epoch and in the run
+ * (`epochs_after` more epochs of `total` steps follow this one). */
+static void progress(int64_t done, int64_t total, double t0, int epochs_after, int64_t batch) {
+  const int width = 30;
+  int fill = (int)(width * done / (total ? total : 1)), i;
+  char bar[64], eta[32], run[32];
+  double dt = now_s() - t0, rate = dt > 0 ? (double)done / dt : 0.0;
+  double left = rate > 0 ? (double)(total - done) / rate : 0.0;
+  double run_left = rate > 0 ? left + (double)epochs_after * (double)total / rate : 0.0;
+  for (i = 0; i < width; ++i) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+  bar[width] = '\0';
+  fprintf(stderr, "\r  [%s] %lld/%lld  %.0f words/s  eta %s (run %s) ", bar, (long long)done,
+          (long long)total, rate * (double)batch, log_report_hms(left, eta, sizeof eta),
+          log_report_hms(run_left, run, sizeof run));
+  if (done == total) fprintf(stderr, "\r%*s\r", width + 70, "");
+  fflush(stderr);
+}
+
 int main(int argc, char** argv) {
   Options o = parse(argc, argv);
   int64_t length, vocab, n_train, n_valid, steps, step;
@@ -362,6 +391,13 @@ int main(int argc, char** argv) {
   Model m;
   ch_optimizer* opt;
   int epoch;
+  const int show_bar = isatty(2);
+  LogReport log = {NULL, NULL, 0, 0};
+  long long iteration = 0;
+  double start;
+  static const char* log_keys[4] = {"main/loss", "main/perplexity", "validation/main/loss",
+                                    "validation/main/perplexity"};
+  log.path = o.log;
 
   if (o.threads > 0) CHECK(ch_config_set_num_threads(o.threads));
   ch_config_seed(o.seed);
@@ -384,6 +420,7 @@ int main(int argc, char** argv) {
   next = (int32_t*)malloc(sizeof(int32_t) * (size_t)o.batch);
   steps = n_train / o.batch - 1;
 
+  start = now_s();
   for (epoch = 1; epoch <= o.epochs; ++epoch) {
     State s;
     ch_variable* acc = NULL; /* loss accumulated since the last truncation */
@@ -413,16 +450,27 @@ int main(int argc, char** argv) {
         CHECK(ch_optimizer_update(opt));
         ch_variable_release(acc);
         acc = NULL;
+        ++iteration;
       }
+      if (show_bar && (step % 50 == 0 || step + 1 == steps))
+        progress(step + 1, steps, t0, o.epochs - epoch, o.batch);
     }
     ch_variable_release(s.h);
     ch_variable_release(s.c);
-    printf("epoch %d  train perplexity %.2f  valid perplexity %.2f  %.0f words/s\n", epoch,
-           exp(total / (double)steps), exp(evaluate(&m, words + n_train, n_valid, o.batch)),
-           (double)(steps * o.batch) / (now_s() - t0));
-    fflush(stdout);
+    {
+      const double train_loss = total / (double)steps, dt = now_s() - t0;
+      const double valid_loss = evaluate(&m, words + n_train, n_valid, o.batch);
+      const double values[4] = {train_loss, exp(train_loss), valid_loss, exp(valid_loss)};
+      printf("epoch %d  train perplexity %.2f  valid perplexity %.2f  %.0f words/s\n", epoch,
+             values[1], values[3], (double)(steps * o.batch) / dt);
+      fflush(stdout);
+      log_report_add(&log, epoch, iteration, log_keys, values, 4, now_s() - start);
+    }
   }
 
+  if (o.log)
+    printf("wrote the training log to %s (plot it: scripts/plot_log.py %s)\n", o.log, o.log);
+  log_report_free(&log);
   free(cur);
   free(next);
   free(words);

@@ -500,9 +500,7 @@ class Array : public detail::Handle<ch_array, ch_array_retain, ch_array_release>
   /// Fill a float array from U[low, high) / N(mean, stddev^2): the process generator for
   /// CPU arrays, the device's cuRAND generator for CUDA arrays.
   void fill_uniform(double low, double high) { check(ch_array_fill_uniform(get(), low, high)); }
-  void fill_normal(double mean, double stddev) {
-    check(ch_array_fill_normal(get(), mean, stddev));
-  }
+  void fill_normal(double mean, double stddev) { check(ch_array_fill_normal(get(), mean, stddev)); }
   /// A CPU array in page-locked memory (for asynchronous copies); needs a CUDA device.
   static Array pinned(const Shape& shape, ch_dtype dtype = CH_FLOAT32) {
     ch_array* out = nullptr;
@@ -588,6 +586,8 @@ class Variable : public detail::Handle<ch_variable, ch_variable_retain, ch_varia
   void clear_grad() { check(ch_variable_set_grad(get(), nullptr)); }
   /// The function application that created this variable; empty for a root.
   Function creator() const;
+  /// The graph behind this variable as Graphviz DOT text (see ch::graph_dot).
+  std::string graph_dot(const std::string& name = "") const;
 
   /// Back-propagate from this variable (its grad is the initial error; ones if it has none
   /// and one element). Unless retain_grad, intermediate gradients are freed once used.
@@ -709,6 +709,27 @@ class Function : public detail::Handle<ch_function, ch_function_retain, ch_funct
   /// Remove this application from the graph.
   void unchain() { check(ch_function_unchain(get())); }
 
+  /// Run the forward computation again on plain arrays, recording nothing (the seed's
+  /// `func.forward((x.data,))`, e.g. inside numerical_grad). The graph this application
+  /// belongs to stays usable (see ch_function_forward). Returns all outputs.
+  std::vector<Array> forward(const std::vector<Array>& inputs) const {
+    std::vector<ch_array*> in;
+    in.reserve(inputs.size());
+    for (const Array& a : inputs) in.push_back(a.get());
+    std::array<ch_array*, detail::kMaxOutputs> out{};
+    size_t n = 0;
+    ch_status st = ch_function_forward(get(), in.data(), in.size(), out.data(), out.size(), &n);
+    std::array<Array, detail::kMaxOutputs> owned;
+    for (size_t i = 0; i < out.size() && out[i]; ++i) owned[i] = Array::adopt(out[i]);
+    check(st);
+    if (n > detail::kMaxOutputs)
+      detail::fail(CH_ERR_UNSUPPORTED, "function '" + name() + "' produced " + std::to_string(n) +
+                                           " outputs; ch.hpp returns at most " +
+                                           std::to_string(detail::kMaxOutputs));
+    return std::vector<Array>(std::make_move_iterator(owned.begin()),
+                              std::make_move_iterator(owned.begin() + n));
+  }
+
   /// Give the function object a parameter and its gradient (same shape and dtype), both
   /// shared: backward accumulates into `grad` in place, optimizers update `param` in place.
   void add_parameter(const std::string& name, const Array& param, const Array& grad) {
@@ -739,6 +760,37 @@ inline Function Variable::creator() const {
   ch_function* out = nullptr;
   check(ch_variable_creator(&out, get()));
   return Function::adopt(out);
+}
+
+/// Options of ch::graph_dot (see ch_graph_dot_options).
+struct GraphDotOptions {
+  std::vector<std::string> output_names;  ///< labels of the outputs, in order (may be shorter)
+  bool show_parameters = true;            ///< parameters (W, b) as named nodes
+  std::string rankdir = "TB";             ///< Graphviz rankdir: TB, BT, LR or RL
+};
+
+/// The computational graph behind `outputs` as Graphviz DOT text (Chainer's
+/// build_computational_graph): variables as ovals "(shape), dtype", functions as boxes.
+inline std::string graph_dot(const std::vector<Variable>& outputs,
+                             const GraphDotOptions& options = GraphDotOptions()) {
+  std::vector<ch_variable*> vs;
+  for (const Variable& v : outputs) vs.push_back(v.get());
+  std::vector<const char*> names;
+  for (const std::string& n : options.output_names) names.push_back(n.c_str());
+  names.resize(vs.size(), nullptr);
+  ch_graph_dot_options o{CH_GRAPH_DOT_OPTIONS_VERSION, options.show_parameters ? 0 : 1,
+                         options.rankdir.c_str(), names.data()};
+  char* out = nullptr;
+  check(ch_variable_graph_dot(&out, vs.data(), vs.size(), &o));
+  std::string dot(out);
+  ch_string_free(out);
+  return dot;
+}
+
+inline std::string Variable::graph_dot(const std::string& name) const {
+  GraphDotOptions o;
+  if (!name.empty()) o.output_names.push_back(name);
+  return ch::graph_dot({*this}, o);
 }
 
 // ===========================================================================================

@@ -83,6 +83,26 @@ CH_API ch_status ch_function_apply(ch_function* function, ch_variable* const* in
                                    size_t n_inputs, ch_variable** outputs, size_t capacity,
                                    size_t* n_outputs);
 
+/* Run the forward computation of a function application (a variable's
+ * creator) or a user function object on plain arrays, recording nothing (the
+ * seed's `func = y.creator; func.forward((x.data,))`, e.g. inside
+ * ch_numerical_grad). A built-in application takes as many inputs as it was
+ * applied to; a user function runs its forward callback on a fresh
+ * application. The graph the application belongs to stays usable: a built-in
+ * node whose backward can still run recomputes what it keeps for backward
+ * from its own inputs' current data after computing these outputs (unless
+ * `inputs` are exactly those arrays), so backward afterwards is backward of
+ * a forward on the inputs' data as it is now. Refused with CH_ERR_GRAPH for
+ * a live Dropout node (a new mask would change its backward) and for a live
+ * node whose input data was released. BatchNormalization in training mode
+ * moves its running averages at each call, as in Chainer.
+ * Writes the first `capacity` outputs to `outputs` and the number produced
+ * to *n_outputs (may be NULL). outputs[i]: new references; release with
+ * ch_array_release. */
+CH_API ch_status ch_function_forward(ch_function* function, ch_array* const* inputs,
+                                     size_t n_inputs, ch_array** outputs, size_t capacity,
+                                     size_t* n_outputs);
+
 /* Name, e.g. "MulAdd" or a built-in's "Exp". Borrowed; valid while the
  * function is alive. "" for an invalid handle. */
 CH_API const char* ch_function_name(const ch_function* function);

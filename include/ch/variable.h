@@ -93,6 +93,38 @@ CH_API ch_status ch_variable_backward(ch_variable* variable, int32_t retain_grad
  * stop here (truncated BPTT). */
 CH_API ch_status ch_variable_unchain_backward(ch_variable* variable);
 
+/* --- the graph as a picture (Chainer's computational_graph) ------------- */
+
+#define CH_GRAPH_DOT_OPTIONS_VERSION 1
+
+/* Options of ch_variable_graph_dot. Zero-initialised fields (with version
+ * set) give the defaults. */
+typedef struct ch_graph_dot_options {
+  uint32_t version;                /* CH_GRAPH_DOT_OPTIONS_VERSION */
+  int32_t hide_parameters;         /* non-zero: no nodes for function parameters (W, b) */
+  const char* rankdir;             /* Graphviz rankdir "TB" (NULL), "BT", "LR" or "RL"; copied */
+  const char* const* output_names; /* NULL, or n_outputs labels (an entry may be
+                                      NULL) shown on the output variables; copied */
+} ch_graph_dot_options;
+
+/* The computational graph behind `outputs` (n_outputs >= 1 variables) as
+ * Graphviz DOT text, as Chainer's build_computational_graph: every variable
+ * reached backwards from the outputs through creators and their inputs is an
+ * oval labelled "(shape), dtype" (with its name first where it has one), every
+ * function application a box labelled with its name ("Linear", "ReLU"),
+ * edges run input -> function -> output; function parameters are ovals named
+ * as the function names them ("W", "b") with an edge into the function.
+ * Nodes are numbered v0.., f0.., p0.. in the order the walk finds them, so the
+ * text is the same for the same graph. Render it with `dot -Tpng`.
+ * `options` may be NULL (defaults). Nothing in the graph changes.
+ * *out: a new NUL-terminated string; free it with ch_string_free. */
+CH_API ch_status ch_variable_graph_dot(char** out, ch_variable* const* outputs, size_t n_outputs,
+                                       const ch_graph_dot_options* options);
+
+/* Free a string the library allocated for the caller (ch_variable_graph_dot).
+ * NULL is a no-op. */
+CH_API void ch_string_free(char* s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -198,6 +198,10 @@ gres g_ch_function_apply(ch_function* function, ch_variable* const* inputs, size
   return gres_of(ch_function_apply(function, inputs, n_inputs, outputs, capacity, n_outputs));
 }
 
+gres g_ch_function_forward(ch_function* function, ch_array* const* inputs, size_t n_inputs, ch_array** outputs, size_t capacity, size_t* n_outputs) {
+  return gres_of(ch_function_forward(function, inputs, n_inputs, outputs, capacity, n_outputs));
+}
+
 gres g_ch_function_input(const ch_function* function, size_t index) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_function_input(&out, function, index));
@@ -899,4 +903,8 @@ gres g_ch_variable_backward(ch_variable* variable, int32_t retain_grad) {
 
 gres g_ch_variable_unchain_backward(ch_variable* variable) {
   return gres_of(ch_variable_unchain_backward(variable));
+}
+
+gres g_ch_variable_graph_dot(char** out, ch_variable* const* outputs, size_t n_outputs, const ch_graph_dot_options* options) {
+  return gres_of(ch_variable_graph_dot(out, outputs, n_outputs, options));
 }

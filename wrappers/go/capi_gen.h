@@ -47,6 +47,7 @@ gres g_ch_datasets_read_idx(const char* path, ch_dtype dtype, double scale);
 gres g_ch_function_new(const ch_function_def* def);
 gres g_ch_function_release(ch_function* function);
 gres g_ch_function_apply(ch_function* function, ch_variable* const* inputs, size_t n_inputs, ch_variable** outputs, size_t capacity, size_t* n_outputs);
+gres g_ch_function_forward(ch_function* function, ch_array* const* inputs, size_t n_inputs, ch_array** outputs, size_t capacity, size_t* n_outputs);
 gres g_ch_function_input(const ch_function* function, size_t index);
 gres g_ch_function_output(const ch_function* function, size_t index);
 gres g_ch_function_unchain(ch_function* function);
@@ -171,5 +172,6 @@ gres g_ch_variable_creator(const ch_variable* variable);
 gres g_ch_variable_set_requires_grad(ch_variable* variable, int32_t requires_grad);
 gres g_ch_variable_backward(ch_variable* variable, int32_t retain_grad);
 gres g_ch_variable_unchain_backward(ch_variable* variable);
+gres g_ch_variable_graph_dot(char** out, ch_variable* const* outputs, size_t n_outputs, const ch_graph_dot_options* options);
 
 #endif

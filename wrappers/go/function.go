@@ -94,6 +94,41 @@ func (f *Function) Apply(inputs ...*Variable) ([]*Variable, error) {
 	return res, nil
 }
 
+// Forward runs f's forward computation again on plain arrays, recording
+// nothing (the seed's `func = y.creator; func.forward((x.data,))`, e.g. inside
+// NumericalGrad), and returns every output. The graph f belongs to stays
+// usable (see ch_function_forward).
+func (f *Function) Forward(inputs ...*Array) ([]*Array, error) {
+	ins := arrayPtrs(inputs)
+	outs := make([]*C.ch_array, 8)
+	var n C.size_t
+	r := C.g_ch_function_forward(f.p, firstArr(ins), C.size_t(len(ins)), &outs[0], C.size_t(len(outs)), &n)
+	if err := errOf(r); err != nil {
+		runtime.KeepAlive(f)
+		runtime.KeepAlive(inputs)
+		return nil, err
+	}
+	if int(n) > len(outs) { // more outputs than room: run again with enough
+		for _, p := range outs {
+			C.ch_array_release(p)
+		}
+		outs = make([]*C.ch_array, int(n))
+		r = C.g_ch_function_forward(f.p, firstArr(ins), C.size_t(len(ins)), &outs[0], C.size_t(len(outs)), &n)
+		if err := errOf(r); err != nil {
+			runtime.KeepAlive(f)
+			runtime.KeepAlive(inputs)
+			return nil, err
+		}
+	}
+	runtime.KeepAlive(f)
+	runtime.KeepAlive(inputs)
+	res := make([]*Array, int(n))
+	for i := range res {
+		res[i] = newArray(unsafe.Pointer(outs[i]))
+	}
+	return res, nil
+}
+
 // Apply1 applies f and returns its first output.
 func (f *Function) Apply1(inputs ...*Variable) (*Variable, error) {
 	ins := varPtrs(inputs)

@@ -1,6 +1,7 @@
 package chainerc
 
 /*
+#include <stdlib.h>
 #include "capi_gen.h"
 #include "capi_extra.h"
 */
@@ -233,4 +234,54 @@ func (v *Variable) String() string {
 	}
 	defer d.Close()
 	return fmt.Sprintf("Variable(%v, volatile %v)", d, v.IsVolatile())
+}
+
+// GraphDotOptions are the options of GraphDot.
+type GraphDotOptions struct {
+	OutputNames    []string // labels of the outputs, in order (may be shorter)
+	HideParameters bool     // no nodes for function parameters (W, b)
+	Rankdir        string   // Graphviz rankdir: "TB" (""), "BT", "LR" or "RL"
+}
+
+// GraphDot returns the computational graph behind outputs as Graphviz DOT
+// text (Chainer's build_computational_graph): variables as ovals
+// "(shape), dtype", functions as boxes, edges input -> function -> output.
+func GraphDot(outputs []*Variable, o GraphDotOptions) (string, error) {
+	vs := varPtrs(outputs)
+	// C memory for the strings and the name list (cgo: no Go pointers in C-held memory).
+	var opts *C.ch_graph_dot_options = (*C.ch_graph_dot_options)(C.calloc(1, C.size_t(unsafe.Sizeof(C.ch_graph_dot_options{}))))
+	defer C.free(unsafe.Pointer(opts))
+	opts.version = C.CH_GRAPH_DOT_OPTIONS_VERSION
+	if o.HideParameters {
+		opts.hide_parameters = 1
+	}
+	if o.Rankdir != "" {
+		opts.rankdir = C.CString(o.Rankdir)
+		defer C.free(unsafe.Pointer(opts.rankdir))
+	}
+	if len(o.OutputNames) > 0 && len(vs) > 0 {
+		n := len(vs)
+		names := unsafe.Slice((**C.char)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.char)(nil))))), n)
+		defer C.free(unsafe.Pointer(&names[0]))
+		for i := 0; i < n && i < len(o.OutputNames); i++ {
+			names[i] = C.CString(o.OutputNames[i])
+			defer C.free(unsafe.Pointer(names[i]))
+		}
+		opts.output_names = &names[0]
+	}
+	out := (**C.char)(C.calloc(1, C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	defer C.free(unsafe.Pointer(out))
+	r := C.g_ch_variable_graph_dot(out, firstVar(vs), C.size_t(len(vs)), opts)
+	runtime.KeepAlive(outputs)
+	if err := errOf(r); err != nil {
+		return "", err
+	}
+	text := C.GoString(*out)
+	C.ch_string_free(*out)
+	return text, nil
+}
+
+// GraphDot returns the graph behind v as Graphviz DOT text (see GraphDot).
+func (v *Variable) GraphDot() (string, error) {
+	return GraphDot([]*Variable{v}, GraphDotOptions{})
 }

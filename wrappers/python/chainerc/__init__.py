@@ -13,7 +13,7 @@ from . import errors
 from ._array import Array, from_dlpack, asarray
 from .variable import Variable
 from .function import Function, FunctionNode
-from . import functions, gradient_check, testing, cuda
+from . import functions, gradient_check, testing, cuda, computational_graph
 
 library_path = _capi.library_path
 __version__ = _capi.lib.ch_version_string().decode()

@@ -6,9 +6,11 @@ a Python exception.
 
 Library search order:
   1. the environment variable CHAINERC_LIBRARY (a path to libchainerc.so),
-  2. the build tree of the repository this package sits in
+  2. the library inside the installed package (chainerc/_lib/libchainerc.so.0,
+     built by `pip install ./wrappers/python`),
+  3. the build tree of the repository this package sits in
      (<repo>/build/src/libchainerc.so.0),
-  3. ctypes.util.find_library("chainerc") (an installed library).
+  4. ctypes.util.find_library("chainerc") (an installed library).
 """
 
 import ctypes
@@ -91,7 +93,8 @@ def _candidates():
         return [env], True
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
-    cands = [os.path.join(repo, "build", "src", "libchainerc.so.0"),
+    cands = [os.path.join(here, "_lib", "libchainerc.so.0"),
+             os.path.join(repo, "build", "src", "libchainerc.so.0"),
              os.path.join(repo, "build", "src", "libchainerc.so")]
     found = ctypes.util.find_library("chainerc")
     if found:
@@ -206,6 +209,19 @@ _decl("ch_function_release", S, [c_void_p])
 _decl("ch_function_apply", S, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
                                c_size_t, POINTER(c_size_t)])
 _decl("ch_function_name", c_char_p, [c_void_p])
+_decl("ch_function_forward", S, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
+                                 c_size_t, POINTER(c_size_t)])
+
+
+class GraphDotOptions(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("hide_parameters", c_int32),
+                ("rankdir", c_char_p), ("output_names", POINTER(c_char_p))]
+
+
+CH_GRAPH_DOT_OPTIONS_VERSION = 1
+_decl("ch_variable_graph_dot", S, [POINTER(c_void_p), POINTER(c_void_p), c_size_t,
+                                   POINTER(GraphDotOptions)])
+_decl("ch_string_free", None, [c_void_p])
 _decl("ch_function_input_count", c_size_t, [c_void_p])
 _decl("ch_function_output_count", c_size_t, [c_void_p])
 _decl("ch_function_input", S, [PP, c_void_p, c_size_t])

@@ -337,5 +337,34 @@ class FunctionNode(object):
     def unchain(self):
         check(lib.ch_function_unchain(self._h))
 
+    def forward(self, inputs):
+        """Run this application's forward computation again on plain arrays and
+        return a tuple of NumPy arrays, recording nothing (the seed's
+        `func = y.creator; f = lambda: func.forward((x.data,))` inside
+        gradient_check.numerical_grad). The graph stays usable: a built-in node
+        recomputes what its backward keeps from its own inputs afterwards (see
+        ch_function_forward); a live dropout node refuses (its mask would change).
+        A user Function's application runs the Function object's forward on a
+        fresh copy, so that object must still be alive."""
+        if isinstance(inputs, (np.ndarray, _array.Array)) or not isinstance(inputs, (tuple, list)):
+            raise TypeError("forward takes a tuple of arrays; write func.forward((x,)) for one")
+        hs = [_to_handle(x.data if isinstance(x, Variable) else x) for x in inputs]
+        try:
+            ins = (c_void_p * max(len(hs), 1))(*hs)
+            outs = (c_void_p * _MAX_OUTPUTS)()
+            n_out = c_size_t()
+            st = lib.ch_function_forward(self._h, ins, len(hs), outs, _MAX_OUTPUTS, byref(n_out))
+        finally:
+            for h in hs:
+                _arr_release(h)
+        if st:
+            raise_status(st)
+        n = n_out.value
+        res = tuple([_view(outs[i]) for i in range(min(n, _MAX_OUTPUTS))])
+        if n > _MAX_OUTPUTS:
+            raise ValueError("%s: %d outputs; chainerc's Python wrapper returns at most %d"
+                             % (self.label, n, _MAX_OUTPUTS))
+        return res
+
     def __repr__(self):
         return "<chainerc FunctionNode %s>" % self.label

@@ -206,6 +206,14 @@ class Variable(object):
         from .function import FunctionNode
         return FunctionNode._from_handle(out.value)
 
+    def graph_dot(self, name=None, rankdir="TB", show_parameters=True):
+        """The graph behind this variable as Graphviz DOT text
+        (computational_graph.build_computational_graph((self,)).dump())."""
+        from .computational_graph import build_computational_graph
+        return build_computational_graph((self,), names=None if name is None else (name,),
+                                         rankdir=rankdir,
+                                         show_parameters=show_parameters).dump()
+
     @property
     def volatile(self):
         return bool(lib.ch_variable_is_volatile(self._h))

@@ -9,8 +9,14 @@ Data: /usr/share/datasets/fashion-mnist/*.gz (Debian's dataset-fashion-mnist),
 read with the library's IDX reader (chainerc.datasets.read_idx).
 
 Usage: python3 mnist_mlp.py [--epochs N] [--optimizer sgd|momentum|adam]
-                            [--lr LR] [--data DIR] [--seed S]
+                            [--lr LR] [--data DIR] [--seed S] [--limit N]
+                            [--log log.json] [--graph graph.dot]
+
+--log writes the per-epoch numbers in the format of Chainer's LogReport (a JSON
+list; scripts/plot_log.py draws it), --graph the first mini-batch's
+computational graph as Graphviz DOT (chainerc.computational_graph).
 """
+import json
 import argparse
 import os
 import sys
@@ -18,10 +24,13 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-import chainerc  # noqa: E402
+try:
+    import chainerc  # an installed package (pip install ./wrappers/python)
+except ImportError:  # else the package this example sits next to
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import chainerc  # noqa: E402
 from chainerc import Variable, FunctionSet, optimizers, datasets  # noqa: E402
+import chainerc.computational_graph as c  # noqa: E402
 import chainerc.functions as F  # noqa: E402
 
 
@@ -44,11 +53,16 @@ def main():
     ap.add_argument("--batchsize", type=int, default=100)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--limit", type=int, default=0, help="use the first N training samples")
+    ap.add_argument("--log", default=None, help="LogReport JSON file to write")
+    ap.add_argument("--graph", default=None, help="Graphviz DOT file of one mini-batch's graph")
     args = ap.parse_args()
 
     np.random.seed(args.seed)
     chainerc.seed(args.seed)
     x_train, y_train, x_test, y_test = load(args.data)
+    if args.limit > 0:
+        x_train, y_train = x_train[:args.limit], y_train[:args.limit]
     n_train, n_test = len(x_train), len(x_test)
 
     model = FunctionSet(
@@ -74,19 +88,28 @@ def main():
         return F.softmax_cross_entropy(y, t), F.accuracy(y, t)
 
     batchsize = args.batchsize
+    log, iteration, start = [], 0, time.time()
     for epoch in range(args.epochs):
         t0 = time.time()
         indexes = np.random.permutation(n_train)
-        sum_loss = 0.0
+        sum_loss, sum_train_accuracy = 0.0, 0.0
         for i in range(0, n_train, batchsize):
             x_batch = x_train[indexes[i: i + batchsize]]
             y_batch = y_train[indexes[i: i + batchsize]]
             optimizer.zero_grads()
             loss, accuracy = forward(x_batch, y_batch)
+            if args.graph and epoch == 0 and i == 0:
+                with open(args.graph, "w") as o:
+                    o.write(c.build_computational_graph((loss,), names=("loss",)).dump())
+                print("wrote the graph of one mini-batch to %s (dot -Tpng %s -o graph.png)"
+                      % (args.graph, args.graph))
             loss.backward()
             optimizer.update()
+            iteration += 1
             sum_loss += float(loss.data) * len(x_batch)
+            sum_train_accuracy += float(accuracy.data) * len(x_batch)
         train_time = time.time() - t0
+        train_loss, train_accuracy = sum_loss / n_train, sum_train_accuracy / n_train
 
         sum_loss, sum_accuracy = 0.0, 0.0
         for i in range(0, n_test, batchsize):
@@ -97,6 +120,18 @@ def main():
             sum_accuracy += float(accuracy.data) * len(x_batch)
         print("epoch %d: train %.1f s, test loss %.4f, test accuracy %.4f"
               % (epoch + 1, train_time, sum_loss / n_test, sum_accuracy / n_test))
+        if args.log:  # Chainer's LogReport format, written whole after each epoch
+            log.append({"epoch": epoch + 1, "iteration": iteration, "main/loss": train_loss,
+                        "main/accuracy": train_accuracy,
+                        "validation/main/loss": sum_loss / n_test,
+                        "validation/main/accuracy": sum_accuracy / n_test,
+                        "elapsed_time": time.time() - start})
+            with open(args.log + ".tmp", "w") as o:
+                json.dump(log, o, indent=1)
+            os.replace(args.log + ".tmp", args.log)
+    if args.log:
+        print("wrote the training log to %s (plot it: scripts/plot_log.py %s)"
+              % (args.log, args.log))
 
 
 if __name__ == "__main__":

@@ -124,6 +124,27 @@ impl Function {
     pub fn unchain(&self) -> Result<()> {
         check(unsafe { sys::ch_function_unchain(self.as_ptr()) })
     }
+    /// Run the forward computation again on plain arrays, recording nothing
+    /// (the seed's `func = y.creator; func.forward((x.data,))`, e.g. inside
+    /// `numerical_grad`). The graph stays usable (see `ch_function_forward`).
+    pub fn forward(&self, inputs: &[&Array]) -> Result<Vec<Array>> {
+        let ins: Vec<*mut sys::ch_array> = inputs.iter().map(|a| a.as_ptr()).collect();
+        let mut outs: [*mut sys::ch_array; 8] = [ptr::null_mut(); 8];
+        let mut n = 0usize;
+        check(unsafe {
+            sys::ch_function_forward(self.as_ptr(), ins.as_ptr(), ins.len(), outs.as_mut_ptr(), outs.len(), &mut n)
+        })?;
+        let mut result: Vec<Array> = outs[..n.min(8)].iter().map(|p| unsafe { Array::from_raw(*p) }).collect();
+        if n > 8 {
+            drop(result);
+            let mut big = vec![ptr::null_mut(); n];
+            check(unsafe {
+                sys::ch_function_forward(self.as_ptr(), ins.as_ptr(), ins.len(), big.as_mut_ptr(), n, &mut n)
+            })?;
+            result = big.into_iter().map(|p| unsafe { Array::from_raw(p) }).collect();
+        }
+        Ok(result)
+    }
 
     /// Give the function a parameter and its gradient (shared, not copied).
     pub fn add_parameter(&self, name: &str, param: &Array, grad: &Array) -> Result<()> {

@@ -79,6 +79,10 @@ impl Variable {
         check(unsafe { sys::ch_variable_creator(&mut out, self.as_ptr()) })?;
         Ok(if out.is_null() { None } else { Some(unsafe { Function::from_raw(out) }) })
     }
+    /// The graph behind this variable as Graphviz DOT text (see [`graph_dot`]).
+    pub fn graph_dot(&self) -> Result<String> {
+        graph_dot(&[self], &GraphDotOptions::default())
+    }
     pub fn is_volatile(&self) -> bool {
         unsafe { sys::ch_variable_is_volatile(self.as_ptr()) != 0 }
     }
@@ -269,4 +273,53 @@ impl Neg for Variable {
     fn neg(self) -> Variable {
         ok(F::neg(&self))
     }
+}
+
+/// Options of [`graph_dot`].
+#[derive(Debug, Clone)]
+pub struct GraphDotOptions {
+    /// Labels of the outputs, in order (may be shorter than the outputs).
+    pub output_names: Vec<String>,
+    /// Parameters (W, b) as named nodes.
+    pub show_parameters: bool,
+    /// Graphviz rankdir: "TB", "BT", "LR" or "RL".
+    pub rankdir: String,
+}
+
+impl Default for GraphDotOptions {
+    fn default() -> Self {
+        GraphDotOptions { output_names: Vec::new(), show_parameters: true, rankdir: "TB".into() }
+    }
+}
+
+/// The computational graph behind `outputs` as Graphviz DOT text (Chainer's
+/// `build_computational_graph`): variables as ovals "(shape), dtype",
+/// functions as boxes, edges input -> function -> output.
+pub fn graph_dot(outputs: &[&Variable], options: &GraphDotOptions) -> Result<String> {
+    use std::ffi::{CStr, CString};
+    use std::os::raw::c_char;
+    let vs: Vec<*mut sys::ch_variable> = outputs.iter().map(|v| v.as_ptr()).collect();
+    let to_c = |s: &str| {
+        CString::new(s).map_err(|_| {
+            crate::error::Error::new(
+                crate::error::ErrorKind::InvalidArgument,
+                "graph_dot: a name or rankdir contains a NUL byte",
+            )
+        })
+    };
+    let names: Vec<CString> = options.output_names.iter().map(|s| to_c(s)).collect::<Result<_>>()?;
+    let mut name_ptrs: Vec<*const c_char> = names.iter().map(|s| s.as_ptr()).collect();
+    name_ptrs.resize(vs.len().max(name_ptrs.len()), ptr::null());
+    let rankdir = to_c(&options.rankdir)?;
+    let o = sys::ch_graph_dot_options {
+        version: sys::CH_GRAPH_DOT_OPTIONS_VERSION as u32,
+        hide_parameters: (!options.show_parameters) as i32,
+        rankdir: rankdir.as_ptr(),
+        output_names: name_ptrs.as_ptr(),
+    };
+    let mut out: *mut c_char = ptr::null_mut();
+    check(unsafe { sys::ch_variable_graph_dot(&mut out, vs.as_ptr(), vs.len(), &o) })?;
+    let text = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
+    unsafe { sys::ch_string_free(out) };
+    Ok(text)
 }

@@ -67,6 +67,15 @@ pub struct ch_memory_stats {
 pub type ch_oom_hook = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, ch_device, usize)>;
 
 // ---- variable.h
+pub const CH_GRAPH_DOT_OPTIONS_VERSION: i32 = 1;
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ch_graph_dot_options {
+    pub version: u32,
+    pub hide_parameters: i32,
+    pub rankdir: *const ::std::os::raw::c_char,
+    pub output_names: *const *const ::std::os::raw::c_char,
+}
 
 // ---- function.h
 pub const CH_FUNCTION_DEF_VERSION: i32 = 1;
@@ -236,10 +245,13 @@ extern "C" {
     pub fn ch_variable_size(variable: *const ch_variable) -> i64;
     pub fn ch_variable_backward(variable: *mut ch_variable, retain_grad: i32) -> ch_status;
     pub fn ch_variable_unchain_backward(variable: *mut ch_variable) -> ch_status;
+    pub fn ch_variable_graph_dot(out: *mut *mut ::std::os::raw::c_char, outputs: *const *mut ch_variable, n_outputs: usize, options: *const ch_graph_dot_options) -> ch_status;
+    pub fn ch_string_free(s: *mut ::std::os::raw::c_char);
     pub fn ch_function_new(out: *mut *mut ch_function, def: *const ch_function_def) -> ch_status;
     pub fn ch_function_retain(function: *mut ch_function) -> *mut ch_function;
     pub fn ch_function_release(function: *mut ch_function) -> ch_status;
     pub fn ch_function_apply(function: *mut ch_function, inputs: *const *mut ch_variable, n_inputs: usize, outputs: *mut *mut ch_variable, capacity: usize, n_outputs: *mut usize) -> ch_status;
+    pub fn ch_function_forward(function: *mut ch_function, inputs: *const *mut ch_array, n_inputs: usize, outputs: *mut *mut ch_array, capacity: usize, n_outputs: *mut usize) -> ch_status;
     pub fn ch_function_name(function: *const ch_function) -> *const ::std::os::raw::c_char;
     pub fn ch_function_input_count(function: *const ch_function) -> usize;
     pub fn ch_function_output_count(function: *const ch_function) -> usize;
