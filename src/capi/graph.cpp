@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "api.h"
+#include "capi/callback_function.h"
 #include "train/graph_tools.h"
 
 using namespace chainerc;
@@ -61,7 +62,8 @@ ch_status ch_function_forward(ch_function* function, ch_array* const* inputs, si
     std::string arg = "inputs[" + std::to_string(i) + "]";
     xs.push_back(array_of(inputs[i], __func__, arg.c_str()));
   }
-  Arrays ys = forward_on_arrays(f, xs);
+  Arrays ys =
+      forward_on_arrays(f, xs, dynamic_cast<const CallbackFunction*>(f.get()) != nullptr);
   size_t n = std::min(capacity, ys.size());
   try {
     for (size_t i = 0; i < n; ++i) outputs[i] = new_array_handle(ys[i]);

@@ -7,7 +7,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/callback_function.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -160,7 +159,7 @@ std::string graph_dot(const std::vector<VarPtr>& outputs, const GraphDotOptions&
   return DotWriter(options).run(outputs);
 }
 
-Arrays forward_on_arrays(const FuncPtr& f, const Arrays& inputs) {
+Arrays forward_on_arrays(const FuncPtr& f, const Arrays& inputs, bool user_function) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!has_memory(inputs[i]))
       fail(CH_ERR_GRAPH, f->name(), ": input ", i, " (a ", inputs[i].describe(),
@@ -168,7 +167,7 @@ Arrays forward_on_arrays(const FuncPtr& f, const Arrays& inputs) {
   check_devices(*f, inputs);
   // User functions: a fresh application of the same object, so the node's
   // saved arrays and user data stay as backward needs them.
-  if (dynamic_cast<const CallbackFunction*>(f.get())) {
+  if (user_function) {
     FuncPtr node = f->clone();
     return node->forward(inputs);
   }

@@ -31,6 +31,8 @@ std::string graph_dot(const std::vector<VarPtr>& outputs, const GraphDotOptions&
 // then recompute their state from the node's own inputs. Refused (CH_ERR_GRAPH)
 // where that cannot be done: an input's data was released, or the function
 // draws random numbers (Dropout).
-Arrays forward_on_arrays(const FuncPtr& f, const Arrays& inputs);
+// `user_function`: f is defined by user callbacks (the C API knows), whose
+// fresh application is safe to run.
+Arrays forward_on_arrays(const FuncPtr& f, const Arrays& inputs, bool user_function);
 
 }  // namespace chainerc
