@@ -123,6 +123,8 @@ std::string array_label(const Function& f, size_t k, size_t n_inputs) {
   return ((k - n_inputs) % 2 ? "the gradient of parameter '" : "parameter '") + p.name + "'";
 }
 
+}  // namespace
+
 void require_one_device(const Function& f, const Arrays& in) {
   const size_t n_params = f.parameters ? f.parameters->size() : 0;
   const size_t total = in.size() + 2 * n_params;
@@ -146,7 +148,6 @@ void require_one_device(const Function& f, const Arrays& in) {
     }
   }
 }
-}  // namespace
 
 std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs) {
   if (f->applied)

@@ -150,6 +150,11 @@ class Function {
   void unchain();
 };
 
+// Every input in `in` and every parameter of f on one device; Error
+// (CH_ERR_DEVICE) naming the first that differs otherwise. apply_function
+// checks this unless f->spans_devices().
+void require_one_device(const Function& f, const Arrays& in);
+
 // Run forward and, unless inputs are volatile, record the node in the graph.
 // Mixing volatile and non-volatile inputs is Error(CH_ERR_GRAPH).
 std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs);

@@ -140,11 +140,7 @@ bool live_node(const Function& f) {
 }
 
 void check_devices(const Function& f, const Arrays& in) {
-  if (f.runs_on_devices()) return;
-  for (size_t i = 0; i < in.size(); ++i)
-    if (!in[i].device().is_cpu())
-      fail(CH_ERR_DEVICE, f.name(), ": input ", i, " is a ", in[i].describe(), "; '", f.name(),
-           "' has no CUDA kernel yet (copy the input to the CPU with ch_array_to_device)");
+  if (!f.spans_devices()) require_one_device(f, in);  // as apply_function does
 }
 
 }  // namespace
