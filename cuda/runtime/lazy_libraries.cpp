@@ -82,10 +82,14 @@ std::string load_error(const char* which) {
 
 using chainerc::cuda::resolve;
 
+// The stubs are weak: a program that links the real CUDA libraries beside a
+// static libchainerc.a gets theirs, with no duplicate definition.
+#define CH_LAZY_STUB __attribute__((weak))
+
 // One forwarding function: `ret name params` calls the library's `name` with
 // `args`, or returns `failure` when it cannot be had.
 #define CH_LAZY(lib, ret, failure, name, params, args)                               \
-  extern "C" ret name params {                                                       \
+  extern "C" CH_LAZY_STUB ret name params {                                          \
     static const auto fn = reinterpret_cast<decltype(&::name)>(resolve(lib, #name)); \
     if (!fn) return failure;                                                         \
     return fn args;                                                                  \
@@ -124,7 +128,7 @@ CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasDgemm_v2
          const double* beta, double* C, int ldc),
         (h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
 
-extern "C" const char* cublasGetStatusString(cublasStatus_t status) {
+extern "C" CH_LAZY_STUB const char* cublasGetStatusString(cublasStatus_t status) {
   static const auto fn = reinterpret_cast<decltype(&::cublasGetStatusString)>(
       resolve(CH_CUBLAS, "cublasGetStatusString"));
   if (!fn) {
@@ -177,7 +181,7 @@ CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcGetProgramLogSiz
 CH_LAZY(CH_NVRTC, nvrtcResult, NVRTC_ERROR_INTERNAL_ERROR, nvrtcGetProgramLog,
         (nvrtcProgram prog, char* log), (prog, log))
 
-extern "C" const char* nvrtcGetErrorString(nvrtcResult result) {
+extern "C" CH_LAZY_STUB const char* nvrtcGetErrorString(nvrtcResult result) {
   static const auto fn =
       reinterpret_cast<decltype(&::nvrtcGetErrorString)>(resolve(CH_NVRTC, "nvrtcGetErrorString"));
   if (!fn) {
