@@ -22,6 +22,24 @@ std::vector<std::string> options_for(const std::string& arch) {
   return {"--gpu-architecture=" + arch, "--std=c++17", "-DCH_NVRTC=1"};
 }
 
+// Compiles `source` with `opts` into a new program *prog (the caller destroys
+// it) and returns NVRTC's status; *log gets the compiler's log, if any.
+nvrtcResult compile_program(const std::string& source, const std::string& name,
+                            const std::vector<std::string>& opts, nvrtcProgram* prog,
+                            std::string* log) {
+  check(nvrtcCreateProgram(prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr),
+        "nvrtcCreateProgram", name);
+  std::vector<const char*> copts;
+  for (const std::string& o : opts) copts.push_back(o.c_str());
+  const nvrtcResult r = nvrtcCompileProgram(*prog, static_cast<int>(copts.size()), copts.data());
+  size_t log_size = 0;
+  if (nvrtcGetProgramLogSize(*prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    log->resize(log_size);
+    if (nvrtcGetProgramLog(*prog, &(*log)[0]) != NVRTC_SUCCESS) log->clear();
+  }
+  return r;
+}
+
 }  // namespace
 
 int version() {
@@ -48,18 +66,9 @@ Result compile(const std::string& source, const std::string& name, const std::st
 
   ++g_compiles;
   nvrtcProgram prog = nullptr;
-  check(nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr),
-        "nvrtcCreateProgram", name);
-  std::vector<const char*> copts;
-  for (const std::string& o : opts) copts.push_back(o.c_str());
-  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
   std::string log;
-  size_t log_size = 0;
-  if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
-    log.resize(log_size);
-    if (nvrtcGetProgramLog(prog, &log[0]) != NVRTC_SUCCESS) log.clear();
-    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  }
+  const nvrtcResult r = compile_program(source, name, opts, &prog, &log);
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   if (r != NVRTC_SUCCESS) {
     nvrtcDestroyProgram(&prog);
     fail(CH_ERR_INVALID_ARGUMENT, "kernel '", name, "': NVRTC could not compile it for ", arch,
@@ -82,17 +91,8 @@ std::string ptxas_report(const std::string& source, const std::string& name,
   std::vector<std::string> opts = options_for(arch);
   opts.push_back("--ptxas-options=-v");
   nvrtcProgram prog = nullptr;
-  check(nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr),
-        "nvrtcCreateProgram", name);
-  std::vector<const char*> copts;
-  for (const std::string& o : opts) copts.push_back(o.c_str());
-  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
   std::string log;
-  size_t log_size = 0;
-  if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
-    log.resize(log_size);
-    if (nvrtcGetProgramLog(prog, &log[0]) != NVRTC_SUCCESS) log.clear();
-  }
+  const nvrtcResult r = compile_program(source, name, opts, &prog, &log);
   nvrtcDestroyProgram(&prog);
   if (r != NVRTC_SUCCESS)
     fail(CH_ERR_INVALID_ARGUMENT, "kernel '", name, "': NVRTC could not compile it for ", arch,
