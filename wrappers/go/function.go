@@ -65,29 +65,15 @@ func firstVar(ps []*C.ch_variable) **C.ch_variable {
 // Apply applies f to inputs (all volatile or none) and returns every output.
 func (f *Function) Apply(inputs ...*Variable) ([]*Variable, error) {
 	ins := varPtrs(inputs)
-	outs := make([]*C.ch_variable, 8)
-	var n C.size_t
-	r := C.g_ch_function_apply(f.p, firstVar(ins), C.size_t(len(ins)), &outs[0], C.size_t(len(outs)), &n)
-	if err := errOf(r); err != nil {
-		runtime.KeepAlive(f)
-		runtime.KeepAlive(inputs)
-		return nil, err
-	}
-	if int(n) > len(outs) { // more outputs than room: apply again with enough
-		for _, p := range outs {
-			C.ch_variable_release(p)
-		}
-		outs = make([]*C.ch_variable, int(n))
-		r = C.g_ch_function_apply(f.p, firstVar(ins), C.size_t(len(ins)), &outs[0], C.size_t(len(outs)), &n)
-		if err := errOf(r); err != nil {
-			runtime.KeepAlive(f)
-			runtime.KeepAlive(inputs)
-			return nil, err
-		}
-	}
+	outs, err := callWithOutputs(func(out **C.ch_variable, room C.size_t, n *C.size_t) C.gres {
+		return C.g_ch_function_apply(f.p, firstVar(ins), C.size_t(len(ins)), out, room, n)
+	}, func(p *C.ch_variable) { C.ch_variable_release(p) })
 	runtime.KeepAlive(f)
 	runtime.KeepAlive(inputs)
-	res := make([]*Variable, int(n))
+	if err != nil {
+		return nil, err
+	}
+	res := make([]*Variable, len(outs))
 	for i := range res {
 		res[i] = newVariable(unsafe.Pointer(outs[i]))
 	}
@@ -100,33 +86,40 @@ func (f *Function) Apply(inputs ...*Variable) ([]*Variable, error) {
 // usable (see ch_function_forward).
 func (f *Function) Forward(inputs ...*Array) ([]*Array, error) {
 	ins := arrayPtrs(inputs)
-	outs := make([]*C.ch_array, 8)
-	var n C.size_t
-	r := C.g_ch_function_forward(f.p, firstArr(ins), C.size_t(len(ins)), &outs[0], C.size_t(len(outs)), &n)
-	if err := errOf(r); err != nil {
-		runtime.KeepAlive(f)
-		runtime.KeepAlive(inputs)
-		return nil, err
-	}
-	if int(n) > len(outs) { // more outputs than room: run again with enough
-		for _, p := range outs {
-			C.ch_array_release(p)
-		}
-		outs = make([]*C.ch_array, int(n))
-		r = C.g_ch_function_forward(f.p, firstArr(ins), C.size_t(len(ins)), &outs[0], C.size_t(len(outs)), &n)
-		if err := errOf(r); err != nil {
-			runtime.KeepAlive(f)
-			runtime.KeepAlive(inputs)
-			return nil, err
-		}
-	}
+	outs, err := callWithOutputs(func(out **C.ch_array, room C.size_t, n *C.size_t) C.gres {
+		return C.g_ch_function_forward(f.p, firstArr(ins), C.size_t(len(ins)), out, room, n)
+	}, func(p *C.ch_array) { C.ch_array_release(p) })
 	runtime.KeepAlive(f)
 	runtime.KeepAlive(inputs)
-	res := make([]*Array, int(n))
+	if err != nil {
+		return nil, err
+	}
+	res := make([]*Array, len(outs))
 	for i := range res {
 		res[i] = newArray(unsafe.Pointer(outs[i]))
 	}
 	return res, nil
+}
+
+// callWithOutputs runs a C call that writes up to `room` output handles and
+// says in *n how many there are; when there were more than room for, it
+// releases what it got and calls again with enough.
+func callWithOutputs[P any](call func(out *P, room C.size_t, n *C.size_t) C.gres, release func(P)) ([]P, error) {
+	outs := make([]P, 8)
+	var n C.size_t
+	if err := errOf(call(&outs[0], C.size_t(len(outs)), &n)); err != nil {
+		return nil, err
+	}
+	if int(n) > len(outs) { // more outputs than room: call again with enough
+		for _, p := range outs {
+			release(p)
+		}
+		outs = make([]P, int(n))
+		if err := errOf(call(&outs[0], C.size_t(len(outs)), &n)); err != nil {
+			return nil, err
+		}
+	}
+	return outs[:int(n)], nil
 }
 
 // Apply1 applies f and returns its first output.
