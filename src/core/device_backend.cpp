@@ -38,12 +38,6 @@ DeviceBackend& backend_for(Device device, const char* who) {
   fail(CH_ERR_DEVICE, who, ": ", device.to_string(), " is not a device with a backend");
 }
 
-void require_cpu(const Device& d, const char* who, const char* what) {
-  if (!d.is_cpu())
-    fail(CH_ERR_DEVICE, who, ": ", what, " is on ", d.to_string(),
-         "; this needs it on the CPU (copy it with ch_array_to_device first)");
-}
-
 }  // namespace chainerc
 
 namespace chainerc {

@@ -88,10 +88,6 @@ DeviceBackend* cuda_backend();
 // Throws Error(CH_ERR_DEVICE) naming `who` otherwise.
 DeviceBackend& backend_for(Device device, const char* who);
 
-// Throws Error(CH_ERR_DEVICE) naming `who` and the array's device when `a`
-// is not on the CPU: for code that reads or writes elements on the host.
-void require_cpu(const Device& d, const char* who, const char* what);
-
 }  // namespace chainerc
 
 namespace chainerc {

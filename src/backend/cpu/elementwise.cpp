@@ -106,13 +106,6 @@ void broadcast_into(const Array& x, Array& out) {
     broadcast_copy_typed(x.data<uint32_t>(), x.shape(), out.data<uint32_t>(), out.shape());
 }
 
-Array broadcast_copy(const Array& x, const Shape& to) {
-  require_cpu(x, "broadcast_to");
-  Array out = Array::empty(x.dtype(), to, x.device());
-  broadcast_into(x, out);
-  return out;
-}
-
 void add_into(Array& acc, const Array& g) {
   require_cpu(acc, "add_into");
   if (acc.shape() != g.shape() || acc.dtype() != g.dtype())
@@ -127,12 +120,6 @@ void add_into(Array& acc, const Array& g) {
       for (int64_t i = s; i < e; ++i) pa[i] += pb[i];
     });
   });
-}
-
-Array add_same_shape(const Array& a, const Array& b) {
-  Array out = a.copy();
-  add_into(out, b);
-  return out;
 }
 
 }  // namespace chainerc::cpu

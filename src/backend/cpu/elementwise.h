@@ -39,15 +39,6 @@ inline void require_cpu(const Array& a, const char* who) {
          " is not supported: no CUDA backend in this build");
 }
 
-// out[i] = f(x[i])
-template <typename T, typename F>
-void map(const T* x, T* out, int64_t n, F f) {
-  const F g = f;  // a private copy: its captures cannot alias `out` (see pointwise.h)
-  const T* __restrict px = x;
-  T* __restrict po = out;
-  for (int64_t i = 0; i < n; ++i) po[i] = g(px[i]);
-}
-
 // Strides (in elements) of `s` viewed as broadcast to `out` (0 on broadcast axes),
 // right-aligned to out's ndim.
 inline void broadcast_strides(const Shape& s, const Shape& out, int64_t* strides) {
@@ -108,14 +99,10 @@ Array sum_to(const Array& g, const Shape& s);
 // The same into `out`, whose shape is s (checked by the caller).
 void sum_to_into(const Array& g, Array& out);
 
-// x broadcast to `to` (NumPy rules, already checked), materialized. Any dtype.
-Array broadcast_copy(const Array& x, const Shape& to);
-// The same into `out`, whose shape is `to`.
+// x broadcast to out's shape (NumPy rules, already checked), materialized. Any dtype.
 void broadcast_into(const Array& x, Array& out);
 
 // acc += g elementwise (same shape and dtype), in place.
 void add_into(Array& acc, const Array& g);
-// a + b (same shape and dtype), new array.
-Array add_same_shape(const Array& a, const Array& b);
 
 }  // namespace chainerc::cpu
