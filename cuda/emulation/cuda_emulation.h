@@ -32,7 +32,9 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
+// __noinline__ is left undefined: libstdc++ spells its own attribute
+// __attribute__((__noinline__)), which such a macro would break in every
+// standard header included after this one (nvcc treats it specially).
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
 // Per block: blocks of a launch run one at a time on the launching thread.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/device_backend.h"
+#include "kernels/math.h"
 #include "cuda_util.h"
 #include "fill_kernels.h"
 #include "libraries.h"
@@ -190,6 +191,8 @@ class CudaBackend final : public DeviceBackend {
     cuda::require_device(index, "seed");
     seed_generator(index, s);
   }
+  // On the device, through the add_into kernel (cuda/ops/math/reduction.cu).
+  void accumulate(Array& acc, const Array& x) override { kernels::add_into(acc, x); }
 };
 
 void check_curand(curandStatus_t st, const char* who, const char* call) {

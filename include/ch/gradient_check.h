@@ -20,8 +20,9 @@ typedef ch_status (*ch_eval_callback)(void* user_data, ch_context* ctx);
 /* Numerical gradients by central differences, as Chainer's numerical_grad:
  * each element of each input is moved by +eps and -eps in place (and
  * restored), `f` is evaluated, and grad = sum(grad_outputs * (f+ - f-)) / 2eps.
- * Inputs must be float32 or float64 on the CPU. grad_outputs: one per output
- * of f. Writes n_inputs new references to `out` (each: release with
+ * Inputs must be float32 or float64, on any device (an element of a GPU
+ * array is moved with a copy: slow, meant for small test inputs); each
+ * gradient is on its input's device. grad_outputs: one per output of f. Writes n_inputs new references to `out` (each: release with
  * ch_array_release). */
 CH_API ch_status ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data,
                                    ch_array* const* inputs, size_t n_inputs,

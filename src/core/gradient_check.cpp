@@ -4,26 +4,32 @@
 #include <cstdio>
 #include <sstream>
 
+#include "device_backend.h"
 #include "error.h"
 
 namespace chainerc {
 
 namespace {
-void require_float_cpu(const Array& a, const char* who, size_t i) {
+void require_float(const Array& a, const char* who, size_t i) {
   if (!a.defined()) fail(CH_ERR_INVALID_ARGUMENT, who, ": input ", i, " is missing");
   if (!is_floating(a.dtype()))
     fail(CH_ERR_DTYPE, who, ": input ", i, " is a ", a.describe(), "; float32 or float64 expected");
-  if (!a.device().is_cpu()) fail(CH_ERR_UNSUPPORTED, who, ": input ", i, " is not on the CPU");
 }
 
 double get_as_double(const Array& a, int64_t i) { return a.get(i); }
 
+// Element i of a float array on any device (one element copied to a device).
 void set_from_double(const Array& a, int64_t i, double v) {
-  if (a.dtype() == DType::Float32)
-    a.data<float>()[i] = static_cast<float>(v);
-  else
-    a.data<double>()[i] = v;
+  const float f = static_cast<float>(v);
+  const bool single = a.dtype() == DType::Float32;
+  const void* src = single ? static_cast<const void*>(&f) : static_cast<const void*>(&v);
+  const size_t w = single ? sizeof f : sizeof v;
+  copy_bytes(static_cast<char*>(a.raw()) + static_cast<size_t>(i) * w, a.device(), src, Device{},
+             w);
 }
+
+// The array on the CPU (itself when it is there already).
+Array on_cpu(const Array& a) { return a.device().is_cpu() ? a : a.to_device(Device{}); }
 
 // sum_j <grad_outputs[j], outs[j]> in double
 double weighted_sum(const Arrays& outs, const Arrays& grad_outputs, const char* who) {
@@ -32,8 +38,8 @@ double weighted_sum(const Arrays& outs, const Arrays& grad_outputs, const char* 
          grad_outputs.size(), " grad_outputs were given");
   double s = 0;
   for (size_t j = 0; j < outs.size(); ++j) {
-    const Array& y = outs[j];
-    const Array& gy = grad_outputs[j];
+    const Array y = on_cpu(outs[j]);
+    const Array gy = on_cpu(grad_outputs[j]);
     if (y.shape() != gy.shape())
       fail(CH_ERR_SHAPE, who, ": output ", j, " is a ", y.describe(), " but grad_output ", j,
            " is a ", gy.describe());
@@ -47,7 +53,7 @@ Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
                       const Arrays& grad_outputs, double eps) {
   const char* who = "numerical_grad";
   if (!(eps > 0)) fail(CH_ERR_INVALID_ARGUMENT, who, ": eps must be positive, got ", eps);
-  for (size_t i = 0; i < inputs.size(); ++i) require_float_cpu(inputs[i], who, i);
+  for (size_t i = 0; i < inputs.size(); ++i) require_float(inputs[i], who, i);
   Arrays grads;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Array& x = inputs[i];
@@ -73,7 +79,7 @@ Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
         g32.data<float>()[k] = static_cast<float>(g.data<double>()[k]);
       g = g32;
     }
-    grads.push_back(g);
+    grads.push_back(x.device().is_cpu() ? g : g.to_device(x.device()));
   }
   // One more evaluation on the restored inputs: a function that keeps state
   // from its last forward (a creator's forward run again on the graph's own
@@ -85,13 +91,12 @@ Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
   return grads;
 }
 
-bool allclose(const Array& a, const Array& b, double atol, double rtol, AllcloseReport* report,
-              std::string* message) {
-  if (a.shape() != b.shape())
-    fail(CH_ERR_SHAPE, "allclose: shapes ", a.shape().to_string(), " and ", b.shape().to_string(),
-         " differ");
-  if (!a.device().is_cpu() || !b.device().is_cpu())
-    fail(CH_ERR_UNSUPPORTED, "allclose: arrays must be on the CPU");
+bool allclose(const Array& a_any, const Array& b_any, double atol, double rtol,
+              AllcloseReport* report, std::string* message) {
+  if (a_any.shape() != b_any.shape())
+    fail(CH_ERR_SHAPE, "allclose: shapes ", a_any.shape().to_string(), " and ",
+         b_any.shape().to_string(), " differ");
+  const Array a = on_cpu(a_any), b = on_cpu(b_any);
   AllcloseReport r;
   double worst_excess = -INFINITY;
   bool close = true;
@@ -146,9 +151,10 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
          grad_outputs_in.size(), " grad_outputs were given");
   Arrays gys;
   for (size_t j = 0; j < ys.size(); ++j) {
-    Array gy = grad_outputs_in[j].defined()
-                   ? grad_outputs_in[j]
-                   : Array::full(ys[j]->data.dtype(), ys[j]->data.shape(), 1.0);
+    const Array& y = ys[j]->data;
+    Array gy = grad_outputs_in[j].defined() ? grad_outputs_in[j]
+                                            : Array::full(y.dtype(), y.shape(), 1.0, y.device());
+    if (gy.device() != y.device()) gy = gy.to_device(y.device());
     if (gy.shape() != ys[j]->data.shape() || gy.dtype() != ys[j]->data.dtype())
       fail(CH_ERR_SHAPE, who, ": grad_output ", j, " is a ", gy.describe(), " but output ", j,
            " is a ", ys[j]->data.describe());
@@ -164,7 +170,7 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
     for (size_t i = 0; i < vars.size(); ++i) {
       if (!vars[i]->grad.defined()) continue;
       if (!analytic[i].defined())
-        analytic[i] = vars[i]->grad.copy();
+        analytic[i] = vars[i]->grad.to_device(Device{});
       else
         for (int64_t k = 0; k < analytic[i].size(); ++k)
           set_from_double(analytic[i], k, analytic[i].get(k) + vars[i]->grad.get(k));

@@ -8,7 +8,7 @@
 
 namespace chainerc {
 
-// Central differences: each element of each input (float32/float64, CPU) is
+// Central differences: each element of each input (float32/float64, any device) is
 // moved by +-eps in place and restored; grads accumulate in double.
 Arrays numerical_grad(const std::function<Arrays()>& f, const Arrays& inputs,
                       const Arrays& grad_outputs, double eps);

@@ -237,15 +237,35 @@ TEST_F(GpuArrays, StreamOnAnotherDeviceIsRefused) {
   EXPECT_TRUE(contains(ch_error_message(), "cuda:1")) << ch_error_message();
 }
 
-TEST_F(GpuArrays, BuiltInFunctionsRefuseGpuInputsForNow) {
+TEST_F(GpuArrays, BuiltInFunctionsRunOnTheGpu) {
   std::vector<float> v = {-1, 2};
   Arr a = new_array(CH_FLOAT32, {2}, v.data(), gpu());
   ch_variable* x = nullptr;
   ASSERT_CH_OK(ch_variable_new(&x, a.p, 0));
   ch_variable* y = nullptr;
-  EXPECT_CH_ERR(CH_ERR_DEVICE, ch_functions_relu(&y, x));
+  ASSERT_CH_OK(ch_functions_relu(&y, x));
+  ch_array* yd = nullptr;
+  ASSERT_CH_OK(ch_variable_data(&yd, y));
+  Arr ydata(yd);
+  EXPECT_EQ(ch_array_device(ydata.p).type, CH_DEVICE_CUDA);
+  EXPECT_EQ(read<float>(ydata.p), (std::vector<float>{0, 2}));
+  ch_variable_release(y);
+  ch_variable_release(x);
+}
+
+TEST_F(GpuArrays, InputsOnDifferentDevicesAreRefused) {
+  std::vector<float> v = {-1, 2};
+  Arr a = new_array(CH_FLOAT32, {2}, v.data(), gpu());
+  Arr b = new_array(CH_FLOAT32, {2}, v.data(), ch_device_cpu());
+  ch_variable *x = nullptr, *z = nullptr;
+  ASSERT_CH_OK(ch_variable_new(&x, a.p, 0));
+  ASSERT_CH_OK(ch_variable_new(&z, b.p, 0));
+  ch_variable* y = nullptr;
+  EXPECT_CH_ERR(CH_ERR_DEVICE, ch_functions_add(&y, x, z));
   EXPECT_EQ(y, nullptr);
   EXPECT_TRUE(contains(ch_error_message(), "cuda:0")) << ch_error_message();
+  EXPECT_TRUE(contains(ch_error_message(), "cpu")) << ch_error_message();
+  ch_variable_release(z);
   ch_variable_release(x);
 }
 

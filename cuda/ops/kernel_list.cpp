@@ -1,0 +1,16 @@
+// The explicit list of the CUDA backend's op kernels (not static
+// self-registration, which a static link into libchainerc.a would drop).
+#include "kernel_list.h"
+
+namespace chainerc::cuda {
+
+void register_kernels() {
+  // math
+  register_arithmetic_kernels();
+  register_reduction_kernels();
+  register_gemm_kernels();
+  // activation
+  register_activation_kernels();
+}
+
+}  // namespace chainerc::cuda

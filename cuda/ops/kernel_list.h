@@ -1,0 +1,18 @@
+// The CUDA backend's op kernels: each file of cuda/ops/<group>/ fills the
+// kernels of src/kernels/<group>.h it implements for CH_DEVICE_CUDA in its
+// register_*_kernels(), and register_kernels() calls them all, from an
+// explicit list (kernel_list.cpp), as the CPU backend does.
+#pragma once
+
+namespace chainerc::cuda {
+
+void register_kernels();
+
+// math
+void register_arithmetic_kernels();
+void register_reduction_kernels();
+void register_gemm_kernels();
+// activation
+void register_activation_kernels();
+
+}  // namespace chainerc::cuda
