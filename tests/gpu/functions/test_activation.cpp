@@ -37,11 +37,11 @@ TEST_F(GpuFunctions, PointwiseActivationsCheckBackwardOnTheDevice) {
 
 // Softmax over axis 1: (N, C) rows of at least 64 channels take the block-per-
 // row kernel, narrower rows and (N, C, ...) arrays the thread-per-column one;
-// {97, 1031} and {1031, 97} are ~1e5 elements with more rows than the
-// emulator's grid.
+// {13, 7919} (rows) and {1613, 62} (columns) are ~1e5 elements with more
+// rows than the emulator's grid.
 TEST_F(GpuFunctions, SoftmaxOnEveryLayout) {
   const Shape shapes[] = {{1, 1},     {3, 1},     {1, 31},   {3, 31},     {4, 64},        {3, 1025},
-                          {97, 1031}, {1031, 97}, {2, 3, 5}, {3, 31, 33}, {2, 1025, 1, 3}};
+                          {13, 7919}, {1613, 62}, {2, 3, 5}, {3, 31, 33}, {2, 1025, 1, 3}};
   for (DType dt : kDtypes)
     for (const Shape& s : shapes)
       expect_agreement({std::string("softmax ") + dtype_name(dt) + " " + s.to_string(),
@@ -77,7 +77,8 @@ TEST_F(GpuFunctions, PReLUWithItsParameterGradient) {
   std::vector<std::pair<Shape, Shape>> cases;  // (W, x)
   for (int64_t n : pointwise_sizes()) cases.push_back({Shape{}, Shape{n}});
   cases.push_back({Shape{31}, Shape{3, 31, 5}});
-  cases.push_back({Shape{1025}, Shape{2, 1025}});
+  cases.push_back({Shape{1025}, Shape{2, 1025}});  // a thread per element of W
+  cases.push_back({Shape{67}, Shape{3, 67, 31}});  // a block per element of W
   cases.push_back({Shape{3, 4}, Shape{2, 3, 4, 7}});
   cases.push_back({Shape{5}, Shape{1, 5, 20011}});  // ~1e5 summed per element of W
   for (DType dt : kDtypes)
