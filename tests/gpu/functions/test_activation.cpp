@@ -95,6 +95,23 @@ TEST_F(GpuFunctions, PReLUWithItsParameterGradient) {
     }
 }
 
+// W's gradient accumulates: the function applied twice in one graph (a
+// block per element of W and a thread per element).
+TEST_F(GpuFunctions, PReLUParameterGradientAccumulates) {
+  for (DType dt : kDtypes)
+    for (const Shape& x_shape : {Shape{3, 67, 31}, Shape{2, 67}})
+      expect_agreement({std::string("PReLU twice ") + dtype_name(dt) + " x " + x_shape.to_string(),
+                        {away_from_zero(dt, x_shape, 0.01, 2, 16)},
+                        [](const std::vector<VarPtr>& x, const FuncPtr& fn) {
+                          VarPtr a = chainerc::apply_function(fn, {x[0]})[0];
+                          // A clone shares the parameters.
+                          VarPtr b =
+                              chainerc::apply_function(fn->clone(), {ops::mul_scalar(x[0], -2)})[0];
+                          return std::vector<VarPtr>{ops::add(a, b)};
+                        },
+                        prelu_with_random_w(Shape{67}, dt, 17)});
+}
+
 // The LSTM cell: c_prev (N, U, ...) and x (N, 4U, ...), outputs c and h.
 std::vector<VarPtr> lstm_build(const std::vector<VarPtr>& x, const FuncPtr&) {
   return ops::lstm(x[0], x[1]);
