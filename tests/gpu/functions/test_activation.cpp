@@ -130,6 +130,23 @@ TEST_F(GpuFunctions, LstmCellForwardAndBackward) {
                         lstm_build});
 }
 
+// Empty arrays: the kernels launch nothing and the shapes come through.
+TEST_F(GpuFunctions, EmptyActivations) {
+  for (DType dt : kDtypes) {
+    for (const Shape& s : {Shape{0, 5}, Shape{3, 0}, Shape{2, 3, 0}})
+      expect_agreement({std::string("softmax ") + dtype_name(dt) + " " + s.to_string(),
+                        {uniform(dt, s, -1, 1, 20)},
+                        unary(ops::softmax)});
+    expect_agreement({std::string("PReLU empty ") + dtype_name(dt),
+                      {uniform(dt, {0, 3}, -1, 1, 21)},
+                      apply_fn(),
+                      prelu_with_random_w(Shape{3}, dt, 22)});
+    expect_agreement({std::string("lstm empty ") + dtype_name(dt),
+                      {uniform(dt, {0, 3}, -1, 1, 23), uniform(dt, {0, 12}, -1, 1, 24)},
+                      lstm_build});
+  }
+}
+
 TEST_F(GpuFunctions, SoftmaxPReLUAndLstmCheckBackwardOnTheDevice) {
   const DType dt = DType::Float64;
   expect_check_backward({"softmax", {uniform(dt, {3, 5}, -2, 2, 9)}, unary(ops::softmax)});

@@ -186,6 +186,21 @@ TEST_F(GpuFunctions, InputsOnDifferentDevicesAreRefused) {
   }
 }
 
+// Empty arrays through the array functions.
+TEST_F(GpuFunctions, EmptyArrayFunctions) {
+  for (DType dt : kDtypes) {
+    expect_agreement({std::string("concat of empties ") + dtype_name(dt),
+                      {uniform(dt, {0, 3}, -1, 1, 80), uniform(dt, {0, 4}, -1, 1, 81)},
+                      concat_along(1)});
+    expect_agreement({std::string("transpose empty ") + dtype_name(dt),
+                      {uniform(dt, {0, 3, 5}, -1, 1, 82)},
+                      transpose_by({2, 0, 1})});
+    expect_agreement({std::string("copy empty via cuda:1 ") + dtype_name(dt),
+                      {uniform(dt, {0, 3}, -1, 1, 83)},
+                      round_trip(gpu(1))});
+  }
+}
+
 TEST_F(GpuFunctions, ArrayFunctionsCheckBackwardOnTheDevice) {
   const DType dt = DType::Float64;
   expect_check_backward({"concat",

@@ -25,7 +25,7 @@ Build dropout_seeded(double ratio, uint64_t seed) {
 TEST_F(GpuFunctions, DropoutMasksEqualTheCpusBitForBit) {
   for (double ratio : {0.0, 0.5, 0.9})
     for (DType dt : kDtypes)
-      for (int64_t n : pointwise_sizes())
+      for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{31}, int64_t{1025}, int64_t{100003}})
         expect_agreement({std::string("dropout ") + std::to_string(ratio) + " " + dtype_name(dt) +
                               " n=" + std::to_string(n),
                           {uniform(dt, {n}, 0.5, 2, 1)},
