@@ -150,16 +150,15 @@ TEST_F(GpuFunctions, EmptyActivations) {
 TEST_F(GpuFunctions, SoftmaxPReLUAndLstmCheckBackwardOnTheDevice) {
   const DType dt = DType::Float64;
   expect_check_backward({"softmax", {uniform(dt, {3, 5}, -2, 2, 9)}, unary(ops::softmax)});
-  expect_check_backward({"softmax rows", {uniform(dt, {2, 70}, -2, 2, 10)}, unary(ops::softmax)});
+  expect_check_backward({"softmax rows", {uniform(dt, {1, 64}, -2, 2, 10)}, unary(ops::softmax)});
   expect_check_backward(
       {"softmax (N, C, ...)", {uniform(dt, {2, 3, 4}, -2, 2, 11)}, unary(ops::softmax)});
   expect_check_backward({"PReLU",
                          {away_from_zero(dt, {2, 3, 4}, 0.1, 2, 12)},
                          apply_fn(),
                          prelu_with_random_w(Shape{3}, dt, 13)});
-  expect_check_backward({"lstm",
-                         {uniform(dt, {2, 3, 2}, -1, 1, 14), uniform(dt, {2, 12, 2}, -1, 1, 15)},
-                         lstm_build});
+  expect_check_backward(
+      {"lstm", {uniform(dt, {1, 2, 2}, -1, 1, 14), uniform(dt, {1, 8, 2}, -1, 1, 15)}, lstm_build});
 }
 
 }  // namespace
