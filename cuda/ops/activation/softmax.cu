@@ -57,16 +57,18 @@ __global__ void softmax_columns_kernel(const T* __restrict__ x, T* __restrict__ 
     const int64_t base = (p / inner) * c * inner + p % inner;
     const T* xc = x + base;
     T* yc = y + base;
-    T m = xc[0];
-    for (int64_t j = 1; j < c; ++j) m = xc[j * inner] > m ? xc[j * inner] : m;
+    const T* const x_end = xc + c * inner;
+    T m = *xc;
+    for (const T* q = xc + inner; q < x_end; q += inner) m = *q > m ? *q : m;
     T s = 0;
-    for (int64_t j = 0; j < c; ++j) {
-      const T e = exp_f(xc[j * inner] - m);
-      yc[j * inner] = e;
+    T* q_out = yc;
+    for (const T* q = xc; q < x_end; q += inner, q_out += inner) {
+      const T e = exp_f(*q - m);
+      *q_out = e;
       s += e;
     }
     const T r = T(1) / s;
-    for (int64_t j = 0; j < c; ++j) yc[j * inner] *= r;
+    for (T* q = yc; q < yc + c * inner; q += inner) *q *= r;
   }
 }
 
