@@ -46,6 +46,13 @@ TEST_F(GpuFunctions, ConcatAndItsSplitAlongEveryAxis) {
                        uniform(dt, {2, 31}, -1, 1, 25)},
                       concat_along(1)});
   }
+  // One variable twice: its gradients from both pieces add up on the device.
+  for (DType dt : kDtypes)
+    expect_agreement({std::string("concat of x, y, x ") + dtype_name(dt),
+                      {uniform(dt, {3, 31}, -1, 1, 28), uniform(dt, {3, 5}, -1, 1, 29)},
+                      [](const std::vector<VarPtr>& x, const FuncPtr&) {
+                        return std::vector<VarPtr>{ops::concat({x[0], x[1], x[0]}, 1)};
+                      }});
   expect_agreement({"concat int32",
                     {labels({3, 7}, 1000, 26), labels({3, 1025}, 1000, 27)},
                     concat_along(1),
