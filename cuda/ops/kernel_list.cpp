@@ -11,6 +11,16 @@ void register_kernels() {
   register_gemm_kernels();
   // activation
   register_activation_kernels();
+  register_softmax_kernels();
+  register_prelu_kernels();
+  register_lstm_kernels();
+  // noise
+  register_dropout_kernels();
+  // evaluation
+  register_accuracy_kernels();
+  // array
+  register_concat_kernels();
+  register_transpose_kernels();
 }
 
 }  // namespace chainerc::cuda

@@ -14,5 +14,15 @@ void register_reduction_kernels();
 void register_gemm_kernels();
 // activation
 void register_activation_kernels();
+void register_softmax_kernels();
+void register_prelu_kernels();
+void register_lstm_kernels();
+// noise
+void register_dropout_kernels();
+// evaluation
+void register_accuracy_kernels();
+// array
+void register_concat_kernels();
+void register_transpose_kernels();
 
 }  // namespace chainerc::cuda
