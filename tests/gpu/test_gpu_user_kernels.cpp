@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda/emulation/user_kernels.h"
@@ -364,6 +365,54 @@ TEST_F(GpuUserKernels, BarriersAreCheckedAsForBuiltInKernels) {
     else
       EXPECT_LT(right, 256u) << "the emulator's shuffled order should expose the missing barrier";
   }
+}
+
+// Host threads launching at once, on both devices: each thread has its own
+// fibers and the object reads the launching thread's state.
+TEST_F(GpuUserKernels, ConcurrentLaunchesFromHostThreads) {
+  const int devices = ch_cuda_device_count() >= 2 ? 2 : 1;
+  Red sumsq("T x", "T y", "x * x", "a + b", "y = a", "0", "sumsq");
+  const int64_t rows = 7, len = 300;
+  const auto xs = uniform(static_cast<size_t>(rows * len), 14);
+  std::vector<double> want(rows, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < len; ++j) want[r] += xs[r * len + j] * xs[r * len + j];
+  std::vector<std::vector<double>> got(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      Arr a = make(CH_FLOAT64, {rows, len}, xs, ch_device_cuda(t % devices));
+      const int32_t axis = 1;
+      for (int rep = 0; rep < 3; ++rep) {
+        ch_array* out = nullptr;
+        if (ch_reduction_kernel_call(sumsq.p, &a.p, 1, &out, 1, &axis, 1, 0) != CH_OK) return;
+        got[t] = values(out);
+        ch_array_release(out);
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) expect_close(got[t], want, 1e-12, 0, "thread " + std::to_string(t));
+}
+
+// Warp shuffles and __trap in a user kernel reach the emulator through the
+// object's function table like barriers do.
+TEST_F(GpuUserKernels, WarpShufflesAndTrapReachTheEmulator) {
+  const auto xs = uniform(64, 13);
+  Arr x = make(CH_FLOAT64, {64}, xs, ch_device_cuda(0));
+  ch_array* out = nullptr;
+  Ew swap("T x", "T y", "y = __shfl_xor_sync(0xffffffffu, x, 1)", "swap_pairs");
+  ASSERT_CH_OK(ch_elementwise_kernel_call(swap.p, &x.p, 1, &out, 1));
+  const auto ys = values(out);
+  ch_array_release(out);
+  out = nullptr;
+  for (size_t i = 0; i < 64; ++i) EXPECT_EQ(ys[i], xs[i ^ 1]) << i;
+
+  Ew trap("T x", "T y", "if (i == 37) __trap(); y = x", "traps_at_37");
+  EXPECT_EQ(ch_elementwise_kernel_call(trap.p, &x.p, 1, &out, 1), CH_ERR_DEVICE);
+  const std::string m = ch_error_message();
+  EXPECT_TRUE(contains(m, "__trap()")) << m;
+  EXPECT_TRUE(contains(m, "traps_at_37")) << m;
+  ch_array_release(out);
 }
 
 // Objects are compiled once per source: again in the process from memory,
