@@ -14,6 +14,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>  // device printf, which NVRTC declares without a header
+
 #include "user_kernel_abi.h"
 
 // What NVRTC offers a kernel without any #include, beyond the emulated
