@@ -117,6 +117,10 @@ CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSetStrea
         (cublasHandle_t handle, cudaStream_t stream), (handle, stream))
 CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSetWorkspace_v2,
         (cublasHandle_t handle, void* workspace, size_t bytes), (handle, workspace, bytes))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSetMathMode,
+        (cublasHandle_t handle, cublasMath_t mode), (handle, mode))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasGetMathMode,
+        (cublasHandle_t handle, cublasMath_t* mode), (handle, mode))
 CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSgemm_v2,
         (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
          const float* alpha, const float* A, int lda, const float* B, int ldb, const float* beta,
