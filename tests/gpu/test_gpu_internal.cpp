@@ -16,6 +16,11 @@
 #include "cuda/runtime/libraries.h"
 #include "cuda/runtime/memory.h"
 #include "require_gpu.h"
+#if defined(CH_HAVE_CUDNN)
+#include <cudnn.h>
+
+#include "cuda/runtime/lazy_libraries.h"
+#endif
 
 using namespace chainerc;
 
@@ -242,6 +247,19 @@ TEST_F(GpuInternal, FillKernelsCoverSizesThatAreNotMultiplesOfABlock) {
     }
   }
 }
+
+#if defined(CH_HAVE_CUDNN)
+// libcudnn.so.9 is not linked: cuda/runtime/lazy_libraries.cpp opens it on
+// the first cuDNN call. Asking its version needs no GPU.
+TEST(CudnnLibrary, IsOpenedOnFirstUseAndIsVersion9) {
+  const size_t v = cudnnGetVersion();
+  if (v == 0) CH_GPU_SKIP() << "libcudnn.so.9 not loadable: " << cuda::load_error("cudnn");
+  EXPECT_GE(v, 90000u);
+  EXPECT_LT(v, 100000u);
+  EXPECT_EQ(cuda::load_error("cudnn"), "");
+  EXPECT_STRNE(cudnnGetErrorString(CUDNN_STATUS_BAD_PARAM), "");
+}
+#endif
 
 #if defined(CH_CUDA_EMULATION)
 TEST_F(GpuInternal, CublasKeepsItsWorkspaceFromThePool) {
