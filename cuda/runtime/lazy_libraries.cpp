@@ -20,7 +20,7 @@
 #if CH_LAZY_NVRTC
 #include <nvrtc.h>
 #endif
-#if CH_HAVE_CUDNN
+#if defined(CH_HAVE_CUDNN)
 #include <cudnn.h>
 #endif
 
@@ -42,7 +42,7 @@ Library g_curand{"libcurand.so." CH_STR_(CURAND_VER_MAJOR), {}, nullptr, {}};
 #if CH_LAZY_NVRTC
 Library g_nvrtc{"libnvrtc.so." CH_STR_(CH_CUDA_MAJOR), {}, nullptr, {}};
 #endif
-#if CH_HAVE_CUDNN
+#if defined(CH_HAVE_CUDNN)
 // cuDNN 9's front library (it opens libcudnn_ops/_cnn/... itself).
 Library g_cudnn{"libcudnn.so." CH_STR_(CUDNN_MAJOR), {}, nullptr, {}};
 #endif
@@ -80,7 +80,7 @@ std::string load_error(const char* which) {
 #if CH_LAZY_NVRTC
   if (std::string(which) == "nvrtc") lib = &g_nvrtc;
 #endif
-#if CH_HAVE_CUDNN
+#if defined(CH_HAVE_CUDNN)
   if (std::string(which) == "cudnn") lib = &g_cudnn;
 #endif
   if (!lib) return "";
@@ -112,7 +112,7 @@ Library& curand_lib() { return g_curand; }
 #if CH_LAZY_NVRTC
 Library& nvrtc_lib() { return g_nvrtc; }
 #endif
-#if CH_HAVE_CUDNN
+#if defined(CH_HAVE_CUDNN)
 Library& cudnn_lib() { return g_cudnn; }
 #endif
 }  // namespace
@@ -210,7 +210,7 @@ extern "C" CH_LAZY_STUB const char* nvrtcGetErrorString(nvrtcResult result) {
 }
 #endif
 
-#if CH_HAVE_CUDNN
+#if defined(CH_HAVE_CUDNN)
 // cuDNN 9's legacy API as cuda/cudnn/ uses it. cudnnGetVersion returns 0
 // when the library cannot be loaded (cuda/cudnn/ then keeps the own kernels).
 extern "C" CH_LAZY_STUB size_t cudnnGetVersion(void) {

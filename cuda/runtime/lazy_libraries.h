@@ -3,7 +3,8 @@
 
 #include <string>
 
-// CH_CUDA_MAJOR (libnvrtc.so.<major>), CH_LAZY_NVRTC and CH_HAVE_CUDNN, from Meson.
+// CH_CUDA_MAJOR (libnvrtc.so.<major>) and CH_LAZY_NVRTC, from Meson (CH_HAVE_CUDNN:
+// -DCH_HAVE_CUDNN=1 where cuda/cudnn/ is built).
 #include "ch_cuda_config.h"
 
 namespace chainerc::cuda {
