@@ -1,5 +1,6 @@
-// relu, sigmoid and tanh through cuDNN 9 (cudnnActivationForward, NaN
-// propagated), and relu's gradient (cudnnActivationBackward). The array is
+// relu, sigmoid and tanh through cuDNN 9 (cudnnActivationForward), and
+// relu's gradient (cudnnActivationBackward). relu does not propagate NaN
+// (CUDNN_NOT_PROPAGATE_NAN), as the own kernel: x > 0 ? x : 0 is 0 for NaN. The array is
 // the NCHW tensor (1, 1, 1, size); sizes beyond int and empty arrays run the
 // own kernels.
 //
@@ -23,7 +24,7 @@ class ActivationDesc {
  public:
   explicit ActivationDesc(cudnnActivationMode_t mode) {
     check(cudnnCreateActivationDescriptor(&d_), "cudnnCreateActivationDescriptor");
-    const cudnnStatus_t st = cudnnSetActivationDescriptor(d_, mode, CUDNN_PROPAGATE_NAN, 0.0);
+    const cudnnStatus_t st = cudnnSetActivationDescriptor(d_, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0);
     if (st != CUDNN_STATUS_SUCCESS) {
       cudnnDestroyActivationDescriptor(d_);
       check(st, "cudnnSetActivationDescriptor");
