@@ -2,6 +2,10 @@
 // self-registration, which a static link into libchainerc.a would drop).
 #include "kernel_list.h"
 
+#if defined(CH_HAVE_CUDNN)
+#include "cuda/cudnn/cudnn_util.h"
+#endif
+
 namespace chainerc::cuda {
 
 void register_kernels() {
@@ -21,6 +25,12 @@ void register_kernels() {
   // array
   register_concat_kernels();
   register_transpose_kernels();
+
+  // Last: cuDNN over the own kernels above, which it keeps and falls back to
+  // (cuda/cudnn/cudnn_util.h).
+#if defined(CH_HAVE_CUDNN)
+  cudnn::register_cudnn_kernels();
+#endif
 }
 
 }  // namespace chainerc::cuda
