@@ -3,6 +3,7 @@
 // nvcc and the CPU emulator (cuda/emulation/) under -Dcuda-emulation=true.
 // Returns the launch's error (cudaGetLastError), which the caller checks.
 // Dynamic shared memory is declared with CH_EXTERN_SHARED(T, name).
+// Each launch is counted (launch_count.h).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +11,8 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+
+#include "launch_count.h"
 
 #if defined(CH_CUDA_EMULATED_RUNTIME)
 
@@ -19,6 +22,7 @@ template <typename... P, typename... A>
 cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes,
                    cudaStream_t stream, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "launch: wrong number of kernel arguments");
+  launch_counter.fetch_add(1, std::memory_order_relaxed);
   // The parameters as the kernel takes them (by value, converted once, as
   // nvcc does); each thread's call copies them again.
   using Params = std::tuple<std::decay_t<P>...>;
@@ -50,6 +54,7 @@ template <typename... P, typename... A>
 cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes,
                    cudaStream_t stream, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "launch: wrong number of kernel arguments");
+  launch_counter.fetch_add(1, std::memory_order_relaxed);
   // clang-format off
   kernel<<<grid, block, shared_bytes, stream>>>(std::forward<A>(args)...);
   // clang-format on

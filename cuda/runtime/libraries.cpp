@@ -6,6 +6,7 @@
 #include "core/config.h"
 #include "core/random.h"
 #include "cuda_util.h"
+#include "launch_count.h"
 #if !defined(CH_CUDA_EMULATED_RUNTIME)
 #include "lazy_libraries.h"
 #endif
@@ -147,6 +148,7 @@ void gemm(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n,
   const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   std::lock_guard<std::mutex> lock(libraries_of(device, "cuBLAS").gemm_mutex);
   cublasStatus_t st;
+  gemm_call_counter.fetch_add(1, std::memory_order_relaxed);
   if (dtype == DType::Float32) {
     // ch_config_set_allow_tf32: TF32 tensor cores for float32, or not.
     check_blas(cublasSetMathMode(
