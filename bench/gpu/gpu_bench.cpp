@@ -19,7 +19,7 @@
 // devices in CI (meson test gpu_bench_smoke), so that the benchmark does not rot.
 //
 // Usage: gpu_bench [--smoke] [--device N] [--only elementwise,gemm,train]
-//                  [--models mlp,mlp-large,convnet] [--steps N] [--peer FILE]
+//                  [--models mlp,mlp-large,convnet] [--steps N] [--batch N] [--peer FILE]
 //
 // Linked against the static library: the launch counter and chainerc::cuda::gemm are
 // internals (cuda/runtime/launch_count.h, libraries.h); the rest is the public C API.
@@ -51,6 +51,7 @@ namespace {
 
 bool g_smoke = false;
 int32_t g_device = 0;
+int64_t g_batch = 0;  // training batch: 100, or 4 in smoke mode (--batch)
 
 void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) bench::die(std::string(what) + ": " + cudaGetErrorString(e));
@@ -59,6 +60,12 @@ void cuda_check(cudaError_t e, const char* what) {
 void sync() { CH_BENCH_CHECK(ch_cuda_synchronize(g_device)); }
 
 ch_device dev() { return ch_device_cuda(g_device); }
+
+// CH_REQUIRE_GPU=1: no device is a failure, never a skip (tests/gpu/require_gpu.h).
+bool require_gpu() {
+  const char* v = std::getenv("CH_REQUIRE_GPU");
+  return v && std::strcmp(v, "1") == 0;
+}
 
 ch_array* device_array(const std::vector<int64_t>& shape, ch_dtype dtype = CH_FLOAT32) {
   ch_array* a = nullptr;
@@ -316,9 +323,8 @@ struct Net {
   ch_function_set* set = nullptr;
   ch_optimizer* opt = nullptr;
   bool conv;
-  int64_t batch;
 
-  Net(const Model& m, int64_t batch_) : conv(m.conv), batch(batch_) {
+  explicit Net(const Model& m) : conv(m.conv) {
     CH_BENCH_CHECK(ch_function_set_new(&set));
     auto add = [&](const char* name, ch_function* f) {
       layers.push_back(f);
@@ -419,7 +425,7 @@ struct Net {
 TrainResult run_train(const Model& m, int64_t steps) {
   ch_config_seed(1);
   CH_BENCH_CHECK(ch_cuda_seed(g_device, 1));
-  const int64_t batch = g_smoke ? 10 : 100;
+  const int64_t batch = g_batch;
   const int n_batches = g_smoke ? 2 : 10;
   std::mt19937 gen(1234);
   std::uniform_real_distribution<float> u(0.f, 1.f);
@@ -439,7 +445,7 @@ TrainResult run_train(const Model& m, int64_t steps) {
   }
   TrainResult r;
   {
-    Net net(m, batch);
+    Net net(m);
     int next = 0;
     ch_array* last = nullptr;
     auto one_step = [&] {
@@ -469,10 +475,11 @@ TrainResult run_train(const Model& m, int64_t steps) {
   return r;
 }
 
-// gpu_bench --child MODEL STEPS DEVICE SMOKE: one model's run, its result on stdout.
+// gpu_bench --child MODEL STEPS DEVICE SMOKE BATCH: one model's run, its result on stdout.
 int run_child(char** argv) {
   g_device = std::atoi(argv[4]);
   g_smoke = std::atoi(argv[5]) != 0;
+  g_batch = std::atoll(argv[6]);
   const TrainResult r = run_train(model_named(argv[2]), std::atoll(argv[3]));
   std::printf("result %.17g %.17g %.17g %llu %llu\n", r.step_ms, r.peak_mib, r.loss,
               static_cast<unsigned long long>(r.kernels), static_cast<unsigned long long>(r.gemms));
@@ -487,14 +494,14 @@ bool in_child(const char* self, const std::string& model, int64_t steps, TrainRe
   if (pipe(fd) != 0) bench::die("pipe failed");
   std::fflush(nullptr);
   const std::string st = std::to_string(steps), d = std::to_string(g_device),
-                    smoke = g_smoke ? "1" : "0";
+                    smoke = g_smoke ? "1" : "0", batch = std::to_string(g_batch);
   const pid_t pid = fork();
   if (pid < 0) bench::die("fork failed");
   if (pid == 0) {
     close(fd[0]);
     if (dup2(fd[1], STDOUT_FILENO) < 0) _exit(4);
     close(fd[1]);
-    execl(self, self, "--child", model.c_str(), st.c_str(), d.c_str(), smoke.c_str(),
+    execl(self, self, "--child", model.c_str(), st.c_str(), d.c_str(), smoke.c_str(), batch.c_str(),
           static_cast<char*>(nullptr));
     _exit(5);
   }
@@ -547,8 +554,8 @@ void bench_train(const char* self, const std::vector<std::string>& models, int64
                  const std::string& peer_path) {
   std::string about;
   const std::map<std::string, Peer> peer = read_peer(peer_path, about);
-  std::printf("### Training step (float32, SGD lr 0.01, batch %d, cuda:%d)\n\n", g_smoke ? 10 : 100,
-              g_device);
+  std::printf("### Training step (float32, SGD lr 0.01, batch %lld, cuda:%d)\n\n",
+              static_cast<long long>(g_batch), g_device);
   if (!about.empty()) std::printf("PyTorch:%s\n\n", about.c_str());
   std::printf(
       "| model | chainerc ms/step | PyTorch ms/step | PyTorch / chainerc | chainerc peak MiB | "
@@ -589,7 +596,7 @@ void bench_train(const char* self, const std::vector<std::string>& models, int64
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 6 && std::strcmp(argv[1], "--child") == 0) return run_child(argv);
+  if (argc == 7 && std::strcmp(argv[1], "--child") == 0) return run_child(argv);
   std::vector<std::string> only = {"elementwise", "gemm", "train"};
   std::vector<std::string> models = {"mlp", "mlp-large", "convnet"};
   int64_t steps = 0;
@@ -608,6 +615,8 @@ int main(int argc, char** argv) {
       only = bench::split(next(), ',');
     } else if (a == "--models") {
       models = bench::split(next(), ',');
+    } else if (a == "--batch") {
+      g_batch = std::atoll(next().c_str());
     } else if (a == "--steps") {
       steps = std::atoll(next().c_str());
     } else if (a == "--peer") {
@@ -615,11 +624,17 @@ int main(int argc, char** argv) {
     } else {
       std::printf(
           "usage: gpu_bench [--smoke] [--device N] [--only elementwise,gemm,train] "
-          "[--models mlp,mlp-large,convnet] [--steps N] [--peer FILE]\n");
+          "[--models mlp,mlp-large,convnet] [--steps N] [--batch N] [--peer FILE]\n");
       return a == "--help" ? 0 : 2;
     }
   }
   if (steps <= 0) steps = g_smoke ? 1 : 200;
+  if (g_batch <= 0) g_batch = g_smoke ? 4 : 100;
+  if (ch_cuda_device_count() <= g_device && g_smoke && !require_gpu()) {
+    // As the gpu suite's tests: a skip (meson's exit status 77) without a device.
+    std::printf("no CUDA device %d (%s): skipped\n", g_device, ch_cuda_unavailable_reason());
+    return 77;
+  }
   if (ch_cuda_device_count() <= g_device)
     bench::die("no CUDA device " + std::to_string(g_device) + ": " +
                (ch_cuda_device_count() == 0 ? ch_cuda_unavailable_reason() : "index too high"));

@@ -17,7 +17,8 @@
 # Options: --build-dir DIR (default build-gpu), --report FILE, --device N,
 # --steps N (timed training steps, default 200), --only LIST (gpu_bench's
 # sections: elementwise,gemm,train), --sanitizer-filter GTEST_FILTER
-# (limit the sanitizer runs, e.g. on a slow racecheck). Environment: PYTHON
+# (limit the sanitizer runs, e.g. on a slow racecheck). Environment:
+# CH_SANITIZER_TIMEOUT (seconds per sanitizer run, default 3600), PYTHON
 # (default python3) for torch_peer.py, COMPUTE_SANITIZER (default: on PATH or in
 # /usr/local/cuda/bin). Exit status: non-zero when a test, a sanitizer run or a
 # benchmark failed; the report says which.
@@ -33,6 +34,7 @@ device=0
 steps=""
 only=""
 sanitizer_filter="*"
+sanitizer_timeout="${CH_SANITIZER_TIMEOUT:-3600}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -115,7 +117,7 @@ if [ "$bench_only" = "0" ]; then
         log "compute-sanitizer --tool $tool $prog"
         extra=()
         [ "$tool" = "memcheck" ] && extra=(--leak-check full)
-        if CH_REQUIRE_GPU=1 "$sanitizer" --tool "$tool" --error-exitcode 99 \
+        if CH_REQUIRE_GPU=1 timeout "$sanitizer_timeout" "$sanitizer" --tool "$tool" --error-exitcode 99 \
             "${extra[@]+"${extra[@]}"}" "$exe" --gtest_filter="$sanitizer_filter" >"$out" 2>&1; then
           result="clean"
         else

@@ -65,7 +65,7 @@ def run_model(name, device, steps, smoke):
     torch.manual_seed(1)
     on_gpu = device.startswith("cuda")
     dev = torch.device(device)
-    batch = 10 if smoke else 100
+    batch = 4 if smoke else 100
     n_batches = 2 if smoke else 10
     gen = torch.Generator().manual_seed(1234)
     shape = (batch, 1, 28, 28) if name == "convnet" else (batch, 784)
