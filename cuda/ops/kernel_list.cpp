@@ -11,6 +11,15 @@ void register_kernels() {
   register_gemm_kernels();
   // activation
   register_activation_kernels();
+  // pooling
+  register_max_pooling_2d_kernels();
+  register_average_pooling_2d_kernels();
+  // normalization
+  register_batch_normalization_kernels();
+  register_local_response_normalization_kernels();
+  // optimizers
+  register_optimizer_update_kernels();
+  register_grad_utils_kernels();
 }
 
 }  // namespace chainerc::cuda

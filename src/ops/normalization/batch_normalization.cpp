@@ -60,6 +60,15 @@ class BatchNormalization final : public Function {
     if (use_batch_ && m < 1)
       fail(CH_ERR_SHAPE, who, ": x of shape ", x.shape().to_string(),
            " has no samples to take statistics of");
+    // The running averages live with the parameters: after the parameters
+    // moved to another device (ch_function_set_to_gpu / to_cpu), the next
+    // application moves the averages there too.
+    if (state_->avg_mean.device() != gamma.device()) {
+      Array mean = state_->avg_mean.to_device(gamma.device());
+      Array var = state_->avg_var.to_device(gamma.device());
+      state_->avg_mean = std::move(mean);
+      state_->avg_var = std::move(var);
+    }
     Array y = Array::empty_like(x);
     x_hat_ = Array::empty_like(x);
     inv_std_ = Array::empty(x.dtype(), Shape{C}, x.device());
