@@ -17,11 +17,29 @@ namespace {
 
 using kernels::BatchNorm;
 
-// The flat index of element j (of L * R) of channel c.
-__device__ __forceinline__ int64_t bn_index(const BatchNorm& bn, int64_t c, int64_t j) {
-  const int64_t l = j / bn.R, r = j - l * bn.R;
-  return (l * bn.C + c) * bn.R + r;
-}
+// A thread's walk over the L * R elements of channel c: elements j = first,
+// first + step, ... as (l, r), advanced without a division per element
+// (none at all when R is 0: no elements).
+struct ChannelWalk {
+  int64_t l, r, step_l, step_r, row, base;
+  __device__ ChannelWalk(const BatchNorm& bn, int64_t c, int64_t first, int64_t step)
+      : l(bn.R > 0 ? first / bn.R : bn.L),
+        r(bn.R > 0 ? first % bn.R : 0),
+        step_l(bn.R > 0 ? step / bn.R : 0),
+        step_r(bn.R > 0 ? step % bn.R : 0),
+        row(bn.C * bn.R),
+        base(c * bn.R) {}
+  __device__ bool more(const BatchNorm& bn) const { return l < bn.L; }
+  __device__ int64_t index() const { return l * row + base + r; }
+  __device__ void next(const BatchNorm& bn) {
+    l += step_l;
+    r += step_r;
+    if (r >= bn.R) {
+      r -= bn.R;
+      ++l;
+    }
+  }
+};
 
 template <typename T>
 __global__ void batch_norm_forward_kernel(BatchNorm bn, const T* __restrict__ x,
@@ -35,12 +53,12 @@ __global__ void batch_norm_forward_kernel(BatchNorm bn, const T* __restrict__ x,
     double mean, var;
     if (bn.use_batch) {
       double s = 0;
-      for (int64_t j = threadIdx.x; j < m; j += blockDim.x) s += x[bn_index(bn, c, j)];
+      for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) s += x[w.index()];
       mean = block_sum(s, scratch) / static_cast<double>(m);
       const T mu = static_cast<T>(mean);
       double v = 0;
-      for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-        const T d = x[bn_index(bn, c, j)] - mu;
+      for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
+        const T d = x[w.index()] - mu;
         v += d * d;
       }
       var = block_sum(v, scratch) / static_cast<double>(m);
@@ -56,8 +74,8 @@ __global__ void batch_norm_forward_kernel(BatchNorm bn, const T* __restrict__ x,
     const T mu = static_cast<T>(mean), g = gamma[c], b = beta[c];
     if (threadIdx.x == 0) inv_std[c] = inv;
     const pointwise::BatchNormApply apply{};
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const int64_t i = bn_index(bn, c, j);
+    for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
+      const int64_t i = w.index();
       apply(x[i], mu, inv, g, b, x_hat[i], y[i]);
     }
   }
@@ -73,8 +91,8 @@ __global__ void batch_norm_backward_kernel(BatchNorm bn, const T* __restrict__ g
   const int64_t m = bn.L * bn.R;
   for (int64_t c = blockIdx.x; c < bn.C; c += gridDim.x) {
     double sb = 0, sg = 0;
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const int64_t i = bn_index(bn, c, j);
+    for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
+      const int64_t i = w.index();
       sb += gy[i];
       sg += gy[i] * x_hat[i];
     }
@@ -89,13 +107,13 @@ __global__ void batch_norm_backward_kernel(BatchNorm bn, const T* __restrict__ g
       const T mg = static_cast<T>(gg / static_cast<double>(m));
       const T mb = static_cast<T>(gb / static_cast<double>(m));
       const pointwise::BatchNormGrad grad{};
-      for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-        const int64_t i = bn_index(bn, c, j);
+      for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
+        const int64_t i = w.index();
         gx[i] = grad(gy[i], x_hat[i], coeff, mg, mb);
       }
     } else {
-      for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-        const int64_t i = bn_index(bn, c, j);
+      for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
+        const int64_t i = w.index();
         gx[i] = coeff * gy[i];
       }
     }

@@ -66,6 +66,18 @@ TEST_F(GpuFunctions, BatchNormalizationInEveryMode) {
       }
 }
 
+// Empty batches and empty trailing axes: test mode (train and finetune
+// refuse a batch without samples).
+TEST_F(GpuFunctions, BatchNormalizationOfEmptyArrays) {
+  for (DType dt : kDtypes)
+    for (const Shape& s : {Shape{0, 3}, Shape{2, 3, 0}})
+      expect_agreement(
+          {std::string("batch_normalization test ") + dtype_name(dt) + " " + s.to_string(),
+           {uniform(dt, s, -1, 1, 5)},
+           bn_build(Mode::Test),
+           make_bn({3}, dt, 6)});
+}
+
 // Both devices' running averages over train steps, then finetune steps (the
 // population statistics), then the test mode's outputs from them; the set's
 // to_gpu moves the parameters and the averages follow them to the device.
@@ -143,6 +155,14 @@ TEST_F(GpuFunctions, LocalResponseNormalization) {
                       {uniform(dt, {4, 31, 27, 29}, -2, 2, 72)},
                       lrn(5, 2, 0.1, 0.75)});
   }
+}
+
+TEST_F(GpuFunctions, LocalResponseNormalizationOfEmptyArrays) {
+  for (DType dt : kDtypes)
+    for (const Shape& s : {Shape{0, 5, 3}, Shape{2, 5, 0}})
+      expect_agreement({std::string("lrn ") + dtype_name(dt) + " " + s.to_string(),
+                        {uniform(dt, s, -1, 1, 75)},
+                        lrn(5, 2, 1e-4, 0.75)});
 }
 
 TEST_F(GpuFunctions, LocalResponseNormalizationCheckBackwardOnTheDevice) {

@@ -75,6 +75,14 @@ TEST_F(GpuFunctions, PoolingOfALargeInput) {
                         pool(op.second, g)});
 }
 
+TEST_F(GpuFunctions, PoolingOfAnEmptyBatch) {
+  for (const auto& op : kPools)
+    for (DType dt : kDtypes)
+      expect_agreement({std::string(op.first) + " " + dtype_name(dt) + " (0, 3, 7, 9)",
+                        {uniform(dt, {0, 3, 7, 9}, -1, 1, 5)},
+                        pool(op.second, kGeometries[2])});
+}
+
 // Values from {0, 1, 2}: ties in nearly every window. The gradient goes to the
 // first maximum in window order on both devices.
 TEST_F(GpuFunctions, MaxPoolingTiesGoToTheFirstMaximum) {
