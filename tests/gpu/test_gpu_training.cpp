@@ -224,6 +224,25 @@ TEST_F(GpuTraining, TenMlpStepsOnCuda0EqualTheCpus) {
   expect_close(on_gpu, on_cpu, 1e-3, "parameter");
 }
 
+// With the determinism switch on, two identical runs give bit-identical
+// parameters (with convolutions of cuDNN limited to its deterministic
+// algorithms on a GPU; chainerc's own kernels are deterministic anyway).
+TEST_F(GpuTraining, DeterministicRunsAreBitIdentical) {
+  ch_config_set_deterministic(1);
+  EXPECT_EQ(ch_config_deterministic(), 1);
+  std::vector<std::vector<float>> a, b;
+  try {
+    a = train(gpu(), 4, nullptr);
+    b = train(gpu(), 4, nullptr);
+  } catch (const std::exception& e) {
+    ch_config_set_deterministic(0);
+    FAIL() << e.what();
+  }
+  ch_config_set_deterministic(0);
+  EXPECT_EQ(ch_config_deterministic(), 0);
+  EXPECT_EQ(a, b);
+}
+
 // Section 1.3.4: layer 1 on cuda:0, layers 2 and 3 on cuda:1, the activations
 // crossing by F.copy; the gradients equal those of the model on the CPU.
 TEST_F(GpuTraining, ModelParallelOverTwoDevices) {
