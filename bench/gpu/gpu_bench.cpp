@@ -177,6 +177,12 @@ void bench_elementwise() {
   const double t_copy = time_per_call(memcpy_d2d);
   const double t_add = time_per_call(add);
   const double t_relu = time_per_call(relu);
+  // relu goes to cuDNN where it is loaded (use_cudnn, on by default): the own kernel too.
+  const int32_t use_cudnn = ch_config_use_cudnn();
+  ch_config_set_use_cudnn(0);
+  const auto relu_own_launches = count_launches(relu);
+  const double t_relu_own = time_per_call(relu);
+  ch_config_set_use_cudnn(use_cudnn);
 
   std::printf("### Elementwise bandwidth (float32, %lld elements, cuda:%d)\n\n",
               static_cast<long long>(n), g_device);
@@ -193,7 +199,8 @@ void bench_elementwise() {
   };
   row("device-to-device copy (cudaMemcpyAsync)", 2.0 * bytes, 0, t_copy);
   row("add (ch_functions_add)", 3.0 * bytes, add_launches.first, t_add);
-  row("relu (ch_functions_relu)", 2.0 * bytes, relu_launches.first, t_relu);
+  row("relu (ch_functions_relu; cuDNN's where loaded)", 2.0 * bytes, relu_launches.first, t_relu);
+  row("relu, use_cudnn off (chainerc's kernel)", 2.0 * bytes, relu_own_launches.first, t_relu_own);
   std::printf("\nGoal: elementwise at least 85 %% of copy bandwidth.\n\n");
 
   ch_variable_release(x);
@@ -315,6 +322,7 @@ Model model_named(const std::string& name) {
 struct TrainResult {
   double step_ms = 0, peak_mib = 0, loss = 0;
   uint64_t kernels = 0, gemms = 0;
+  uint64_t own_kernels = 0, own_gemms = 0;  // one step with use_cudnn off
 };
 
 // The model of bench/train.cpp (the same layers, SGD lr 0.01), on the device.
@@ -464,13 +472,22 @@ TrainResult run_train(const Model& m, int64_t steps) {
     sync();
     r.step_ms = (bench::now_s() - t0) * 1e3 / static_cast<double>(steps);
     CH_BENCH_CHECK(ch_array_get(&r.loss, last, 0));
+    // The high-water mark of the run (data, parameters, gradients, activations, workspaces).
+    ch_memory_stats st{};
+    CH_BENCH_CHECK(ch_memory_stats_get(&st, dev()));
+    r.peak_mib = static_cast<double>(st.peak_bytes_in_use) / (1024.0 * 1024.0);
+    // cuDNN's kernels are not counted: one more step with it off counts chainerc's own
+    // kernels (after the peak was read: chainerc's convolution needs other workspaces).
+    const int32_t use_cudnn = ch_config_use_cudnn();
+    ch_config_set_use_cudnn(0);
+    const auto own = count_launches(one_step);
+    ch_config_set_use_cudnn(use_cudnn);
+    r.own_kernels = own.first;
+    r.own_gemms = own.second;
     ch_array_release(last);
   }
   for (ch_array* a : xs) ch_array_release(a);
   for (ch_array* a : ts) ch_array_release(a);
-  ch_memory_stats st{};
-  CH_BENCH_CHECK(ch_memory_stats_get(&st, dev()));
-  r.peak_mib = static_cast<double>(st.peak_bytes_in_use) / (1024.0 * 1024.0);
   if (!std::isfinite(r.loss) || r.loss <= 0) bench::die("train: the loss is not finite/positive");
   return r;
 }
@@ -481,8 +498,10 @@ int run_child(char** argv) {
   g_smoke = std::atoi(argv[5]) != 0;
   g_batch = std::atoll(argv[6]);
   const TrainResult r = run_train(model_named(argv[2]), std::atoll(argv[3]));
-  std::printf("result %.17g %.17g %.17g %llu %llu\n", r.step_ms, r.peak_mib, r.loss,
-              static_cast<unsigned long long>(r.kernels), static_cast<unsigned long long>(r.gemms));
+  std::printf("result %.17g %.17g %.17g %llu %llu %llu %llu\n", r.step_ms, r.peak_mib, r.loss,
+              static_cast<unsigned long long>(r.kernels), static_cast<unsigned long long>(r.gemms),
+              static_cast<unsigned long long>(r.own_kernels),
+              static_cast<unsigned long long>(r.own_gemms));
   return 0;
 }
 
@@ -512,12 +531,15 @@ bool in_child(const char* self, const std::string& model, int64_t steps, TrainRe
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  unsigned long long kernels = 0, gemms = 0;
-  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-                  std::sscanf(text.c_str(), "result %lf %lf %lf %llu %llu", &out.step_ms,
-                              &out.peak_mib, &out.loss, &kernels, &gemms) == 5;
+  unsigned long long kernels = 0, gemms = 0, own_kernels = 0, own_gemms = 0;
+  const bool ok =
+      WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+      std::sscanf(text.c_str(), "result %lf %lf %lf %llu %llu %llu %llu", &out.step_ms,
+                  &out.peak_mib, &out.loss, &kernels, &gemms, &own_kernels, &own_gemms) == 7;
   out.kernels = kernels;
   out.gemms = gemms;
+  out.own_kernels = own_kernels;
+  out.own_gemms = own_gemms;
   if (!ok) error = "the run of " + model + " failed (its error is above)";
   return ok;
 }
@@ -559,7 +581,8 @@ void bench_train(const char* self, const std::vector<std::string>& models, int64
   if (!about.empty()) std::printf("PyTorch:%s\n\n", about.c_str());
   std::printf(
       "| model | chainerc ms/step | PyTorch ms/step | PyTorch / chainerc | chainerc peak MiB | "
-      "PyTorch peak MiB | chainerc kernels + cuBLAS calls / step | PyTorch kernels / step | "
+      "PyTorch peak MiB | chainerc kernels + cuBLAS calls / step (use_cudnn off) | PyTorch kernels "
+      "/ step | "
       "loss after the run (chainerc / PyTorch) |\n");
   std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
   std::vector<std::string> errors;
@@ -576,13 +599,16 @@ void bench_train(const char* self, const std::vector<std::string>& models, int64
       return have ? fmt(f, v) : std::string("n/a");
     };
     const bool timed = ok && !g_smoke;
+    const std::string counts = ok ? std::to_string(r.kernels) + " + " + std::to_string(r.gemms) +
+                                        " (" + std::to_string(r.own_kernels) + " + " +
+                                        std::to_string(r.own_gemms) + ")"
+                                  : "n/a";
     std::printf(
         "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |\n", name.c_str(),
         num(timed, r.step_ms, "%.3f").c_str(), num(has_peer && !g_smoke, p.step_ms, "%.3f").c_str(),
         num(timed && has_peer, p.step_ms / r.step_ms, "%.2fx").c_str(),
         num(ok, r.peak_mib, "%.1f").c_str(), num(has_peer && !g_smoke, p.peak_mib, "%.1f").c_str(),
-        ok ? (std::to_string(r.kernels) + " + " + std::to_string(r.gemms)).c_str() : "n/a",
-        has_peer && p.kernels >= 0 ? std::to_string(p.kernels).c_str() : "n/a",
+        counts.c_str(), has_peer && p.kernels >= 0 ? std::to_string(p.kernels).c_str() : "n/a",
         num(ok, r.loss, "%.4f").c_str(), num(has_peer, p.loss, "%.4f").c_str());
     std::fflush(stdout);
   }
