@@ -7,6 +7,7 @@
 #
 #   bench/gpu/run.sh                     everything; report in build-gpu/gpu-report.md
 #   bench/gpu/run.sh --skip-sanitizer    the suite and the benchmarks only
+#   bench/gpu/run.sh --no-build          as the first, on an existing build
 #   bench/gpu/run.sh --bench-only        the benchmarks only (an existing build)
 #   bench/gpu/run.sh --smoke --build-dir build-emulated
 #                                        no build, no suite: gpu_bench --smoke (tiny sizes,
@@ -30,6 +31,7 @@ report=""
 smoke=0
 skip_sanitizer=0
 bench_only=0
+no_build=0
 device=0
 steps=""
 only=""
@@ -40,13 +42,14 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=1 ;;
     --skip-sanitizer) skip_sanitizer=1 ;;
     --bench-only) bench_only=1 ;;
+    --no-build) no_build=1 ;;
     --build-dir) build_dir="$(cd "$2" 2>/dev/null && pwd || echo "$2")"; shift ;;
     --report) report="$2"; shift ;;
     --device) device="$2"; shift ;;
     --steps) steps="$2"; shift ;;
     --only) only="$2"; shift ;;
     --sanitizer-filter) sanitizer_filter="$2"; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -77,7 +80,7 @@ report="${report:-$build_dir/gpu-report.md}"
 status=0
 sections=()
 
-if [ "$bench_only" = "0" ]; then
+if [ "$bench_only" = "0" ] && [ "$no_build" = "0" ]; then
   # shellcheck source=scripts/common.sh disable=SC1091
   source "$root/scripts/common.sh"
   ch_ensure_deps
@@ -115,10 +118,7 @@ if [ "$bench_only" = "0" ]; then
         [ -x "$exe" ] || continue
         out="$logs/$tool-$prog.log"
         log "compute-sanitizer --tool $tool $prog"
-        extra=()
-        [ "$tool" = "memcheck" ] && extra=(--leak-check full)
-        if CH_REQUIRE_GPU=1 timeout "$sanitizer_timeout" "$sanitizer" --tool "$tool" --error-exitcode 99 \
-            "${extra[@]+"${extra[@]}"}" "$exe" --gtest_filter="$sanitizer_filter" >"$out" 2>&1; then
+        if CH_REQUIRE_GPU=1 timeout "$sanitizer_timeout" "$sanitizer" --tool "$tool" --error-exitcode 99 "$exe" --gtest_filter="$sanitizer_filter" >"$out" 2>&1; then
           result="clean"
         else
           result="FAILED (exit $?): $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race|FAILED' "$out" || true)"
