@@ -235,11 +235,9 @@ void bench_gemm() {
               : std::vector<GemmShape>(std::begin(kFull), std::end(kFull));
   // cuBLAS's own handle on the device's default stream, as chainerc's.
   cublasHandle_t handle = nullptr;
-  CH_BENCH_CHECK(ch_cuda_device_push(g_device));
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) bench::die("cublasCreate failed");
   if (cublasSetStream(handle, nullptr) != CUBLAS_STATUS_SUCCESS)
     bench::die("cublasSetStream failed");
-  CH_BENCH_CHECK(ch_cuda_device_pop());
   std::printf("### GEMM (float32, row-major C = A B, TF32 off, cuda:%d)\n\n", g_device);
   std::printf(
       "| shape | m x n x k | cuBLAS µs | chainerc gemm µs | gemm / cuBLAS | "
@@ -253,20 +251,19 @@ void bench_gemm() {
     ch_variable* va = volatile_variable(a);
     ch_variable* vb = volatile_variable(b);
     const float one = 1.f, zero = 0.f;
+    const float* pa = static_cast<const float*>(ch_array_data(a));
+    const float* pb = static_cast<const float*>(ch_array_data(b));
+    float* pc_blas = static_cast<float*>(ch_array_data(c_blas));
+    float* pc_ch = static_cast<float*>(ch_array_data(c_ch));
     // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees (n x k)(k x m).
     auto direct = [&] {
-      CH_BENCH_CHECK(ch_cuda_device_push(g_device));
       const cublasStatus_t st = cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one,
-                                            static_cast<const float*>(ch_array_data(b)), s.n,
-                                            static_cast<const float*>(ch_array_data(a)), s.k, &zero,
-                                            static_cast<float*>(ch_array_data(c_blas)), s.n);
-      CH_BENCH_CHECK(ch_cuda_device_pop());
+                                            pb, s.n, pa, s.k, &zero, pc_blas, s.n);
       if (st != CUBLAS_STATUS_SUCCESS) bench::die("cublasSgemm failed");
     };
     auto entry = [&] {
-      chainerc::cuda::gemm(g_device, chainerc::DType::Float32, false, false, s.n, s.m, s.k, 1.0,
-                           ch_array_data(b), s.n, ch_array_data(a), s.k, 0.0, ch_array_data(c_ch),
-                           s.n);
+      chainerc::cuda::gemm(g_device, chainerc::DType::Float32, false, false, s.n, s.m, s.k, 1.0, pb,
+                           s.n, pa, s.k, 0.0, pc_ch, s.n);
     };
     ch_array* c_mm = nullptr;
     auto matmul = [&] {
@@ -497,6 +494,7 @@ int run_child(char** argv) {
   g_device = std::atoi(argv[4]);
   g_smoke = std::atoi(argv[5]) != 0;
   g_batch = std::atoll(argv[6]);
+  CH_BENCH_CHECK(ch_cuda_device_push(g_device));  // the current device, for the whole run
   const TrainResult r = run_train(model_named(argv[2]), std::atoll(argv[3]));
   std::printf("result %.17g %.17g %.17g %llu %llu %llu %llu\n", r.step_ms, r.peak_mib, r.loss,
               static_cast<unsigned long long>(r.kernels), static_cast<unsigned long long>(r.gemms),
@@ -664,6 +662,8 @@ int main(int argc, char** argv) {
   if (ch_cuda_device_count() <= g_device)
     bench::die("no CUDA device " + std::to_string(g_device) + ": " +
                (ch_cuda_device_count() == 0 ? ch_cuda_unavailable_reason() : "index too high"));
+  // The current device for the whole run: the copies and cuBLAS's handle below use it.
+  CH_BENCH_CHECK(ch_cuda_device_push(g_device));
   auto wants = [&](const char* what) {
     return std::find(only.begin(), only.end(), what) != only.end();
   };

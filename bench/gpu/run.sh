@@ -105,8 +105,8 @@ if [ "$bench_only" = "0" ]; then
     status=1
   fi
   sections+=("### The gpu suite (CH_REQUIRE_GPU=1)" "" "$suite_result:" ""
-             "$(grep -E '^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):' "$logs/suite.log" \
-                | sed 's/^/    /')" "")
+             "$( (grep -E '^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):' "$logs/suite.log" \
+                 || tail -n 3 "$logs/suite.log") | sed 's/^/    /')" "")
 
   if [ "$skip_sanitizer" = "0" ]; then
     sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
