@@ -14,5 +14,15 @@ void register_reduction_kernels();
 void register_gemm_kernels();
 // activation
 void register_activation_kernels();
+// loss
+void register_label_kernels();
+void register_softmax_cross_entropy_kernels();
+void register_mean_squared_error_kernels();
+void register_hierarchical_softmax_kernels();
+// connection
+void register_parameter_kernels();
+void register_linear_kernels();
+void register_convolution_2d_kernels();
+void register_embed_id_kernels();
 
 }  // namespace chainerc::cuda
