@@ -25,7 +25,7 @@ REGS = re.compile(r"Used (\d+) registers")
 
 def check(nvcc, root, source, arch, max_regs):
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [nvcc, "-std=c++17", "-O3", "-I" + os.path.join(root, "include"),
+        cmd = [nvcc, "-std=c++17", "-O3", "-I" + root, "-I" + os.path.join(root, "include"),
                "-I" + os.path.join(root, "src"),
                "-gencode=arch=compute_{0},code=sm_{0}".format(arch), "-Xptxas", "-v",
                "-c", source, "-o", os.path.join(tmp, "k.o")]
