@@ -4,7 +4,11 @@
 // check_backward and the parameters' gradients against central differences
 // on cuda:0; EmbedID's out-of-range ids give the CPU's status and message;
 // the dtype conversion kernel equal to the CPU's element for element.
+#include <ch/ch.h>
+
+#include "../require_gpu.h"
 #include "agreement.h"
+#include "core/gradient_check.h"
 #include "kernels/array.h"
 #include "kernels/connection.h"
 #include "kernels/pooling.h"
@@ -85,7 +89,11 @@ TEST_F(GpuFunctions, Convolution2DStridePaddingNobias) {
 }
 
 TEST_F(GpuFunctions, Convolution2DCheckBackward) {
-  for (const ConvShape& s : {kConvShapes[1], kConvShapes[2]}) {
+  // Small (every parameter element is perturbed): stride and padding along
+  // one axis each, and nobias with padding on both.
+  const ConvShape small[] = {{"stride 2x1 pad 1x0", 2, 2, 5, 4, 2, 2, 3, 2, 1, 1, 0, false},
+                             {"nobias pad 1", 2, 1, 4, 4, 2, 3, 3, 1, 1, 1, 1, true}};
+  for (const ConvShape& s : small) {
     const Case c{std::string("Convolution2D check_backward ") + s.what,
                  {uniform(DType::Float64, {s.n, s.c, s.h, s.w}, -1, 1, 44)},
                  apply_fn(),
@@ -168,6 +176,36 @@ TEST_F(GpuFunctions, Inception) {
                          {uniform(DType::Float64, {1, 2, 4, 3}, -1, 1, 52)},
                          apply_fn(),
                          ops::inception_new(2, 1, 2, 2, 1, 2, 1, DType::Float64)});
+}
+
+// ---- on the second device: the kernels make the arrays' device current
+
+TEST_F(GpuFunctions, ConvolutionAndLossesOnTheSecondDevice) {
+  if (ch_cuda_device_count() < 2) CH_GPU_SKIP() << "one CUDA device only";
+  const Device second = gpu(1);
+  const ConvShape& s = kConvShapes[1];
+  const FuncPtr conv = conv_function(s, DType::Float64);
+  const Array x = uniform(DType::Float64, {s.n, s.c, s.h, s.w}, -1, 1, 53);
+  const Array t = labels({s.n}, 20, 54);  // y has 5 * 5 * 4 values per sample
+  // conv -> reshape (N, O*oh*ow) -> softmax_cross_entropy, and its backward.
+  auto run = [&](Device d, Arrays& grads) {
+    const VarPtr xv = std::make_shared<VariableImpl>(x.to_device(d));
+    const VarPtr tv = std::make_shared<VariableImpl>(t.to_device(d));
+    const FuncPtr f = with_parameters_on(conv, d);
+    const VarPtr y = apply1(f, {xv});
+    const VarPtr loss = ops::softmax_cross_entropy(ops::reshape(y, {s.n, -1}), tv);
+    EXPECT_EQ(loss->data.device(), d);
+    chainerc::backward(loss, false);
+    grads = {xv->grad.to_device(cpu()), (*f->parameters)[0].grad.to_device(cpu()),
+             (*f->parameters)[1].grad.to_device(cpu())};
+    return loss->data.to_device(cpu());
+  };
+  Arrays on_cpu, on_second;
+  const Array l_cpu = run(cpu(), on_cpu), l_second = run(second, on_second);
+  EXPECT_TRUE(allclose(l_second, l_cpu, 1e-11, 1e-9, nullptr, nullptr));
+  for (size_t i = 0; i < on_cpu.size(); ++i)
+    EXPECT_TRUE(allclose(on_second[i], on_cpu[i], 1e-11, 1e-9, nullptr, nullptr))
+        << "gradient " << i;
 }
 
 // ---- the dtype conversion kernel
