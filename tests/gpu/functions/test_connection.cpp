@@ -6,6 +6,8 @@
 // the dtype conversion kernel equal to the CPU's element for element.
 #include <ch/ch.h>
 
+#include <cmath>
+
 #include "../require_gpu.h"
 #include "agreement.h"
 #include "core/gradient_check.h"
@@ -176,6 +178,24 @@ TEST_F(GpuFunctions, Inception) {
                          {uniform(DType::Float64, {1, 2, 4, 3}, -1, 1, 52)},
                          apply_fn(),
                          ops::inception_new(2, 1, 2, 2, 1, 2, 1, DType::Float64)});
+}
+
+// Inception's sub-convolutions read the parameter list the object holds now
+// (with_parameters_on gives a clone another list): with every parameter of
+// the clone's list zero, every branch is 0 and so is the output. Runs on the
+// CPU (no device needed).
+TEST(InceptionParameters, AClonesOwnListIsTheOneUsed) {
+  const FuncPtr f = ops::inception_new(2, 1, 2, 2, 1, 2, 1, DType::Float64);
+  const FuncPtr g = with_parameters_on(f, cpu());
+  for (chainerc::Parameter& p : *g->parameters) p.param.fill(0.0);
+  const Array x = uniform(DType::Float64, {1, 2, 4, 3}, -1, 1, 55);
+  const Array y = apply1(g, {std::make_shared<VariableImpl>(x)})->data;
+  for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.get(i), 0.0) << "element " << i;
+  // The original still uses its own (random) parameters.
+  const Array y0 = apply1(f, {std::make_shared<VariableImpl>(x)})->data;
+  double sum = 0;
+  for (int64_t i = 0; i < y0.size(); ++i) sum += std::abs(y0.get(i));
+  EXPECT_GT(sum, 0.0);
 }
 
 // ---- on the second device: the kernels make the arrays' device current
