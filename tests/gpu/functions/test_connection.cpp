@@ -228,6 +228,36 @@ TEST_F(GpuFunctions, ConvolutionAndLossesOnTheSecondDevice) {
         << "gradient " << i;
 }
 
+// Inputs and parameters on two devices are refused with CH_ERR_DEVICE.
+TEST_F(GpuFunctions, ConnectionsRefuseArraysOnTwoDevices) {
+  const Array x = uniform(DType::Float32, {2, 3}, -1, 1, 56);
+  const Array x4 = uniform(DType::Float32, {1, 3, 4, 4}, -1, 1, 57);
+  const struct {
+    const char* name;
+    FuncPtr f;
+    Array input;
+  } cases[] = {
+      {"Linear", ops::linear_new(3, 2, DType::Float32, 1, 0, false, nullptr, nullptr), x},
+      {"Convolution2D",
+       ops::convolution_2d_new(3, 2, 3, 3, 1, 1, 0, 0, DType::Float32, 1, 0, false, nullptr,
+                               nullptr),
+       x4},
+      {"EmbedID", ops::embed_id_new(5, 2, DType::Float32, nullptr), ids({3}, 5, 58)},
+  };
+  for (const auto& c : cases)
+    for (bool params_on_gpu : {false, true}) {
+      // The input on one device, the parameters on the other.
+      const FuncPtr f = with_parameters_on(c.f, params_on_gpu ? gpu() : cpu());
+      const Array in = c.input.to_device(params_on_gpu ? cpu() : gpu());
+      try {
+        apply1(f, {std::make_shared<VariableImpl>(in)});
+        ADD_FAILURE() << c.name << ": no error";
+      } catch (const chainerc::Error& e) {
+        EXPECT_EQ(e.status(), CH_ERR_DEVICE) << c.name << ": " << e.what();
+      }
+    }
+}
+
 // ---- the dtype conversion kernel
 
 TEST_F(GpuFunctions, ConvertDtypeEqualsTheCpu) {

@@ -4,7 +4,7 @@
 // the emulator's grid; check_backward on cuda:0; and the same CH_ERR_* status
 // and message for bad labels on cuda:0 as on the CPU (accuracy's label check
 // is the same kernel).
-#include <numeric>
+#include <functional>
 
 #include "agreement.h"
 #include "parameter_check.h"
@@ -167,6 +167,42 @@ TEST_F(GpuFunctions, BinaryHierarchicalSoftmaxBadLabelsGiveTheCpuError) {
                      apply_fn(),
                      gap},
                     CH_ERR_INVALID_ARGUMENT, "label 1 at position 2 is not a leaf");
+}
+
+// Inputs on two devices are refused with CH_ERR_DEVICE before any kernel runs.
+TEST_F(GpuFunctions, LossesRefuseInputsOnTwoDevices) {
+  const Array x = uniform(DType::Float32, {4, 3}, -1, 1, 41);
+  const Array t = labels({4}, 3, 42);
+  const FuncPtr hsm = hsm_function(3, 3, DType::Float32);
+  struct Mixed {
+    const char* name;
+    std::function<void()> run;
+  };
+  const Mixed cases[] = {
+      {"softmax_cross_entropy",
+       [&] {
+         ops::softmax_cross_entropy(std::make_shared<VariableImpl>(x.to_device(gpu())),
+                                    std::make_shared<VariableImpl>(t));
+       }},
+      {"mean_squared_error",
+       [&] {
+         ops::mean_squared_error(std::make_shared<VariableImpl>(x),
+                                 std::make_shared<VariableImpl>(x.to_device(gpu())));
+       }},
+      {"BinaryHierarchicalSoftmax (parameters on cuda:0)",
+       [&] {
+         apply1(with_parameters_on(hsm, gpu()),
+                {std::make_shared<VariableImpl>(x), std::make_shared<VariableImpl>(t)});
+       }},
+  };
+  for (const Mixed& m : cases) {
+    try {
+      m.run();
+      ADD_FAILURE() << m.name << ": no error";
+    } catch (const chainerc::Error& e) {
+      EXPECT_EQ(e.status(), CH_ERR_DEVICE) << m.name << ": " << e.what();
+    }
+  }
 }
 
 }  // namespace
