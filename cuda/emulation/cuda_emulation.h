@@ -87,10 +87,24 @@ T from_bits(uint64_t b) {
 
 }  // namespace chainerc::cuda::emu
 
+#if defined(CH_EMU_USER_KERNEL)
+// A user kernel compiled at run time into its own shared object
+// (user_kernel_dso.h): libchainerc's thread state is hidden, so the object
+// reaches it through pointers the launching thread hands over at each launch.
+namespace chainerc::cuda::emu {
+extern thread_local FiberState* const* uk_fiber;
+extern thread_local BlockState* uk_block;
+}  // namespace chainerc::cuda::emu
+#define threadIdx ((*::chainerc::cuda::emu::uk_fiber)->thread_idx)
+#define blockIdx (::chainerc::cuda::emu::uk_block->block_idx)
+#define blockDim (::chainerc::cuda::emu::uk_block->block_dim)
+#define gridDim (::chainerc::cuda::emu::uk_block->grid_dim)
+#else
 #define threadIdx (::chainerc::cuda::emu::t_fiber->thread_idx)
 #define blockIdx (::chainerc::cuda::emu::t_block.block_idx)
 #define blockDim (::chainerc::cuda::emu::t_block.block_dim)
 #define gridDim (::chainerc::cuda::emu::t_block.grid_dim)
+#endif
 static constexpr int warpSize = 32;
 
 #define __syncthreads() ::chainerc::cuda::emu::syncthreads(__FILE__, __LINE__)

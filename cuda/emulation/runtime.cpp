@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "include/cublas_v2.h"
 #include "include/cuda_runtime_api.h"
@@ -26,6 +27,7 @@ struct cublasContext {
   cudaStream_t stream;
   void* workspace;
   size_t workspace_bytes;
+  cublasMath_t math = CUBLAS_DEFAULT_MATH;
 };
 struct curandGenerator_st {
   int device;
@@ -414,6 +416,22 @@ cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, size_t
   return CUBLAS_STATUS_SUCCESS;
 }
 
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (mode != CUBLAS_DEFAULT_MATH && mode != CUBLAS_TENSOR_OP_MATH &&
+      mode != CUBLAS_PEDANTIC_MATH && mode != CUBLAS_TF32_TENSOR_OP_MATH)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  handle->math = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!mode) return CUBLAS_STATUS_INVALID_VALUE;
+  *mode = handle->math;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 const char* cublasGetStatusString(cublasStatus_t s) {
   switch (s) {
     case CUBLAS_STATUS_SUCCESS:
@@ -473,6 +491,26 @@ CBLAS_TRANSPOSE cblas_op(cublasOperation_t t) {
   return t == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
 }
 
+// x rounded to TF32 (the tensor cores' input format: float32's exponent, a
+// 10-bit mantissa), to nearest, ties to even; infinities and NaN unchanged.
+float to_tf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  if ((u & 0x7F800000u) == 0x7F800000u) return x;
+  u += 0x0FFFu + ((u >> 13) & 1u);
+  u &= 0xFFFFE000u;
+  std::memcpy(&x, &u, sizeof u);
+  return x;
+}
+
+// A stored matrix (rows x cols, leading dimension ld) rounded to TF32.
+std::vector<float> tf32_copy(const float* p, long long rows, long long cols, int ld) {
+  std::vector<float> r(cols > 0 ? static_cast<size_t>((cols - 1) * ld + rows) : 0);
+  for (long long j = 0; j < cols; ++j)
+    for (long long i = 0; i < rows; ++i) r[j * ld + i] = to_tf32(p[j * ld + i]);
+  return r;
+}
+
 }  // namespace
 
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
@@ -480,6 +518,13 @@ cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
                            const float* B, int ldb, const float* beta, float* C, int ldc) {
   cublasStatus_t s = gemm_checks(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   if (s != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0) return s;
+  if (h->math == CUBLAS_TF32_TENSOR_OP_MATH && k > 0) {
+    const auto a = tf32_copy(A, ta == CUBLAS_OP_N ? m : k, ta == CUBLAS_OP_N ? k : m, lda);
+    const auto b = tf32_copy(B, tb == CUBLAS_OP_N ? k : n, tb == CUBLAS_OP_N ? n : k, ldb);
+    cblas_sgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, *alpha, a.data(), lda, b.data(),
+                ldb, *beta, C, ldc);
+    return CUBLAS_STATUS_SUCCESS;
+  }
   cblas_sgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, *alpha, A, lda, B, ldb, *beta, C,
               ldc);
   return CUBLAS_STATUS_SUCCESS;

@@ -2,6 +2,10 @@
 // self-registration, which a static link into libchainerc.a would drop).
 #include "kernel_list.h"
 
+#if defined(CH_HAVE_CUDNN)
+#include "cuda/cudnn/cudnn_util.h"
+#endif
+
 namespace chainerc::cuda {
 
 void register_kernels() {
@@ -11,6 +15,16 @@ void register_kernels() {
   register_gemm_kernels();
   // activation
   register_activation_kernels();
+  register_softmax_kernels();
+  register_prelu_kernels();
+  register_lstm_kernels();
+  // noise
+  register_dropout_kernels();
+  // evaluation
+  register_accuracy_kernels();
+  // array
+  register_concat_kernels();
+  register_transpose_kernels();
   // loss
   register_label_kernels();
   register_softmax_cross_entropy_kernels();
@@ -21,6 +35,12 @@ void register_kernels() {
   register_linear_kernels();
   register_convolution_2d_kernels();
   register_embed_id_kernels();
+
+  // Last: cuDNN over the own kernels above, which it keeps and falls back to
+  // (cuda/cudnn/cudnn_util.h).
+#if defined(CH_HAVE_CUDNN)
+  cudnn::register_cudnn_kernels();
+#endif
 }
 
 }  // namespace chainerc::cuda

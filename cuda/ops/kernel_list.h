@@ -14,6 +14,16 @@ void register_reduction_kernels();
 void register_gemm_kernels();
 // activation
 void register_activation_kernels();
+void register_softmax_kernels();
+void register_prelu_kernels();
+void register_lstm_kernels();
+// noise
+void register_dropout_kernels();
+// evaluation
+void register_accuracy_kernels();
+// array
+void register_concat_kernels();
+void register_transpose_kernels();
 // loss
 void register_label_kernels();
 void register_softmax_cross_entropy_kernels();

@@ -1,4 +1,4 @@
-// cuBLAS, cuRAND and NVRTC loaded on first use (dlopen), not at load time:
+// cuBLAS, cuRAND, NVRTC and cuDNN loaded on first use (dlopen), not at load time:
 // libchainerc.so does not link them, so it loads and works on the CPU on a
 // machine without the CUDA libraries, and a CPU program does not pay their
 // start-up (about 250 MiB and a quarter of a second on the build machine).
@@ -20,6 +20,9 @@
 #if CH_LAZY_NVRTC
 #include <nvrtc.h>
 #endif
+#if defined(CH_HAVE_CUDNN)
+#include <cudnn.h>
+#endif
 
 namespace chainerc::cuda {
 namespace {
@@ -38,6 +41,10 @@ Library g_cublas{"libcublas.so." CH_STR_(CUBLAS_VER_MAJOR), {}, nullptr, {}};
 Library g_curand{"libcurand.so." CH_STR_(CURAND_VER_MAJOR), {}, nullptr, {}};
 #if CH_LAZY_NVRTC
 Library g_nvrtc{"libnvrtc.so." CH_STR_(CH_CUDA_MAJOR), {}, nullptr, {}};
+#endif
+#if defined(CH_HAVE_CUDNN)
+// cuDNN 9's front library (it opens libcudnn_ops/_cnn/... itself).
+Library g_cudnn{"libcudnn.so." CH_STR_(CUDNN_MAJOR), {}, nullptr, {}};
 #endif
 
 void* open(Library& lib) {
@@ -73,6 +80,9 @@ std::string load_error(const char* which) {
 #if CH_LAZY_NVRTC
   if (std::string(which) == "nvrtc") lib = &g_nvrtc;
 #endif
+#if defined(CH_HAVE_CUDNN)
+  if (std::string(which) == "cudnn") lib = &g_cudnn;
+#endif
   if (!lib) return "";
   open(*lib);
   return lib->error;
@@ -102,12 +112,16 @@ Library& curand_lib() { return g_curand; }
 #if CH_LAZY_NVRTC
 Library& nvrtc_lib() { return g_nvrtc; }
 #endif
+#if defined(CH_HAVE_CUDNN)
+Library& cudnn_lib() { return g_cudnn; }
+#endif
 }  // namespace
 }  // namespace chainerc::cuda
 
 #define CH_CUBLAS chainerc::cuda::cublas_lib()
 #define CH_CURAND chainerc::cuda::curand_lib()
 #define CH_NVRTC chainerc::cuda::nvrtc_lib()
+#define CH_CUDNN chainerc::cuda::cudnn_lib()
 
 CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasCreate_v2,
         (cublasHandle_t * handle), (handle))
@@ -117,6 +131,10 @@ CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSetStrea
         (cublasHandle_t handle, cudaStream_t stream), (handle, stream))
 CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSetWorkspace_v2,
         (cublasHandle_t handle, void* workspace, size_t bytes), (handle, workspace, bytes))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSetMathMode,
+        (cublasHandle_t handle, cublasMath_t mode), (handle, mode))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasGetMathMode,
+        (cublasHandle_t handle, cublasMath_t* mode), (handle, mode))
 CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSgemm_v2,
         (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
          const float* alpha, const float* A, int lda, const float* B, int ldb, const float* beta,
@@ -190,4 +208,167 @@ extern "C" CH_LAZY_STUB const char* nvrtcGetErrorString(nvrtcResult result) {
   }
   return fn(result);
 }
+#endif
+
+#if defined(CH_HAVE_CUDNN)
+// cuDNN 9's legacy API as cuda/cudnn/ uses it. cudnnGetVersion returns 0
+// when the library cannot be loaded (cuda/cudnn/ then keeps the own kernels).
+extern "C" CH_LAZY_STUB size_t cudnnGetVersion(void) {
+  static const auto fn =
+      reinterpret_cast<decltype(&::cudnnGetVersion)>(resolve(CH_CUDNN, "cudnnGetVersion"));
+  return fn ? fn() : 0;
+}
+
+extern "C" CH_LAZY_STUB const char* cudnnGetErrorString(cudnnStatus_t status) {
+  static const auto fn =
+      reinterpret_cast<decltype(&::cudnnGetErrorString)>(resolve(CH_CUDNN, "cudnnGetErrorString"));
+  if (!fn) {
+    static const std::string why = chainerc::cuda::load_error("cudnn");
+    return why.c_str();
+  }
+  return fn(status);
+}
+
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnCreate,
+        (cudnnHandle_t * handle), (handle))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnDestroy, (cudnnHandle_t handle),
+        (handle))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSetStream,
+        (cudnnHandle_t handle, cudaStream_t streamId), (handle, streamId))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnCreateTensorDescriptor,
+        (cudnnTensorDescriptor_t * tensorDesc), (tensorDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnDestroyTensorDescriptor,
+        (cudnnTensorDescriptor_t tensorDesc), (tensorDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSetTensor4dDescriptor,
+        (cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType,
+         int n, int c, int h, int w),
+        (tensorDesc, format, dataType, n, c, h, w))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnCreateFilterDescriptor,
+        (cudnnFilterDescriptor_t * filterDesc), (filterDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnDestroyFilterDescriptor,
+        (cudnnFilterDescriptor_t filterDesc), (filterDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSetFilter4dDescriptor,
+        (cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format,
+         int k, int c, int h, int w),
+        (filterDesc, dataType, format, k, c, h, w))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnCreateConvolutionDescriptor,
+        (cudnnConvolutionDescriptor_t * convDesc), (convDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnDestroyConvolutionDescriptor,
+        (cudnnConvolutionDescriptor_t convDesc), (convDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSetConvolution2dDescriptor,
+        (cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w, int u, int v, int dilation_h,
+         int dilation_w, cudnnConvolutionMode_t mode, cudnnDataType_t computeType),
+        (convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSetConvolutionMathType,
+        (cudnnConvolutionDescriptor_t convDesc, cudnnMathType_t mathType), (convDesc, mathType))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnGetConvolutionForwardAlgorithmMaxCount, (cudnnHandle_t handle, int* count),
+        (handle, count))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnGetConvolutionBackwardDataAlgorithmMaxCount, (cudnnHandle_t handle, int* count),
+        (handle, count))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, (cudnnHandle_t handle, int* count),
+        (handle, count))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnGetConvolutionForwardAlgorithm_v7,
+        (cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
+         const cudnnFilterDescriptor_t filterDesc, const cudnnConvolutionDescriptor_t convDesc,
+         const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount,
+         int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults),
+        (handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount,
+         perfResults))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnGetConvolutionBackwardDataAlgorithm_v7,
+        (cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc,
+         const cudnnTensorDescriptor_t diffDesc, const cudnnConvolutionDescriptor_t convDesc,
+         const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
+         int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults),
+        (handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount,
+         perfResults))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+        (cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
+         const cudnnTensorDescriptor_t diffDesc, const cudnnConvolutionDescriptor_t convDesc,
+         const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
+         int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults),
+        (handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount,
+         perfResults))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnConvolutionForward,
+        (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t xDesc,
+         const void* x, const cudnnFilterDescriptor_t wDesc, const void* w,
+         const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo,
+         void* workSpace, size_t workSpaceSizeInBytes, const void* beta,
+         const cudnnTensorDescriptor_t yDesc, void* y),
+        (handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta,
+         yDesc, y))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnConvolutionBackwardData,
+        (cudnnHandle_t handle, const void* alpha, const cudnnFilterDescriptor_t wDesc,
+         const void* w, const cudnnTensorDescriptor_t dyDesc, const void* dy,
+         const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdDataAlgo_t algo,
+         void* workSpace, size_t workSpaceSizeInBytes, const void* beta,
+         const cudnnTensorDescriptor_t dxDesc, void* dx),
+        (handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta,
+         dxDesc, dx))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnConvolutionBackwardFilter,
+        (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t xDesc,
+         const void* x, const cudnnTensorDescriptor_t dyDesc, const void* dy,
+         const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdFilterAlgo_t algo,
+         void* workSpace, size_t workSpaceSizeInBytes, const void* beta,
+         const cudnnFilterDescriptor_t dwDesc, void* dw),
+        (handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta,
+         dwDesc, dw))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnConvolutionBackwardBias,
+        (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t dyDesc,
+         const void* dy, const void* beta, const cudnnTensorDescriptor_t dbDesc, void* db),
+        (handle, alpha, dyDesc, dy, beta, dbDesc, db))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnAddTensor,
+        (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t aDesc,
+         const void* A, const void* beta, const cudnnTensorDescriptor_t cDesc, void* C),
+        (handle, alpha, aDesc, A, beta, cDesc, C))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnCreatePoolingDescriptor,
+        (cudnnPoolingDescriptor_t * poolingDesc), (poolingDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnDestroyPoolingDescriptor,
+        (cudnnPoolingDescriptor_t poolingDesc), (poolingDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSetPooling2dDescriptor,
+        (cudnnPoolingDescriptor_t poolingDesc, cudnnPoolingMode_t mode,
+         cudnnNanPropagation_t maxpoolingNanOpt, int windowHeight, int windowWidth,
+         int verticalPadding, int horizontalPadding, int verticalStride, int horizontalStride),
+        (poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding,
+         horizontalPadding, verticalStride, horizontalStride))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnPoolingForward,
+        (cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc, const void* alpha,
+         const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta,
+         const cudnnTensorDescriptor_t yDesc, void* y),
+        (handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSoftmaxForward,
+        (cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode,
+         const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta,
+         const cudnnTensorDescriptor_t yDesc, void* y),
+        (handle, algo, mode, alpha, xDesc, x, beta, yDesc, y))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSoftmaxBackward,
+        (cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode,
+         const void* alpha, const cudnnTensorDescriptor_t yDesc, const void* y,
+         const cudnnTensorDescriptor_t dyDesc, const void* dy, const void* beta,
+         const cudnnTensorDescriptor_t dxDesc, void* dx),
+        (handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnCreateActivationDescriptor,
+        (cudnnActivationDescriptor_t * activationDesc), (activationDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnDestroyActivationDescriptor,
+        (cudnnActivationDescriptor_t activationDesc), (activationDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSetActivationDescriptor,
+        (cudnnActivationDescriptor_t activationDesc, cudnnActivationMode_t mode,
+         cudnnNanPropagation_t reluNanOpt, double coef),
+        (activationDesc, mode, reluNanOpt, coef))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnActivationForward,
+        (cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc, const void* alpha,
+         const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta,
+         const cudnnTensorDescriptor_t yDesc, void* y),
+        (handle, activationDesc, alpha, xDesc, x, beta, yDesc, y))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnActivationBackward,
+        (cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc, const void* alpha,
+         const cudnnTensorDescriptor_t yDesc, const void* y, const cudnnTensorDescriptor_t dyDesc,
+         const void* dy, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta,
+         const cudnnTensorDescriptor_t dxDesc, void* dx),
+        (handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx))
 #endif

@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/config.h"
 #include "core/random.h"
 #include "cuda_util.h"
 #if !defined(CH_CUDA_EMULATED_RUNTIME)
@@ -19,6 +20,9 @@ constexpr size_t kCublasWorkspace = size_t{32} << 20;
 struct DeviceLibraries {
   std::mutex mutex;
   cublasHandle_t cublas = nullptr;
+  // Held while the handle's math mode is set and the GEMM that relies on it
+  // is issued (the handle is shared by the threads using the device).
+  std::mutex gemm_mutex;
   std::mutex rng_mutex;
   curandGenerator_t curand = nullptr;
 };
@@ -141,8 +145,13 @@ void gemm(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n,
   DeviceGuard guard(device);
   const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  std::lock_guard<std::mutex> lock(libraries_of(device, "cuBLAS").gemm_mutex);
   cublasStatus_t st;
   if (dtype == DType::Float32) {
+    // ch_config_set_allow_tf32: TF32 tensor cores for float32, or not.
+    check_blas(cublasSetMathMode(
+                   h, config::allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+               "cublasSetMathMode");
     const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
     st = cublasSgemm(h, ta, tb, m, n, k, &al, static_cast<const float*>(a), lda,
                      static_cast<const float*>(b), ldb, &be, static_cast<float*>(c), ldc);

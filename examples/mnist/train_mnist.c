@@ -7,14 +7,16 @@
  *   train_mnist [--epochs 20] [--hidden 100] [--batch 100] [--optimizer sgd]
  *               [--lr 0.01] [--threads N] [--seed 1] [--save model.npz]
  *               [--data /usr/share/datasets/fashion-mnist] [--limit N]
- *               [--log log.json] [--graph graph.dot]
+ *               [--log log.json] [--graph graph.dot] [--device cpu|cuda:N]
  *
  * After each epoch it prints train loss/accuracy, test loss/accuracy and
  * samples per second; a progress bar with the estimated time left runs on
  * stderr during the epoch. --log writes the per-epoch numbers in the format
  * of Chainer's LogReport (a JSON list; scripts/plot_log.py draws it), --graph
  * the first mini-batch's computational graph as Graphviz DOT
- * (dot -Tpng graph.dot -o graph.png).
+ * (dot -Tpng graph.dot -o graph.png). --device cuda:0 trains on a GPU: the
+ * model moves there once (ch_function_set_to_gpu, the seed's to_gpu) and each
+ * mini-batch is copied there before its forward pass.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
 #include <ch/ch.h>
@@ -47,6 +49,7 @@ typedef struct Options {
   int64_t limit;     /* use only the first N training samples (0: all) */
   const char* log;   /* LogReport JSON file (NULL: none) */
   const char* graph; /* Graphviz DOT file of the first batch's graph (NULL: none) */
+  ch_device device;  /* where the model and the batches live */
 } Options;
 
 static void usage(FILE* f) {
@@ -54,12 +57,13 @@ static void usage(FILE* f) {
           "usage: train_mnist [--epochs N] [--hidden N] [--batch N]\n"
           "                   [--optimizer sgd|momentum|adagrad|adadelta|adam|rmsprop]\n"
           "                   [--lr X] [--threads N] [--seed N] [--save FILE.npz]\n"
-          "                   [--data DIR] [--limit N] [--log FILE.json] [--graph FILE.dot]\n");
+          "                   [--data DIR] [--limit N] [--log FILE.json] [--graph FILE.dot]\n"
+          "                   [--device cpu|cuda:N]\n");
 }
 
 static Options parse(int argc, char** argv) {
   Options o = {20, 100,  100, 0, 0.01, 1, "sgd", NULL, "/usr/share/datasets/fashion-mnist",
-               0,  NULL, NULL};
+               0,  NULL, NULL, {CH_DEVICE_CPU, 0}};
   int i;
   for (i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -96,7 +100,16 @@ static Options parse(int argc, char** argv) {
       o.log = v;
     else if (!strcmp(a, "--graph"))
       o.graph = v;
-    else {
+    else if (!strcmp(a, "--device")) {
+      if (!strcmp(v, "cpu"))
+        o.device = ch_device_cpu();
+      else if (!strncmp(v, "cuda:", 5) && v[5] >= '0' && v[5] <= '9')
+        o.device = ch_device_cuda(atoi(v + 5));
+      else {
+        fprintf(stderr, "train_mnist: --device must be cpu or cuda:N, not '%s'\n", v);
+        exit(2);
+      }
+    } else {
       fprintf(stderr, "train_mnist: unknown option %s\n", a);
       usage(stderr);
       exit(2);
@@ -237,13 +250,25 @@ static void gather(const Dataset* d, const int64_t* idx, int64_t n, float* xb, i
   }
 }
 
-/* Variables over caller-owned batch buffers (zero-copy). */
-static void batch_vars(float* xb, int32_t* tb, int64_t n, int is_volatile, ch_variable** x,
-                       ch_variable** t) {
+/* Replaces *a by its copy on `device` (nothing to do on the CPU). */
+static void move_to(ch_array** a, ch_device device) {
+  ch_array* moved;
+  if (device.type == CH_DEVICE_CPU) return;
+  CHECK(ch_array_to_device(&moved, *a, device));
+  ch_array_release(*a);
+  *a = moved;
+}
+
+/* Variables over caller-owned batch buffers (zero-copy on the CPU, a copy on
+ * a GPU). */
+static void batch_vars(float* xb, int32_t* tb, int64_t n, int is_volatile, ch_device device,
+                       ch_variable** x, ch_variable** t) {
   ch_array *xa, *ta;
   const int64_t xs[2] = {n, 784}, ts[1] = {n};
   CHECK(ch_array_wrap(&xa, CH_FLOAT32, xs, 2, xb, ch_device_cpu(), NULL, NULL));
   CHECK(ch_array_wrap(&ta, CH_INT32, ts, 1, tb, ch_device_cpu(), NULL, NULL));
+  move_to(&xa, device);
+  move_to(&ta, device);
   CHECK(ch_variable_new(x, xa, is_volatile));
   CHECK(ch_variable_new(t, ta, is_volatile));
   /* Data needs no gradient: the first layer then skips computing one. */
@@ -338,6 +363,10 @@ int main(int argc, char** argv) {
          ch_config_num_threads(), ch_config_blas());
 
   model = make_model(o.hidden);
+  if (o.device.type != CH_DEVICE_CPU) {
+    CHECK(ch_function_set_to_gpu(model.set, o.device));
+    printf("model and mini-batches on cuda:%d\n", (int)o.device.index);
+  }
   opt = make_optimizer(&o);
   CHECK(ch_optimizer_setup(opt, model.set));
 
@@ -362,7 +391,7 @@ int main(int argc, char** argv) {
       int64_t n = train.n - i < o.batch ? train.n - i : o.batch;
       ch_variable *x, *t, *loss, *acc;
       gather(&train, perm + i, n, xb, tb);
-      batch_vars(xb, tb, n, 0, &x, &t);
+      batch_vars(xb, tb, n, 0, o.device, &x, &t);
       CHECK(ch_optimizer_zero_grads(opt));
       forward(&model, x, t, &loss, &acc);
       if (o.graph && epoch == 1 && i == 0) write_graph(o.graph, loss);
@@ -388,7 +417,7 @@ int main(int argc, char** argv) {
         int64_t n = test.n - i < o.batch ? test.n - i : o.batch;
         ch_variable *x, *t, *loss, *acc;
         gather(&test, order + i, n, xb, tb);
-        batch_vars(xb, tb, n, 1, &x, &t); /* volatile: no graph is recorded */
+        batch_vars(xb, tb, n, 1, o.device, &x, &t); /* volatile: no graph is recorded */
         forward(&model, x, t, &loss, &acc);
         test_loss += scalar_of(loss) * (double)n;
         test_acc += scalar_of(acc) * (double)n;

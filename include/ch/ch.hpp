@@ -1781,6 +1781,12 @@ inline int32_t num_threads() noexcept { return ch_config_num_threads(); }
 inline void seed(uint64_t seed) noexcept { ch_config_seed(seed); }
 /// The BLAS library in use.
 inline std::string blas() { return ch_config_blas(); }
+/// Whether the CUDA backend may use cuDNN (default true; the seed's use_cudnn).
+inline void set_use_cudnn(bool on) noexcept { ch_config_set_use_cudnn(on ? 1 : 0); }
+inline bool use_cudnn() noexcept { return ch_config_use_cudnn() != 0; }
+/// Whether float32 GEMMs and convolutions on CUDA may use TF32 (default false).
+inline void set_allow_tf32(bool on) noexcept { ch_config_set_allow_tf32(on ? 1 : 0); }
+inline bool allow_tf32() noexcept { return ch_config_allow_tf32() != 0; }
 
 /// Sets the default mode for its lifetime and restores the previous one:
 ///   { ch::config::TrainMode test(false); ... evaluate ... }

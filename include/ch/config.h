@@ -1,6 +1,7 @@
 /*
  * chainerc — process-wide settings: train/test mode default, CPU threads,
- * random seed, and which BLAS the build uses.
+ * random seed, which BLAS the build uses, and the CUDA backend's use of
+ * cuDNN and TF32.
  *
  * Threading: these are process-wide and may be called from any thread; a
  * change applies to calls that start after it returns.
@@ -41,6 +42,26 @@ CH_API void ch_config_seed(uint64_t seed);
 /* Description of the BLAS library in use, e.g. "OpenBLAS 0.3.21 ...".
  * Borrowed; valid until the next call on the same thread. */
 CH_API const char* ch_config_blas(void);
+
+/* Whether the CUDA backend may run convolution, average pooling, softmax,
+ * relu, sigmoid and tanh through cuDNN (the seed's use_cudnn, here one
+ * process-wide switch). Starts as 1 (on). Any non-zero value turns it on.
+ * With it off, in a build without cuDNN (the emulated devices included), or
+ * where libcudnn cannot be loaded at run time, chainerc's own CUDA kernels
+ * run; results agree within floating-point rounding either way. No effect on
+ * the CPU. */
+CH_API void ch_config_set_use_cudnn(int32_t use_cudnn);
+/* 1 if the CUDA backend may use cuDNN, else 0. */
+CH_API int32_t ch_config_use_cudnn(void);
+
+/* Whether float32 matrix products (cuBLAS) and cuDNN convolutions on CUDA
+ * devices may use TF32 tensor cores (10-bit mantissa inputs, float32
+ * accumulation; faster on A100/H100, less precise). Starts as 0 (off: full
+ * float32 precision). Any non-zero value turns it on. float64 and the CPU
+ * are never affected. */
+CH_API void ch_config_set_allow_tf32(int32_t allow_tf32);
+/* 1 if TF32 is allowed, else 0. */
+CH_API int32_t ch_config_allow_tf32(void);
 
 #ifdef __cplusplus
 }

@@ -97,7 +97,9 @@ CH_API ch_status ch_function_set_collect_parameters(ch_array** params, ch_array*
  * reallocation (the seed's copy_parameters_from). Both sets must have the
  * same number of parameters with the same shapes and dtypes, position by
  * position (paths may differ); otherwise CH_ERR_SHAPE / CH_ERR_DTYPE naming
- * the path and the values, and nothing is copied. Gradients are not copied. */
+ * the path and the values, and nothing is copied. Gradients are not copied.
+ * The two sets may be on different devices (a GPU model into a CPU one, or
+ * between GPUs). */
 CH_API ch_status ch_function_set_copy_parameters_from(ch_function_set* set,
                                                       const ch_function_set* source);
 /* As ch_function_set_copy_parameters_from, from `n` arrays in the set's

@@ -40,12 +40,13 @@ enum {
 };
 
 /* Write every parameter of `set` to `path` (created or replaced), keyed by
- * its path. CH_ERR_IO naming the file if it cannot be written; CH_ERR_DEVICE
- * for parameters not on the CPU. */
+ * its path; parameters on a GPU are written from host copies. CH_ERR_IO
+ * naming the file if it cannot be written. */
 CH_API ch_status ch_function_set_save_npz(const ch_function_set* set, const char* path,
                                           int32_t flags);
 /* Read every parameter of `set` from `path` (see above: all checked first,
- * then copied into the existing arrays in place). Errors: CH_ERR_IO (missing,
+ * then copied into the existing arrays in place, on whatever device they
+ * are: a GPU model loads as it is). Errors: CH_ERR_IO (missing,
  * truncated or malformed file or entry), CH_ERR_INVALID_ARGUMENT (a key is
  * missing), CH_ERR_SHAPE / CH_ERR_DTYPE (an entry's shape or dtype differs from
  * the parameter's). */

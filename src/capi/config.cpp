@@ -30,6 +30,12 @@ int32_t ch_config_num_threads(void) {
 
 void ch_config_seed(uint64_t seed) { random::seed(seed); }
 
+void ch_config_set_use_cudnn(int32_t use_cudnn) { config::set_use_cudnn(use_cudnn != 0); }
+int32_t ch_config_use_cudnn(void) { return config::use_cudnn() ? 1 : 0; }
+
+void ch_config_set_allow_tf32(int32_t allow_tf32) { config::set_allow_tf32(allow_tf32 != 0); }
+int32_t ch_config_allow_tf32(void) { return config::allow_tf32() ? 1 : 0; }
+
 const char* ch_config_blas(void) {
   try {
     return cpu::blas_name();

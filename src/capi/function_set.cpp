@@ -205,10 +205,7 @@ ch_status ch_function_set_copy_parameters_from_arrays(ch_function_set* set, ch_a
 ch_status ch_function_set_to_cpu(ch_function_set* set) {
   CH_API_BEGIN
   FunctionSetPtr s = function_set_of(set, __func__, "set");
-  for (const NamedParameter& p : s->parameters())
-    if (!p.param.device().is_cpu() || !p.grad.device().is_cpu())
-      fail(CH_ERR_DEVICE, __func__, ": parameter '", p.path, "' is a ", p.param.describe(),
-           "; moving parameters between devices is not implemented yet");
+  s->to_device(Device{});
   CH_API_END
 }
 
@@ -216,13 +213,11 @@ ch_status ch_function_set_to_gpu(ch_function_set* set, ch_device device) {
   CH_API_BEGIN
   FunctionSetPtr s = function_set_of(set, __func__, "set");
   Device d = Device::from_c(device);
-  if (d.is_cpu()) return ch_function_set_to_cpu(set);
-  if (d.type != CH_DEVICE_CUDA)
+  if (d.type != CH_DEVICE_CPU && d.type != CH_DEVICE_CUDA)
     fail(CH_ERR_DEVICE, __func__, ": device type ", d.type, " is neither CPU (", CH_DEVICE_CPU,
          ") nor CUDA (", CH_DEVICE_CUDA, ")");
   backend_for(d, __func__);  // "no CUDA device: ..." when there is none
-  fail(CH_ERR_DEVICE, __func__, ": cannot move the set's parameters to ", d.to_string(),
-       ": the built-in functions have no CUDA kernels yet, so parameters stay on the CPU");
+  s->to_device(d);
   CH_API_END
 }
 

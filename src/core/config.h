@@ -11,4 +11,14 @@ void set_train_default(bool train);
 // process default; 0 is test, anything else train.
 bool resolve_train(int32_t train);
 
+// Whether the CUDA backend may use cuDNN where this build has it (the seed's
+// use_cudnn; default true). When false, or where cuDNN cannot be loaded,
+// chainerc's own CUDA kernels run.
+bool use_cudnn();
+void set_use_cudnn(bool on);
+// Whether float32 GEMMs and convolutions on CUDA may use TF32 tensor cores
+// (default false: full float32 precision).
+bool allow_tf32();
+void set_allow_tf32(bool on);
+
 }  // namespace chainerc::config

@@ -77,6 +77,14 @@ class Kernel<R(Args...)> final : public KernelBase {
   // A backend's implementation for devices of `device_type`.
   void set(int32_t device_type, Fn fn) { slot(device_type).store(fn, std::memory_order_release); }
 
+  // The implementation set so far for `device_type` (null if none), without
+  // running the backends' lists: for a backend that wraps the implementation
+  // registered before it (cuda/cudnn/ keeps chainerc's own CUDA kernels).
+  Fn get(int32_t device_type) const {
+    if (device_type < 1 || device_type > kMaxDeviceType) return nullptr;
+    return slot(device_type).load(std::memory_order_acquire);
+  }
+
   // The implementation for `device`, or Error(CH_ERR_DEVICE) naming the kernel.
   Fn find(Device device) const {
     if (device.type < 1 || device.type > kMaxDeviceType) detail::no_kernel(name(), device);

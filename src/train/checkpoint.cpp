@@ -2,12 +2,18 @@
 // from an .npz file (Chainer's layout), built on the codec of npz_codec.h.
 #include "checkpoint.h"
 
-#include <cstring>
 
+#include "core/device_backend.h"
 #include "core/error.h"
 #include "npz_codec.h"
 
 namespace chainerc::npz {
+namespace {
+// dst (any device) = host array `value` of its dtype and shape.
+void write_into(const Array& dst, const Array& value) {
+  if (dst.nbytes()) copy_bytes(dst.raw(), dst.device(), value.raw(), Device{}, dst.nbytes());
+}
+}  // namespace
 
 void save_function_set(const FunctionSet& set, const std::string& path, bool compress,
                        const char* who) {
@@ -18,19 +24,13 @@ void save_function_set(const FunctionSet& set, const std::string& path, bool com
 
 void load_function_set(const FunctionSet& set, const std::string& path, const char* who) {
   std::vector<NamedParameter> params = set.parameters();
-  for (const NamedParameter& p : params)
-    if (!p.param.device().is_cpu())
-      fail(CH_ERR_DEVICE, who, ": parameter '", p.path, "' is a ", p.param.describe(),
-           "; load into CPU parameters");
   Reader r(path, who);
   Arrays values;
   values.reserve(params.size());
   for (const NamedParameter& p : params)
     values.push_back(to_array(r.read(p.path), path, p.path, p.param.dtype(), p.param.shape(), who));
-  // Everything is valid: now write.
-  for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].param.nbytes())
-      std::memcpy(params[i].param.raw(), values[i].raw(), params[i].param.nbytes());
+  // Everything is valid: now write (to the parameters' devices).
+  for (size_t i = 0; i < params.size(); ++i) write_into(params[i].param, values[i]);
 }
 
 void save_optimizer(const Optimizer& opt, const std::string& path, bool compress, const char* who) {
@@ -70,18 +70,13 @@ void load_optimizer(Optimizer& opt, const std::string& path, const char* who) {
   for (size_t k = 0; k < opt.slots.size(); ++k) {
     const OptSlot& s = opt.slots[k];
     for (size_t i = 0; i < s.state.size(); ++i) {
-      if (!s.state[i].device().is_cpu())
-        fail(CH_ERR_DEVICE, who, ": state '", s.keys[i], "' is a ", s.state[i].describe(),
-             "; load into CPU state");
       values[k].push_back(to_array(r.read(s.keys[i]), path, s.keys[i], s.state[i].dtype(),
                                    s.state[i].shape(), who));
     }
   }
   for (size_t k = 0; k < opt.slots.size(); ++k) {
     OptSlot& s = opt.slots[k];
-    for (size_t i = 0; i < s.state.size(); ++i)
-      if (s.state[i].nbytes())
-        std::memcpy(s.state[i].raw(), values[k][i].raw(), s.state[i].nbytes());
+    for (size_t i = 0; i < s.state.size(); ++i) write_into(s.state[i], values[k][i]);
   }
   opt.t = t;
   opt.epoch = epoch;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/device_backend.h"
 #include "core/error.h"
 
 namespace chainerc {
@@ -63,6 +64,15 @@ std::vector<NamedParameter> FunctionSet::parameters() const {
   return out;
 }
 
+void FunctionSet::to_device(Device device) const {
+  for (const auto& [name, m] : members()) {
+    if (m.set)
+      m.set->to_device(device);
+    else if (m.function)
+      m.function->to_device(device);
+  }
+}
+
 bool FunctionSet::contains(const FunctionSet* s) const {
   if (s == this) return true;
   for (const auto& [name, m] : members())
@@ -88,9 +98,6 @@ void copy_parameters(const std::vector<NamedParameter>& dst, const std::vector<A
     const Array& d = dst[i].param;
     const Array& s = src[i];
     if (!s.defined()) fail(CH_ERR_INVALID_ARGUMENT, who, ": ", source_name(i), " is undefined");
-    if (!d.device().is_cpu() || !s.device().is_cpu())
-      fail(CH_ERR_DEVICE, who, ": parameter '", dst[i].path, "' is a ", d.describe(), " and ",
-           source_name(i), " is a ", s.describe(), "; only CPU copies are available in this build");
     if (d.dtype() != s.dtype())
       fail(CH_ERR_DTYPE, who, ": parameter '", dst[i].path, "' is a ", d.describe(), " but ",
            source_name(i), " is a ", s.describe());
@@ -98,9 +105,16 @@ void copy_parameters(const std::vector<NamedParameter>& dst, const std::vector<A
       fail(CH_ERR_SHAPE, who, ": parameter '", dst[i].path, "' has shape ", d.shape().to_string(),
            " but ", source_name(i), " has shape ", s.shape().to_string());
   }
+  // Across devices through the devices' backends (the seed's copy_parameters_from
+  // of a GPU model into a CPU one, or between GPUs); overlap only on the CPU.
   for (size_t i = 0; i < dst.size(); ++i) {
-    if (dst[i].param.raw() == src[i].raw()) continue;
-    std::memmove(dst[i].param.raw(), src[i].raw(), dst[i].param.nbytes());
+    const Array& d = dst[i].param;
+    const Array& s = src[i];
+    if (d.raw() == s.raw() || d.nbytes() == 0) continue;
+    if (d.device().is_cpu() && s.device().is_cpu())
+      std::memmove(d.raw(), s.raw(), d.nbytes());
+    else
+      copy_bytes(d.raw(), d.device(), s.raw(), s.device(), d.nbytes());
   }
 }
 

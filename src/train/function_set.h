@@ -38,6 +38,9 @@ class FunctionSet {
   SetMember member(const std::string& name, const char* who) const;
   // Every parameter, members sorted by name, nested sets recursively.
   std::vector<NamedParameter> parameters() const;
+  // Moves every member's parameters, gradients and state to `device`
+  // (Function::to_device), nested sets too.
+  void to_device(Device device) const;
   // True if `s` is this set or is contained in it at any depth.
   bool contains(const FunctionSet* s) const;
   // A copy of `s` that lives as long as this set (for borrowed strings).

@@ -114,9 +114,9 @@ int64_t NpyArray::count() const {
   return n;
 }
 
-std::string encode(const Array& a) {
-  if (!a.device().is_cpu())
-    fail(CH_ERR_DEVICE, "npz: cannot write a ", a.describe(), " (CPU arrays only)");
+std::string encode(const Array& any) {
+  // An array on a GPU is written from a host copy (a GPU model saved as is).
+  const Array a = any.device().is_cpu() ? any : any.to_device(Device{});
   std::vector<int64_t> shape(a.shape().data(), a.shape().data() + a.ndim());
   return encode_raw(descr_of(a.dtype()), shape, a.raw(), a.nbytes());
 }

@@ -302,6 +302,19 @@ TEST(NN, ConfigRoundTrips) {
   EXPECT_FALSE(ch::config::train());
   ch::config::set_train(true);
   EXPECT_TRUE(ch::config::train());
+  // cuDNN on and TF32 off by default; both round-trip.
+  EXPECT_TRUE(ch::config::use_cudnn());
+  EXPECT_FALSE(ch::config::allow_tf32());
+  ch::config::set_use_cudnn(false);
+  ch::config::set_allow_tf32(true);
+  EXPECT_FALSE(ch::config::use_cudnn());
+  EXPECT_TRUE(ch::config::allow_tf32());
+  EXPECT_EQ(ch_config_use_cudnn(), 0);
+  EXPECT_EQ(ch_config_allow_tf32(), 1);
+  ch_config_set_use_cudnn(7);  // any non-zero value is on
+  EXPECT_EQ(ch_config_use_cudnn(), 1);
+  ch::config::set_allow_tf32(false);
+  EXPECT_FALSE(ch::config::allow_tf32());
 }
 
 // A 2-8-2 MLP on a fixed synthetic problem (the class is whether x0 + x1 > 0) trained by

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -497,3 +498,61 @@ TEST_F(GpuChSeed, FirstDrawFollowsChSeed) {
 }
 
 }  // namespace
+
+namespace {
+
+// A Linear layer's set with deterministic parameters.
+ch_function_set* linear_set(ch_function** f, float scale) {
+  std::vector<float> w(12), b(3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = scale * static_cast<float>(i) - 1.0f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = scale * static_cast<float>(i + 1);
+  Arr wa = new_array(CH_FLOAT32, {3, 4}, w.data(), ch_device_cpu());
+  Arr ba = new_array(CH_FLOAT32, {3}, b.data(), ch_device_cpu());
+  ch_function_set* set = nullptr;
+  EXPECT_EQ(ch_function_set_new(&set), CH_OK);
+  EXPECT_EQ(ch_functions_linear_new(f, 4, 3, CH_FLOAT32, 1.0, 0.0, 0, wa.p, ba.p), CH_OK);
+  EXPECT_EQ(ch_function_set_add_function(set, "l1", *f), CH_OK);
+  return set;
+}
+
+std::vector<float> parameter_values(const ch_function_set* set, size_t i) {
+  ch_array* p = nullptr;
+  EXPECT_EQ(ch_function_set_parameter(&p, nullptr, nullptr, set, i), CH_OK);
+  Arr a(p);
+  return read<float>(a.p);
+}
+
+}  // namespace
+
+// The seed's serializers on a GPU model: saved from the device, loaded into
+// a GPU model and into a CPU one; copy_parameters_from across devices.
+TEST_F(GpuArrays, NpzRoundTripAndParameterCopiesOfAGpuModel) {
+  ch_function *f1 = nullptr, *f2 = nullptr, *f3 = nullptr;
+  ch_function_set* gpu_model = linear_set(&f1, 0.5f);
+  ch_function_set* other_gpu = linear_set(&f2, 2.0f);
+  ch_function_set* cpu_model = linear_set(&f3, 3.0f);
+  const std::vector<float> w = parameter_values(gpu_model, 0), b = parameter_values(gpu_model, 1);
+  ASSERT_CH_OK(ch_function_set_to_gpu(gpu_model, gpu()));
+  ASSERT_CH_OK(ch_function_set_to_gpu(other_gpu, gpu(ch_cuda_device_count() > 1 ? 1 : 0)));
+  const std::string path = ::testing::TempDir() + "gpu_model.npz";
+  ASSERT_CH_OK(ch_function_set_save_npz(gpu_model, path.c_str(), 0));
+  ASSERT_CH_OK(ch_function_set_load_npz(other_gpu, path.c_str()));
+  ASSERT_CH_OK(ch_function_set_load_npz(cpu_model, path.c_str()));
+  EXPECT_EQ(parameter_values(other_gpu, 0), w);
+  EXPECT_EQ(parameter_values(other_gpu, 1), b);
+  EXPECT_EQ(parameter_values(cpu_model, 0), w);
+  ch_array* p = nullptr;
+  ASSERT_CH_OK(ch_function_set_parameter(&p, nullptr, nullptr, other_gpu, 0));
+  Arr still_on_gpu(p);
+  EXPECT_EQ(ch_array_device(still_on_gpu.p).type, CH_DEVICE_CUDA);
+  // CPU -> GPU and GPU -> CPU copies of the parameters.
+  ch_function* f4 = nullptr;
+  ch_function_set* fresh = linear_set(&f4, 7.0f);
+  ASSERT_CH_OK(ch_function_set_copy_parameters_from(other_gpu, fresh));
+  EXPECT_EQ(parameter_values(other_gpu, 1), parameter_values(fresh, 1));
+  ASSERT_CH_OK(ch_function_set_copy_parameters_from(cpu_model, gpu_model));
+  EXPECT_EQ(parameter_values(cpu_model, 1), b);
+  std::remove(path.c_str());
+  for (ch_function* f : {f1, f2, f3, f4}) ch_function_release(f);
+  for (ch_function_set* s : {gpu_model, other_gpu, cpu_model, fresh}) ch_function_set_release(s);
+}

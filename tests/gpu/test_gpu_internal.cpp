@@ -3,17 +3,24 @@
 // Built only with the CUDA backend; GPU tests skip without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <set>
 #include <vector>
 
 #include "core/array.h"
+#include "core/config.h"
 #include "core/device_backend.h"
 #include "cuda/runtime/cuda_util.h"
 #include "cuda/runtime/libraries.h"
 #include "cuda/runtime/memory.h"
 #include "require_gpu.h"
+#if defined(CH_HAVE_CUDNN)
+#include <cudnn.h>
+
+#include "cuda/runtime/lazy_libraries.h"
+#endif
 
 using namespace chainerc;
 
@@ -152,6 +159,48 @@ TEST_F(GpuInternal, GemmAllTransposesPaddedLeadingDimensionsAndBeta) {
   check_all_gemm_cases<double>(DType::Float64, 1e-12);
 }
 
+// ch_config_set_allow_tf32: float32 GEMMs run with cuBLAS's TF32 math mode
+// when allowed and its default (full float32) otherwise; float64 is unchanged.
+TEST_F(GpuInternal, AllowTf32SetsTheMathModeOfFloat32Gemms) {
+  const int m = 6, n = 5, k = 257;
+  std::vector<float> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(std::sin(0.37 * i + 0.1));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(std::cos(0.23 * i + 0.2));
+  std::vector<float> ref(static_cast<size_t>(m) * n, 0.f);
+  reference_gemm(false, false, m, n, k, 1.f, a, m, b, k, 0.f, ref, m);
+  Array da = to_gpu(a, DType::Float32), db = to_gpu(b, DType::Float32);
+  // The largest |C - reference| of one GEMM, and the math mode it ran with.
+  auto run = [&](cublasMath_t* mode) {
+    Array dc = Array::zeros(DType::Float32, Shape({m * n}), Device{CH_DEVICE_CUDA, 0});
+    cuda::gemm(0, DType::Float32, false, false, m, n, k, 1.0, da.raw(), m, db.raw(), k, 0.0,
+               dc.raw(), m);
+    EXPECT_EQ(cublasGetMathMode(cuda::cublas_handle(0), mode), CUBLAS_STATUS_SUCCESS);
+    Array c = dc.to_device(Device{});
+    double worst = 0;
+    for (int i = 0; i < m * n; ++i)
+      worst = std::max(worst, std::fabs(static_cast<double>(c.data<float>()[i]) - ref[i]));
+    return worst;
+  };
+  ASSERT_FALSE(config::allow_tf32());  // off by default
+  cublasMath_t mode{};
+  const double full = run(&mode);
+  EXPECT_EQ(mode, CUBLAS_DEFAULT_MATH);
+  EXPECT_LT(full, 1e-4);  // float32 accumulation of 257 terms of magnitude <= 1
+  config::set_allow_tf32(true);
+  const double tf32 = run(&mode);
+  config::set_allow_tf32(false);
+  EXPECT_EQ(mode, CUBLAS_TF32_TENSOR_OP_MATH);
+  // Inputs with a 10-bit mantissa: each product within about 2^-10 of exact.
+  EXPECT_LT(tf32, k * std::ldexp(1.0, -10));
+#if defined(CH_CUDA_EMULATION)
+  // The emulator rounds the inputs to TF32, as the tensor cores do (a real
+  // GPU may still choose a non-tensor-core kernel, so not asserted there).
+  EXPECT_GT(tf32, 10 * full) << "TF32 inputs should lose precision";
+#endif
+  EXPECT_EQ(run(&mode), full) << "switching TF32 off restores full float32 results";
+  EXPECT_EQ(mode, CUBLAS_DEFAULT_MATH);
+}
+
 TEST_F(GpuInternal, GemmArgumentsCublasRefusesAreErrorsNamingThem) {
   Array a = Array::zeros(DType::Float32, Shape({64}), Device{CH_DEVICE_CUDA, 0});
   // lda below the rows of A as stored (m = 4, not transposed).
@@ -198,6 +247,19 @@ TEST_F(GpuInternal, FillKernelsCoverSizesThatAreNotMultiplesOfABlock) {
     }
   }
 }
+
+#if defined(CH_HAVE_CUDNN)
+// libcudnn.so.9 is not linked: cuda/runtime/lazy_libraries.cpp opens it on
+// the first cuDNN call. Asking its version needs no GPU.
+TEST(CudnnLibrary, IsOpenedOnFirstUseAndIsVersion9) {
+  const size_t v = cudnnGetVersion();
+  if (v == 0) CH_GPU_SKIP() << "libcudnn.so.9 not loadable: " << cuda::load_error("cudnn");
+  EXPECT_GE(v, 90000u);
+  EXPECT_LT(v, 100000u);
+  EXPECT_EQ(cuda::load_error("cudnn"), "");
+  EXPECT_STRNE(cudnnGetErrorString(CUDNN_STATUS_BAD_PARAM), "");
+}
+#endif
 
 #if defined(CH_CUDA_EMULATION)
 TEST_F(GpuInternal, CublasKeepsItsWorkspaceFromThePool) {

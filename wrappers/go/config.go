@@ -38,3 +38,25 @@ func Seed(seed uint64) { C.ch_config_seed(C.uint64_t(seed)) }
 
 // BLAS describes the BLAS library in use.
 func BLAS() string { return C.GoString(C.ch_config_blas()) }
+
+func cBool(on bool) C.int32_t {
+	if on {
+		return 1
+	}
+	return 0
+}
+
+// SetUseCuDNN sets whether the CUDA backend may use cuDNN (the seed's
+// use_cudnn; on at start). Off, or where cuDNN is absent, chainerc's own
+// CUDA kernels run.
+func SetUseCuDNN(on bool) { C.ch_config_set_use_cudnn(cBool(on)) }
+
+// UseCuDNN reports whether the CUDA backend may use cuDNN.
+func UseCuDNN() bool { return C.ch_config_use_cudnn() != 0 }
+
+// SetAllowTF32 sets whether float32 GEMMs and convolutions on CUDA may use
+// TF32 tensor cores (off at start).
+func SetAllowTF32(on bool) { C.ch_config_set_allow_tf32(cBool(on)) }
+
+// AllowTF32 reports whether TF32 is allowed.
+func AllowTF32() bool { return C.ch_config_allow_tf32() != 0 }

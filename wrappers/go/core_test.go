@@ -323,6 +323,19 @@ func configAndMemoryStats(t *testing.T) {
 	if err := SetNumThreads(0); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("got %v", err)
 	}
+	if !UseCuDNN() || AllowTF32() {
+		t.Fatalf("defaults: UseCuDNN %v (want true), AllowTF32 %v (want false)", UseCuDNN(), AllowTF32())
+	}
+	SetUseCuDNN(false)
+	SetAllowTF32(true)
+	if UseCuDNN() || !AllowTF32() {
+		t.Fatalf("after setting: UseCuDNN %v, AllowTF32 %v", UseCuDNN(), AllowTF32())
+	}
+	SetUseCuDNN(true)
+	SetAllowTF32(false)
+	if !UseCuDNN() || AllowTF32() {
+		t.Fatal("switches not restored")
+	}
 	s := must(GetMemoryStats(CPU))
 	if s.BytesInUse < 0 || s.Allocations < 0 {
 		t.Fatalf("stats %+v", s)

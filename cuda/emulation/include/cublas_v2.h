@@ -21,6 +21,16 @@ typedef enum {
 
 typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 } cublasOperation_t;
 
+// Math modes (cuBLAS's values). Under CUBLAS_TF32_TENSOR_OP_MATH the emulated
+// SGEMM rounds A and B to TF32 (10-bit mantissa, to nearest even) before the
+// float32 product, as the tensor cores' inputs are.
+typedef enum {
+  CUBLAS_DEFAULT_MATH = 0,
+  CUBLAS_TENSOR_OP_MATH = 1,
+  CUBLAS_PEDANTIC_MATH = 2,
+  CUBLAS_TF32_TENSOR_OP_MATH = 3,
+} cublasMath_t;
+
 struct cublasContext;
 typedef struct cublasContext* cublasHandle_t;
 
@@ -29,6 +39,8 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream);
 cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, size_t bytes);
 const char* cublasGetStatusString(cublasStatus_t status);
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode);
 cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int m, int n, int k, const float* alpha,
                            const float* A, int lda, const float* B, int ldb, const float* beta,

@@ -38,6 +38,12 @@ class BatchNormalization final : public Function {
     return std::make_shared<BatchNormalization>(c_, parameters, state_, train, finetune);
   }
   const std::shared_ptr<BatchNormState>& state() const { return state_; }
+  // The running averages travel with the parameters.
+  void to_device(Device device) override {
+    Function::to_device(device);
+    if (state_->avg_mean.device() != device) state_->avg_mean = state_->avg_mean.to_device(device);
+    if (state_->avg_var.device() != device) state_->avg_var = state_->avg_var.to_device(device);
+  }
 
   Arrays forward(const Arrays& in) override {
     const char* who = "batch_normalization";
@@ -48,6 +54,10 @@ class BatchNormalization final : public Function {
     if (x.dtype() != gamma.dtype())
       fail(CH_ERR_DTYPE, who, ": x is ", dtype_name(x.dtype()), " but gamma is ",
            dtype_name(gamma.dtype()));
+    if (state_->avg_mean.device() != x.device())
+      fail(CH_ERR_DEVICE, who, ": x is on ", x.device().to_string(),
+           " but the running averages are on ", state_->avg_mean.device().to_string(),
+           "; move the function with its FunctionSet (ch_function_set_to_gpu)");
     const int32_t k = c_.size.ndim();
     bool ok = x.ndim() >= k + 1;
     for (int32_t i = 0; ok && i < k; ++i) ok = x.shape()[i + 1] == c_.size[i];

@@ -51,6 +51,27 @@ def blas():
     return _capi.lib.ch_config_blas().decode()
 
 
+def set_use_cudnn(on):
+    """Whether the CUDA backend may use cuDNN (the seed's use_cudnn, here one
+    process-wide switch; on at start). Off, or where cuDNN is absent,
+    chainerc's own CUDA kernels run."""
+    _capi.lib.ch_config_set_use_cudnn(1 if on else 0)
+
+
+def get_use_cudnn():
+    return bool(_capi.lib.ch_config_use_cudnn())
+
+
+def set_allow_tf32(on):
+    """Whether float32 GEMMs and convolutions on CUDA may use TF32 tensor
+    cores (off at start)."""
+    _capi.lib.ch_config_set_allow_tf32(1 if on else 0)
+
+
+def get_allow_tf32():
+    return bool(_capi.lib.ch_config_allow_tf32())
+
+
 # --- memory and leaks --------------------------------------------------------------
 def memory_stats():
     """The CPU caching allocator's statistics as a dict (bytes_in_use,

@@ -255,6 +255,10 @@ _decl("ch_config_set_num_threads", S, [c_int32])
 _decl("ch_config_num_threads", c_int32, [])
 _decl("ch_config_seed", None, [ctypes.c_uint64])
 _decl("ch_config_blas", c_char_p, [])
+_decl("ch_config_set_use_cudnn", None, [c_int32])
+_decl("ch_config_use_cudnn", c_int32, [])
+_decl("ch_config_set_allow_tf32", None, [c_int32])
+_decl("ch_config_allow_tf32", c_int32, [])
 
 # --- host-side registry of Python objects behind C `void*` user data ----------
 # C code gets small integer keys, never PyObject pointers; `destroy` callbacks

@@ -42,6 +42,22 @@ pub fn seed(seed: u64) {
 pub fn blas() -> String {
     unsafe { CStr::from_ptr(sys::ch_config_blas()).to_string_lossy().into_owned() }
 }
+/// Whether the CUDA backend may use cuDNN (the seed's use_cudnn; on at start).
+/// Off, or where cuDNN is absent, chainerc's own CUDA kernels run.
+pub fn set_use_cudnn(on: bool) {
+    unsafe { sys::ch_config_set_use_cudnn(on as i32) }
+}
+pub fn use_cudnn() -> bool {
+    unsafe { sys::ch_config_use_cudnn() != 0 }
+}
+/// Whether float32 GEMMs and convolutions on CUDA may use TF32 tensor cores
+/// (off at start).
+pub fn set_allow_tf32(on: bool) {
+    unsafe { sys::ch_config_set_allow_tf32(on as i32) }
+}
+pub fn allow_tf32() -> bool {
+    unsafe { sys::ch_config_allow_tf32() != 0 }
+}
 
 /// Live handle counts, for leak checks.
 pub mod debug {

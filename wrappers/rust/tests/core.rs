@@ -287,6 +287,13 @@ fn config_and_memory_stats() {
     assert!(config::num_threads() >= 1);
     assert_eq!(config::set_num_threads(0).unwrap_err().kind(), ErrorKind::InvalidArgument);
     assert!(!config::blas().is_empty());
+    assert!(config::use_cudnn() && !config::allow_tf32(), "defaults: cuDNN on, TF32 off");
+    config::set_use_cudnn(false);
+    config::set_allow_tf32(true);
+    assert!(!config::use_cudnn() && config::allow_tf32());
+    config::set_use_cudnn(true);
+    config::set_allow_tf32(false);
+    assert!(config::use_cudnn() && !config::allow_tf32());
     let s = memory_stats(Device::Cpu).unwrap();
     assert!(s.allocations >= 0 && s.bytes_in_use >= 0);
     empty_cache(Device::Cpu).unwrap();

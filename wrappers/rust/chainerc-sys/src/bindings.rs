@@ -330,6 +330,10 @@ extern "C" {
     pub fn ch_config_num_threads() -> i32;
     pub fn ch_config_seed(seed: u64);
     pub fn ch_config_blas() -> *const ::std::os::raw::c_char;
+    pub fn ch_config_set_use_cudnn(use_cudnn: i32);
+    pub fn ch_config_use_cudnn() -> i32;
+    pub fn ch_config_set_allow_tf32(allow_tf32: i32);
+    pub fn ch_config_allow_tf32() -> i32;
     pub fn ch_function_set_new(out: *mut *mut ch_function_set) -> ch_status;
     pub fn ch_function_set_retain(set: *mut ch_function_set) -> *mut ch_function_set;
     pub fn ch_function_set_release(set: *mut ch_function_set) -> ch_status;

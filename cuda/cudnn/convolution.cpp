@@ -1,0 +1,239 @@
+// Convolution2D through cuDNN 9 (legacy API): cudnnConvolutionForward plus
+// cudnnAddTensor for the bias; cudnnConvolutionBackwardFilter/Bias/Data
+// accumulating into gW, gb and gx (beta = 1), as kernels/connection.h's
+// conv2d_backward does. Algorithms from cuDNN's heuristics
+// (cudnnGetConvolution*Algorithm_v7, asked once per shape and cached): the
+// first one, in cuDNN's order, that is supported, needs at most
+// kMaxWorkspace bytes of workspace and keeps float32 off TF32 unless
+// ch_config_allow_tf32() is on (CUDNN_FMA_MATH).
+// Otherwise, and for empty or int-overflowing shapes, the own kernels run.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "core/config.h"
+#include "cuda/runtime/cuda_util.h"
+#include "cudnn_util.h"
+#include "kernels/connection.h"
+
+namespace chainerc::cuda::cudnn {
+namespace {
+
+using ForwardSig = void(const Array&, const Array&, const Array&, const kernels::Conv2D&, Array&);
+using BackwardSig = void(const Array&, const Array&, const Array&, const kernels::Conv2D&, Array&,
+                         Array&, Array&);
+Own<ForwardSig> g_own_forward;
+Own<BackwardSig> g_own_backward;
+
+// The most workspace a convolution takes from the device's pool.
+constexpr size_t kMaxWorkspace = size_t{256} << 20;
+
+// The math the heuristics are asked about and the algorithms run with for
+// float32 without TF32: CUDNN_FMA_MATH (CUDNN_DEFAULT_MATH permits TF32 on
+// A100 and later).
+bool fma_only(DType dtype, bool tf32) { return dtype == DType::Float32 && !tf32; }
+
+class ConvDesc {
+ public:
+  ConvDesc(const kernels::Conv2D& g, DType dtype, bool tf32) {
+    check(cudnnCreateConvolutionDescriptor(&d_), "cudnnCreateConvolutionDescriptor");
+    const cudnnStatus_t st = cudnnSetConvolution2dDescriptor(
+        d_, static_cast<int>(g.ph), static_cast<int>(g.pw), static_cast<int>(g.sy),
+        static_cast<int>(g.sx), 1, 1, CUDNN_CROSS_CORRELATION, data_type(dtype));
+    if (st != CUDNN_STATUS_SUCCESS) {
+      cudnnDestroyConvolutionDescriptor(d_);
+      check(st, "cudnnSetConvolution2dDescriptor");
+    }
+    set_math(fma_only(dtype, tf32) ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH);
+  }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d_); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+  operator cudnnConvolutionDescriptor_t() const { return d_; }
+  void set_math(cudnnMathType_t m) {
+    check(cudnnSetConvolutionMathType(d_, m), "cudnnSetConvolutionMathType");
+  }
+
+ private:
+  cudnnConvolutionDescriptor_t d_ = nullptr;
+};
+
+// An algorithm chosen for one convolution shape, or none usable.
+struct Choice {
+  bool usable = false;
+  int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  size_t memory = 0;
+};
+
+// The first usable algorithm of cuDNN's ranking: supported, at most
+// kMaxWorkspace bytes of workspace, and no tensor-op math for float32
+// without TF32 (run with CUDNN_FMA_MATH then).
+template <typename Perf>
+Choice choose(const std::vector<Perf>& perf, int returned, DType dtype, bool tf32) {
+  for (int i = 0; i < returned && i < static_cast<int>(perf.size()); ++i) {
+    const Perf& p = perf[static_cast<size_t>(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspace) continue;
+    if (fma_only(dtype, tf32) &&
+        (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+      continue;
+    return Choice{true, static_cast<int>(p.algo),
+                  fma_only(dtype, tf32) ? CUDNN_FMA_MATH : p.mathType, p.memory};
+  }
+  return Choice{};
+}
+
+// Choices by direction, device, dtype, TF32 and shape: cuDNN's heuristics
+// are asked once per shape (a training loop repeats its shapes).
+enum Direction { kForward, kBackwardFilter, kBackwardData };
+using Key = std::array<int64_t, 17>;
+Key key_of(Direction d, int32_t device, DType dt, bool tf32, int64_t n, int64_t o,
+           const kernels::Conv2D& g) {
+  return Key{d,    device, static_cast<int64_t>(dt),
+             tf32, n,      o,
+             g.c,  g.h,    g.w,
+             g.kh, g.kw,   g.sy,
+             g.sx, g.ph,   g.pw,
+             g.oh, g.ow};
+}
+std::mutex g_cache_mutex;
+std::map<Key, Choice>& cache() {
+  static auto* m = new std::map<Key, Choice>;  // never destroyed
+  return *m;
+}
+
+// The cached choice for `key`, or `ask`'s (then cached).
+template <typename Ask>
+Choice cached(const Key& key, Ask ask) {
+  {
+    std::lock_guard<std::mutex> l(g_cache_mutex);
+    auto it = cache().find(key);
+    if (it != cache().end()) return it->second;
+  }
+  const Choice c = ask();
+  std::lock_guard<std::mutex> l(g_cache_mutex);
+  cache()[key] = c;
+  return c;
+}
+
+// Shapes cuDNN's 4-d descriptors take (and no empty array).
+bool covered(const Array& x, const Array& W, const kernels::Conv2D& g) {
+  const int64_t n = x.shape()[0], o = W.shape()[0];
+  return fits_int({n, g.c, g.h, g.w}) && fits_int({o, g.c, g.kh, g.kw}) &&
+         fits_int({n, o, g.oh, g.ow}) && fits_int({g.sy, g.sx}) && fits_int({g.ph + 1, g.pw + 1}) &&
+         g.ph >= 0 && g.pw >= 0;
+}
+
+void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernels::Conv2D& g,
+                    Array& y) {
+  const Device dev = x.device();
+  std::unique_lock<std::mutex> lock;
+  cudnnHandle_t h = covered(x, W, g) ? handle(dev.index, lock) : nullptr;
+  if (!h) return g_own_forward(dev, x, W, b, g, y);
+  DeviceGuard guard(dev.index);
+  const DType dt = x.dtype();
+  const bool tf32 = config::allow_tf32();
+  const int64_t n = x.shape()[0], o = W.shape()[0];
+  const TensorDesc xd(dt, n, g.c, g.h, g.w), yd(dt, n, o, g.oh, g.ow);
+  const FilterDesc wd(dt, o, g.c, g.kh, g.kw);
+  ConvDesc cd(g, dt, tf32);
+  const Choice c = cached(key_of(kForward, dev.index, dt, tf32, n, o, g), [&] {
+    int max = 0, returned = 0;
+    check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
+          "cudnnGetConvolutionForwardAlgorithmMaxCount");
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+    check(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, static_cast<int>(perf.size()),
+                                                 &returned, perf.data()),
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+    return choose(perf, returned, dt, tf32);
+  });
+  if (!c.usable) {
+    lock.unlock();
+    return g_own_forward(dev, x, W, b, g, y);
+  }
+  cd.set_math(c.math);
+  const Workspace ws(dev.index, c.memory);
+  const Scalars s(dt);
+  check(cudnnConvolutionForward(h, s.one(), xd, x.raw(), wd, W.raw(), cd,
+                                static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws.get(), ws.size(),
+                                s.zero(), yd, y.raw()),
+        "cudnnConvolutionForward");
+  if (b.defined()) {
+    const TensorDesc bd(dt, 1, o, 1, 1);
+    check(cudnnAddTensor(h, s.one(), bd, b.raw(), s.one(), yd, y.raw()), "cudnnAddTensor");
+  }
+}
+
+void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kernels::Conv2D& g,
+                     Array& gW, Array& gb, Array& gx) {
+  const Device dev = x.device();
+  std::unique_lock<std::mutex> lock;
+  cudnnHandle_t h = covered(x, W, g) ? handle(dev.index, lock) : nullptr;
+  if (!h) return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
+  DeviceGuard guard(dev.index);
+  const DType dt = x.dtype();
+  const bool tf32 = config::allow_tf32();
+  const int64_t n = x.shape()[0], o = W.shape()[0];
+  const TensorDesc xd(dt, n, g.c, g.h, g.w), yd(dt, n, o, g.oh, g.ow);
+  const FilterDesc wd(dt, o, g.c, g.kh, g.kw);
+  ConvDesc cd(g, dt, tf32);
+  // Both algorithms first: nothing is accumulated unless both are usable.
+  const Choice cf = cached(key_of(kBackwardFilter, dev.index, dt, tf32, n, o, g), [&] {
+    int max = 0, returned = 0;
+    check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
+          "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+    check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              h, xd, yd, cd, wd, static_cast<int>(perf.size()), &returned, perf.data()),
+          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    return choose(perf, returned, dt, tf32);
+  });
+  Choice cdata;
+  if (gx.defined())
+    cdata = cached(key_of(kBackwardData, dev.index, dt, tf32, n, o, g), [&] {
+      int max = 0, returned = 0;
+      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max),
+            "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+      check(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                h, wd, yd, cd, xd, static_cast<int>(perf.size()), &returned, perf.data()),
+            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      return choose(perf, returned, dt, tf32);
+    });
+  if (!cf.usable || (gx.defined() && !cdata.usable)) {
+    lock.unlock();
+    return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
+  }
+  const Workspace ws(dev.index, std::max(cf.memory, cdata.memory));
+  const Scalars s(dt);
+  cd.set_math(cf.math);
+  check(cudnnConvolutionBackwardFilter(h, s.one(), xd, x.raw(), yd, gy.raw(), cd,
+                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(cf.algo),
+                                       ws.get(), ws.size(), s.one(), wd, gW.raw()),
+        "cudnnConvolutionBackwardFilter");
+  if (gb.defined()) {
+    const TensorDesc bd(dt, 1, o, 1, 1);
+    check(cudnnConvolutionBackwardBias(h, s.one(), yd, gy.raw(), s.one(), bd, gb.raw()),
+          "cudnnConvolutionBackwardBias");
+  }
+  if (gx.defined()) {
+    cd.set_math(cdata.math);
+    check(cudnnConvolutionBackwardData(h, s.one(), wd, W.raw(), yd, gy.raw(), cd,
+                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(cdata.algo),
+                                       ws.get(), ws.size(), s.one(), xd, gx.raw()),
+          "cudnnConvolutionBackwardData");
+  }
+}
+
+}  // namespace
+
+void register_convolution_kernels() {
+  g_own_forward.keep(kernels::conv2d_forward);
+  g_own_backward.keep(kernels::conv2d_backward);
+  kernels::conv2d_forward.set(CH_DEVICE_CUDA, conv2d_forward);
+  kernels::conv2d_backward.set(CH_DEVICE_CUDA, conv2d_backward);
+}
+
+}  // namespace chainerc::cuda::cudnn

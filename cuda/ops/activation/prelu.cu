@@ -1,0 +1,115 @@
+// CUDA kernels of PReLU: the functors of kernels/pointwise/activation.h.
+// x is viewed as (batch, wn, inner) where wn = W.size(): the forward pass is
+// element-wise; in the backward pass each of W's elements gets a block when
+// many elements use it (block_sum of their contributions) or else a thread
+// (neighbouring threads on neighbouring elements of W); either way gx and gW
+// come from one pass over x and gy.
+#include "cuda/ops/elementwise.cuh"
+#include "cuda/ops/kernel_list.h"
+#include "cuda/ops/reduce.cuh"
+#include "kernels/activation.h"
+#include "kernels/pointwise/activation.h"
+
+namespace chainerc::cuda {
+namespace {
+
+// x as (batch, wn, inner): W's element w applies to x[n, w, r].
+struct PReluLayout {
+  int64_t batch, wn, inner;
+};
+
+PReluLayout layout_of(const Array& x, const Array& W) {
+  PReluLayout l{x.ndim() ? x.shape()[0] : 1, W.size(), 1};
+  for (int32_t d = 1 + W.ndim(); d < x.ndim(); ++d) l.inner *= x.shape()[d];
+  return l;
+}
+
+template <typename T>
+__global__ void prelu_forward_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                     T* __restrict__ y, PReluLayout l, int64_t n) {
+  const pointwise::PRelu f;
+  for (int64_t i = grid_start(); i < n; i += grid_step()) y[i] = f(x[i], w[(i / l.inner) % l.wn]);
+}
+
+// Block b handles W's elements b, b + gridDim.x, ...; gW accumulates.
+template <typename T>
+__global__ void prelu_backward_kernel(const T* __restrict__ x, const T* __restrict__ gy,
+                                      const T* __restrict__ w, T* __restrict__ gx,
+                                      T* __restrict__ gw, PReluLayout l) {
+  __shared__ T scratch[kBlockThreads];
+  const pointwise::PReluGradX fx;
+  const pointwise::PReluGradA fa;
+  const int64_t per_w = l.batch * l.inner;
+  for (int64_t k = blockIdx.x; k < l.wn; k += gridDim.x) {
+    const T a = w[k];
+    T acc = 0;
+    for (int64_t j = threadIdx.x; j < per_w; j += blockDim.x) {
+      const int64_t i = ((j / l.inner) * l.wn + k) * l.inner + j % l.inner;
+      gx[i] = fx(gy[i], x[i], a);
+      acc += fa(gy[i], x[i]);
+    }
+    acc = block_sum(acc, scratch);
+    if (threadIdx.x == 0) gw[k] += acc;
+  }
+}
+
+// Few elements per element of W: thread k handles W's element k.
+template <typename T>
+__global__ void prelu_backward_per_thread_kernel(const T* __restrict__ x, const T* __restrict__ gy,
+                                                 const T* __restrict__ w, T* __restrict__ gx,
+                                                 T* __restrict__ gw, PReluLayout l) {
+  const pointwise::PReluGradX fx;
+  const pointwise::PReluGradA fa;
+  const int64_t per_w = l.batch * l.inner;
+  for (int64_t k = grid_start(); k < l.wn; k += grid_step()) {
+    const T a = w[k];
+    T acc = 0;
+    for (int64_t j = 0; j < per_w; ++j) {
+      const int64_t i = ((j / l.inner) * l.wn + k) * l.inner + j % l.inner;
+      gx[i] = fx(gy[i], x[i], a);
+      acc += fa(gy[i], x[i]);
+    }
+    gw[k] += acc;
+  }
+}
+
+// Whether each element of W has few enough elements for a thread to sum them
+// (a block does from 64 on).
+bool per_thread(const PReluLayout& l) { return l.batch * l.inner < 64; }
+
+void prelu_kernel(const Array& x, const Array& W, Array& y) {
+  DeviceGuard guard(x.device().index);
+  const PReluLayout l = layout_of(x, W);
+  dispatch_floating(x.dtype(), "PReLU", [&](auto t) {
+    using T = decltype(t);
+    launch_elementwise("PReLU", x.size(), prelu_forward_kernel<T>, x.data<T>(), W.data<T>(),
+                       y.data<T>(), l, x.size());
+  });
+}
+
+void prelu_grad_kernel(const Array& x, const Array& gy, const Array& W, Array& gx, Array& gW) {
+  const PReluLayout l = layout_of(x, W);
+  if (l.wn == 0) return;
+  DeviceGuard guard(x.device().index);
+  dispatch_floating(x.dtype(), "PReLU", [&](auto t) {
+    using T = decltype(t);
+    if (per_thread(l)) {
+      launch_elementwise("PReLU backward", l.wn, prelu_backward_per_thread_kernel<T>, x.data<T>(),
+                         gy.data<T>(), W.data<T>(), gx.data<T>(), gW.data<T>(), l);
+      return;
+    }
+    check_launch(
+        launch(prelu_backward_kernel<T>, blocks_for(l.wn * kBlockThreads), kBlockThreads, 0,
+               nullptr, x.data<T>(), gy.data<T>(), W.data<T>(), gx.data<T>(), gW.data<T>(), l),
+        "PReLU backward");
+  });
+}
+
+}  // namespace
+
+void register_prelu_kernels() {
+  kernels::prelu.set(CH_DEVICE_CUDA, prelu_kernel);
+  kernels::prelu_grad.set(CH_DEVICE_CUDA, prelu_grad_kernel);
+}
+
+}  // namespace chainerc::cuda

@@ -1,0 +1,65 @@
+// CUDA kernels of concat and its split: one grid-stride copy per piece
+// between the piece, viewed as (outer, chunk), and its columns
+// [offset, offset + chunk) of y viewed as (outer, row). Any dtype: elements
+// are moved as unsigned integers of their size.
+#include <vector>
+
+#include "cuda/ops/elementwise.cuh"
+#include "cuda/ops/kernel_list.h"
+#include "kernels/array.h"
+
+namespace chainerc::cuda {
+namespace {
+
+// into_y: y[o, offset + k] = piece[o, k]; else the reverse.
+template <typename E>
+__global__ void copy_piece_kernel(E* __restrict__ piece, E* __restrict__ y, int64_t chunk,
+                                  int64_t row, int64_t offset, bool into_y, int64_t n) {
+  for (int64_t i = grid_start(); i < n; i += grid_step()) {
+    const int64_t k = (i / chunk) * row + offset + i % chunk;
+    if (into_y)
+      y[k] = piece[i];
+    else
+      piece[i] = y[k];
+  }
+}
+
+template <typename E>
+void copy_pieces(const std::vector<Array>& pieces, const Array& y, int32_t axis, bool into_y) {
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= y.shape()[d];
+  for (int32_t d = axis + 1; d < y.ndim(); ++d) inner *= y.shape()[d];
+  const int64_t row = y.shape()[axis] * inner;
+  int64_t offset = 0;
+  for (const Array& x : pieces) {
+    const int64_t chunk = x.shape()[axis] * inner;
+    launch_elementwise(into_y ? "concat" : "concat backward", outer * chunk, copy_piece_kernel<E>,
+                       static_cast<E*>(x.raw()), static_cast<E*>(y.raw()), chunk, row, offset,
+                       into_y, outer * chunk);
+    offset += chunk;
+  }
+}
+
+void copy_pieces(const std::vector<Array>& pieces, const Array& y, int32_t axis, bool into_y) {
+  DeviceGuard guard(y.device().index);
+  if (dtype_size(y.dtype()) == 8)
+    copy_pieces<uint64_t>(pieces, y, axis, into_y);
+  else
+    copy_pieces<uint32_t>(pieces, y, axis, into_y);
+}
+
+void concat_kernel(const std::vector<Array>& xs, int32_t axis, Array& y) {
+  copy_pieces(xs, y, axis, true);
+}
+void concat_split_kernel(const Array& y, int32_t axis, std::vector<Array>& pieces) {
+  copy_pieces(pieces, y, axis, false);
+}
+
+}  // namespace
+
+void register_concat_kernels() {
+  kernels::concat.set(CH_DEVICE_CUDA, concat_kernel);
+  kernels::concat_split.set(CH_DEVICE_CUDA, concat_split_kernel);
+}
+
+}  // namespace chainerc::cuda

@@ -1,0 +1,24 @@
+"""Process-wide switches of include/ch/config.h: use_cudnn and allow_tf32."""
+
+import chainerc
+
+
+def test_use_cudnn_starts_on_and_round_trips():
+    assert chainerc.get_use_cudnn() is True  # the seed's use_cudnn=True
+    try:
+        chainerc.set_use_cudnn(False)
+        assert chainerc.get_use_cudnn() is False
+        chainerc.set_use_cudnn(3)  # truthy
+        assert chainerc.get_use_cudnn() is True
+    finally:
+        chainerc.set_use_cudnn(True)
+
+
+def test_allow_tf32_starts_off_and_round_trips():
+    assert chainerc.get_allow_tf32() is False
+    try:
+        chainerc.set_allow_tf32(True)
+        assert chainerc.get_allow_tf32() is True
+    finally:
+        chainerc.set_allow_tf32(False)
+    assert chainerc.get_allow_tf32() is False
