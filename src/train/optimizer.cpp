@@ -27,9 +27,6 @@ void Optimizer::setup(std::vector<NamedParameter> params, const char* who) {
         p.param.device() != p.grad.device())
       fail(CH_ERR_SHAPE, who, ": parameter '", p.path, "' is a ", p.param.describe(),
            " but its gradient is a ", p.grad.describe());
-    if (!p.param.device().is_cpu())
-      fail(CH_ERR_DEVICE, who, ": parameter '", p.path, "' is a ", p.param.describe(),
-           "; this build updates CPU parameters only");
     OptSlot s;
     s.path = std::move(p.path);
     s.param = std::move(p.param);
