@@ -109,19 +109,30 @@ if [ "$bench_only" = "0" ]; then
                  || tail -n 3 "$logs/suite.log") | sed 's/^/    /')" "")
 
   if [ "$skip_sanitizer" = "0" ]; then
-    sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
-    [ -x "$sanitizer" ] || { echo "run.sh: compute-sanitizer not found ($sanitizer)" >&2; exit 1; }
+    sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer ||
+                                      echo /usr/local/cuda/bin/compute-sanitizer)}"
+    [ -x "$sanitizer" ] || {
+      echo "run.sh: compute-sanitizer not found ($sanitizer)" >&2
+      exit 1
+    }
     rows=("| tool | program | result | log |" "| --- | --- | --- | --- |")
     for tool in memcheck racecheck synccheck; do
       for prog in test_gpu test_gpu_internal test_gpu_functions; do
         exe="$build_dir/tests/gpu/$prog"
-        [ -x "$exe" ] || continue
         out="$logs/$tool-$prog.log"
+        if [ ! -x "$exe" ]; then
+          rows+=("| $tool | $prog | FAILED: not built | |")
+          status=1
+          continue
+        fi
         log "compute-sanitizer --tool $tool $prog"
-        if CH_REQUIRE_GPU=1 timeout "$sanitizer_timeout" "$sanitizer" --tool "$tool" --error-exitcode 99 "$exe" --gtest_filter="$sanitizer_filter" >"$out" 2>&1; then
+        if CH_REQUIRE_GPU=1 timeout "$sanitizer_timeout" "$sanitizer" --tool "$tool" \
+            --error-exitcode 99 "$exe" --gtest_filter="$sanitizer_filter" >"$out" 2>&1; then
           result="clean"
         else
-          result="FAILED (exit $?): $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race|FAILED' "$out" || true)"
+          rc=$?
+          first="$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race|FAILED' "$out" || true)"
+          result="FAILED (exit $rc$([ "$rc" = 124 ] && echo ': timed out')): $first"
           status=1
         fi
         rows+=("| $tool | $prog | $result | $out |")
