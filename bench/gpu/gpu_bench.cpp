@@ -183,6 +183,9 @@ void bench_elementwise() {
   const auto relu_own_launches = count_launches(relu);
   const double t_relu_own = time_per_call(relu);
   ch_config_set_use_cudnn(use_cudnn);
+  // The launch counter itself: each of these ops is at least one kernel and no GEMM.
+  if (add_launches.first < 1 || relu_own_launches.first < 1 || add_launches.second != 0)
+    bench::die("elementwise: the launch counter saw no kernel for add or relu");
 
   std::printf("### Elementwise bandwidth (float32, %lld elements, cuda:%d)\n\n",
               static_cast<long long>(n), g_device);
@@ -275,6 +278,9 @@ void bench_gemm() {
     const double t_direct = time_per_call(direct);
     const double t_entry = time_per_call(entry);
     const double t_matmul = time_per_call(matmul);
+    // One cuBLAS call per GEMM (the counter of cuda::gemm).
+    if (count_launches(entry).second != 1 || count_launches(matmul).second != 1)
+      bench::die(std::string("gemm: not one cuBLAS call per GEMM on ") + s.what);
     // The three agree (the same cuBLAS call underneath; checked in smoke mode).
     if (g_smoke) {
       const std::vector<float> x = read_back(c_blas), y = read_back(c_ch), z = read_back(c_mm);
