@@ -93,6 +93,13 @@ def _make_backward(slot):
             for i, g in enumerate(gxs):
                 if g is None or (needs is not None and not needs[i]):
                     continue
+                if isinstance(g, _array.Array):  # a GPU array (forward_gpu/backward_gpu)
+                    h = _capi.lib.ch_array_retain(g.handle)
+                    st = _set_grad_input(ctx, i, h)
+                    _arr_release(h)
+                    if st:
+                        raise_status(st)
+                    continue
                 if type(g) is not np.ndarray:
                     g = np.asarray(g)
                 x = xs[i]
@@ -122,6 +129,10 @@ class Function(object):
     Subclasses implement forward/backward, or forward_cpu/backward_cpu (and
     forward_gpu/backward_gpu). They take tuples of NumPy arrays (read-only
     views of the engine's memory, no copy) and return tuples of arrays.
+    When the inputs are on a GPU the engine calls forward_gpu/backward_gpu
+    (forward/backward if those are not defined) with chainerc.Array GPU
+    arrays, with their device current (cuda.get_device() names it), and
+    takes GPU arrays back (made with cuda.empty_like, cuda.elementwise, ...).
     Calling the object copies it (shallowly) per application, so attributes set
     in forward are there in backward of the same application.
 
