@@ -6,6 +6,7 @@
 #include <ch/ch.h>
 #include <gtest/gtest.h>
 
+#include <ch/ch.hpp>
 #include <cstring>
 #include <vector>
 
@@ -204,6 +205,51 @@ TEST(GpuCallbacks, CheckBackwardOfAGpuCallbackFunctionOnTheDevice) {
   EXPECT_EQ(seen.forward_cpu + seen.backward_cpu, 0);
   ch_array_release(x);
   ch_function_release(f);
+}
+
+// The same through the C++ API: ch::FunctionBase::context_device() and
+// context_stream() inside forward_gpu()/backward_gpu().
+class CopyOnDevice : public ch::FunctionBase {
+ public:
+  CopyOnDevice() : FunctionBase("CopyOnDevice") {}
+  ch_device seen{0, 0};
+  void* stream = reinterpret_cast<void*>(1);
+  int32_t current = -1;
+  int gpu_calls = 0;
+
+  std::vector<ch::Array> forward_gpu(const std::vector<ch::Array>& in) override {
+    ++gpu_calls;
+    seen = context_device();
+    stream = context_stream();
+    ch_cuda_current_device(&current);
+    return {in[0].copy()};
+  }
+  std::vector<ch::Array> backward_gpu(const std::vector<ch::Array>&, const std::vector<ch::Array>&,
+                                      const std::vector<ch::Array>& gout) override {
+    ++gpu_calls;
+    return {gout[0].copy()};
+  }
+};
+
+TEST(GpuCallbacks, CppFunctionBaseSeesItsDeviceAndStream) {
+  const int32_t count = ch_cuda_device_count();
+  if (count == 0) CH_GPU_SKIP() << "no CUDA device";
+  const int32_t dev = count - 1;
+  CopyOnDevice f;
+  ch::Array x = ch::Array::full({3, 2}, 2.5, CH_FLOAT64, ch_device_cuda(dev));
+  {
+    ch::Variable v(x);
+    ch::Variable y = f(v);
+    EXPECT_EQ(f.gpu_calls, 1);
+    EXPECT_EQ(f.seen.type, CH_DEVICE_CUDA);
+    EXPECT_EQ(f.seen.index, dev);
+    EXPECT_EQ(f.stream, nullptr);
+    EXPECT_EQ(f.current, dev);
+    EXPECT_EQ(ch_array_device(y.data().get()).index, dev);
+  }
+  ch_array* xs[1] = {x.get()};
+  ASSERT_CH_OK(ch_check_backward(f.function().get(), xs, 1, nullptr, 0, 1e-6, 1e-8, 1e-6));
+  EXPECT_GT(f.gpu_calls, 2);
 }
 
 }  // namespace
