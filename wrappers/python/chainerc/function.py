@@ -245,8 +245,17 @@ class Function(object):
         return self
 
     def to_gpu(self, device=None):
-        from . import cuda
+        """Nothing to move for a Function without parameters. A parameterized
+        user Function keeps NumPy parameters, which the engine shares with
+        optimizers on the host: it cannot move them (UnsupportedError)."""
+        from . import cuda, errors
         cuda.check_cuda_available()
+        if self.parameter_names:
+            raise errors.UnsupportedError(
+                "%s.to_gpu: the parameters of a user Function are NumPy arrays shared with the "
+                "engine and stay on the CPU; use built-in parameterized functions (F.Linear, "
+                "...) in a FunctionSet for parameters on a GPU" % type(self).__name__,
+                status=errors.CH_ERR_UNSUPPORTED, status_name="CH_ERR_UNSUPPORTED")
         return self
 
 
