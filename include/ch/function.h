@@ -167,9 +167,10 @@ CH_API void* ch_context_user_data(const ch_context* ctx);
 CH_API int32_t ch_context_needs_input_grad(const ch_context* ctx, size_t index);
 /* The function object being applied. *out: new reference. */
 CH_API ch_status ch_context_function(ch_function** out, const ch_context* ctx);
-/* The device the callback runs for: the device of its first input (or,
- * in backward, output gradient) not on the CPU, or the CPU. {0, 0} for an
- * invalid context. Cannot fail. */
+/* The device a user function's forward or backward callback runs for: the
+ * device of its first input (or, in backward, output gradient) not on the
+ * CPU, or the CPU (also for ch_numerical_grad's evaluation callback). {0, 0}
+ * for an invalid context. Cannot fail. */
 CH_API ch_device ch_context_device(const ch_context* ctx);
 /* The CUDA stream (a cudaStream_t) a GPU callback queues its work on: the
  * stream chainerc's own kernels of this device use. Today that is CUDA's
