@@ -253,6 +253,13 @@ _decl("ch_cuda_device_pop", S, [], optional=True)
 _decl("ch_cuda_synchronize", S, [c_int32], optional=True)
 _decl("ch_array_to_device", S, [PP, c_void_p, Device], optional=True)
 _decl("ch_array_copy_from", S, [c_void_p, c_void_p], optional=True)
+_decl("ch_stream_new", S, [PP, Device], optional=True)
+_decl("ch_stream_synchronize", S, [c_void_p], optional=True)
+_decl("ch_stream_release", S, [c_void_p], optional=True)
+_decl("ch_stream_native", c_void_p, [c_void_p], optional=True)
+_decl("ch_stream_device", Device, [c_void_p], optional=True)
+_decl("ch_array_to_device_async", S, [PP, c_void_p, Device, c_void_p], optional=True)
+_decl("ch_array_copy_from_async", S, [c_void_p, c_void_p, c_void_p], optional=True)
 
 # --- kernel.h (user kernels: cuda.elementwise / cuda.reduce) ------------------
 _decl("ch_elementwise_kernel_new", S, [PP, c_char_p, c_char_p, c_char_p, c_char_p],

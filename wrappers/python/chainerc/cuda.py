@@ -301,6 +301,93 @@ def copy(array, out=None, out_device=None):
     return Array._from_handle(_to_device(array.handle, _cuda(index)))
 
 
+class Stream(object):
+    """A CUDA stream on a device (None: the current device), ordered with the
+    device's default stream, on which chainerc's own work runs. Copies queued
+    on it (to_gpu_async, to_cpu_async, copy_async) are complete after
+    synchronize()."""
+
+    def __init__(self, device=None):
+        check_cuda_available()
+        out = c_void_p()
+        _capi.check(lib.ch_stream_new(byref(out), _cuda(_device_index(device))))
+        self._h = out.value
+
+    @property
+    def handle(self):
+        """The cudaStream_t (an int address), for other CUDA libraries."""
+        return lib.ch_stream_native(self._h)
+
+    @property
+    def device(self):
+        return Device(lib.ch_stream_device(self._h).index)
+
+    def synchronize(self):
+        _capi.check(lib.ch_stream_synchronize(self._h))
+
+    def release(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            lib.ch_stream_release(h)
+
+    def __del__(self, _release=lib.ch_stream_release if _has_cuda_api else None):
+        h = getattr(self, "_h", None)
+        if h and _release is not None:
+            self._h = None
+            _release(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+
+def to_gpu_async(array, stream=None):
+    """Copy a CPU array to the current device on `stream` (None: a
+    synchronous to_gpu). The result is valid after stream.synchronize();
+    the source must not be written before. A GPU array is returned as is."""
+    if stream is None:
+        return to_gpu(array)
+    if isinstance(array, Array) and _gpu_index(array) is not None:
+        return array
+    h = to_handle(array if isinstance(array, Array) else np.asarray(array))
+    try:
+        out = c_void_p()
+        _capi.check(lib.ch_array_to_device_async(byref(out), h, _cuda(_current_index()),
+                                                 stream._h))
+        return Array._from_handle(out.value)
+    finally:
+        lib.ch_array_release(h)
+
+
+def to_cpu_async(array, stream=None):
+    """Copy a GPU array to page-locked host memory on `stream` (None: a
+    synchronous to_cpu); read the NumPy result after stream.synchronize().
+    A NumPy array is returned as is."""
+    if stream is None or not isinstance(array, Array) or _gpu_index(array) is None:
+        return to_cpu(array)
+    out = c_void_p()
+    _capi.check(lib.ch_array_to_device_async(byref(out), array.handle, _capi.cpu(), stream._h))
+    return handle_to_numpy(out.value)
+
+
+def copy_async(array, out=None, out_device=None, stream=None):
+    """copy() queued on `stream` (None: synchronous); complete after
+    stream.synchronize()."""
+    if stream is None:
+        return copy(array, out, out_device)
+    if out is None:
+        index = _gpu_index(array) if out_device is None else _device_index(out_device)
+        r = c_void_p()
+        _capi.check(lib.ch_array_to_device_async(byref(r), array.handle, _cuda(index),
+                                                 stream._h))
+        return Array._from_handle(r.value)
+    _capi.check(lib.ch_array_copy_from_async(out.handle, array.handle, stream._h))
+    return out
+
+
 def _shape_of(shape):
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)

@@ -262,6 +262,22 @@ def test_copy_into_and_across_devices():
         np.testing.assert_array_equal(cuda.to_cpu(c1), a)
 
 
+def test_async_copies_on_a_stream():
+    a = _uniform(33, 5)
+    with cuda.Stream() as s:
+        assert s.device == cuda.Device(0)
+        g = cuda.to_gpu_async(a, s)
+        c = cuda.copy_async(g, stream=s)
+        out = cuda.zeros((33, 5))
+        assert cuda.copy_async(g, out=out, stream=s) is out
+        h = cuda.to_cpu_async(c, s)
+        s.synchronize()
+        np.testing.assert_array_equal(h, a)
+        np.testing.assert_array_equal(cuda.to_cpu(out), a)
+    # without a stream: the synchronous copies
+    np.testing.assert_array_equal(cuda.to_cpu_async(cuda.to_gpu_async(a)), a)
+
+
 def test_elementwise_pycuda_and_cupy_forms():
     x = _uniform(1025)
     y = _uniform(1025) + 2
