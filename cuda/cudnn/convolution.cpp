@@ -72,10 +72,12 @@ struct Choice {
 // kMaxWorkspace bytes of workspace, and no tensor-op math for float32
 // without TF32 (run with CUDNN_FMA_MATH then).
 template <typename Perf>
-Choice choose(const std::vector<Perf>& perf, int returned, DType dtype, bool tf32) {
+Choice choose(const std::vector<Perf>& perf, int returned, DType dtype, bool tf32,
+              bool deterministic) {
   for (int i = 0; i < returned && i < static_cast<int>(perf.size()); ++i) {
     const Perf& p = perf[static_cast<size_t>(i)];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspace) continue;
+    if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
     if (fma_only(dtype, tf32) &&
         (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
       continue;
@@ -88,15 +90,15 @@ Choice choose(const std::vector<Perf>& perf, int returned, DType dtype, bool tf3
 // Choices by direction, device, dtype, TF32 and shape: cuDNN's heuristics
 // are asked once per shape (a training loop repeats its shapes).
 enum Direction { kForward, kBackwardFilter, kBackwardData };
-using Key = std::array<int64_t, 17>;
-Key key_of(Direction d, int32_t device, DType dt, bool tf32, int64_t n, int64_t o,
+using Key = std::array<int64_t, 18>;
+Key key_of(Direction d, int32_t device, DType dt, bool tf32, bool det, int64_t n, int64_t o,
            const kernels::Conv2D& g) {
   return Key{d,    device, static_cast<int64_t>(dt),
-             tf32, n,      o,
-             g.c,  g.h,    g.w,
-             g.kh, g.kw,   g.sy,
-             g.sx, g.ph,   g.pw,
-             g.oh, g.ow};
+             tf32, det,    n,
+             o,    g.c,    g.h,
+             g.w,  g.kh,   g.kw,
+             g.sy, g.sx,   g.ph,
+             g.pw, g.oh,   g.ow};
 }
 std::mutex g_cache_mutex;
 std::map<Key, Choice>& cache() {
@@ -135,11 +137,12 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
   DeviceGuard guard(dev.index);
   const DType dt = x.dtype();
   const bool tf32 = config::allow_tf32();
+  const bool det = config::deterministic();
   const int64_t n = x.shape()[0], o = W.shape()[0];
   const TensorDesc xd(dt, n, g.c, g.h, g.w), yd(dt, n, o, g.oh, g.ow);
   const FilterDesc wd(dt, o, g.c, g.kh, g.kw);
   ConvDesc cd(g, dt, tf32);
-  const Choice c = cached(key_of(kForward, dev.index, dt, tf32, n, o, g), [&] {
+  const Choice c = cached(key_of(kForward, dev.index, dt, tf32, det, n, o, g), [&] {
     int max = 0, returned = 0;
     check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
           "cudnnGetConvolutionForwardAlgorithmMaxCount");
@@ -147,7 +150,7 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
     check(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, static_cast<int>(perf.size()),
                                                  &returned, perf.data()),
           "cudnnGetConvolutionForwardAlgorithm_v7");
-    return choose(perf, returned, dt, tf32);
+    return choose(perf, returned, dt, tf32, det);
   });
   if (!c.usable) {
     lock.unlock();
@@ -175,12 +178,13 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
   DeviceGuard guard(dev.index);
   const DType dt = x.dtype();
   const bool tf32 = config::allow_tf32();
+  const bool det = config::deterministic();
   const int64_t n = x.shape()[0], o = W.shape()[0];
   const TensorDesc xd(dt, n, g.c, g.h, g.w), yd(dt, n, o, g.oh, g.ow);
   const FilterDesc wd(dt, o, g.c, g.kh, g.kw);
   ConvDesc cd(g, dt, tf32);
   // Both algorithms first: nothing is accumulated unless both are usable.
-  const Choice cf = cached(key_of(kBackwardFilter, dev.index, dt, tf32, n, o, g), [&] {
+  const Choice cf = cached(key_of(kBackwardFilter, dev.index, dt, tf32, det, n, o, g), [&] {
     int max = 0, returned = 0;
     check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
           "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
@@ -188,11 +192,11 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
     check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
               h, xd, yd, cd, wd, static_cast<int>(perf.size()), &returned, perf.data()),
           "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    return choose(perf, returned, dt, tf32);
+    return choose(perf, returned, dt, tf32, det);
   });
   Choice cdata;
   if (gx.defined())
-    cdata = cached(key_of(kBackwardData, dev.index, dt, tf32, n, o, g), [&] {
+    cdata = cached(key_of(kBackwardData, dev.index, dt, tf32, det, n, o, g), [&] {
       int max = 0, returned = 0;
       check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max),
             "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
@@ -200,7 +204,7 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
       check(cudnnGetConvolutionBackwardDataAlgorithm_v7(
                 h, wd, yd, cd, xd, static_cast<int>(perf.size()), &returned, perf.data()),
             "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      return choose(perf, returned, dt, tf32);
+      return choose(perf, returned, dt, tf32, det);
     });
   if (!cf.usable || (gx.defined() && !cdata.usable)) {
     lock.unlock();

@@ -26,6 +26,16 @@ void register_kernels() {
   register_concat_kernels();
   register_transpose_kernels();
 
+  // pooling
+  register_max_pooling_2d_kernels();
+  register_average_pooling_2d_kernels();
+  // normalization
+  register_batch_normalization_kernels();
+  register_local_response_normalization_kernels();
+  // optimizers
+  register_optimizer_update_kernels();
+  register_grad_utils_kernels();
+
   // Last: cuDNN over the own kernels above, which it keeps and falls back to
   // (cuda/cudnn/cudnn_util.h).
 #if defined(CH_HAVE_CUDNN)

@@ -24,5 +24,14 @@ void register_accuracy_kernels();
 // array
 void register_concat_kernels();
 void register_transpose_kernels();
+// pooling
+void register_max_pooling_2d_kernels();
+void register_average_pooling_2d_kernels();
+// normalization
+void register_batch_normalization_kernels();
+void register_local_response_normalization_kernels();
+// optimizers
+void register_optimizer_update_kernels();
+void register_grad_utils_kernels();
 
 }  // namespace chainerc::cuda

@@ -63,6 +63,18 @@ CH_API void ch_config_set_allow_tf32(int32_t allow_tf32);
 /* 1 if TF32 is allowed, else 0. */
 CH_API int32_t ch_config_allow_tf32(void);
 
+/* Whether work on CUDA devices must give bit-identical results from run to
+ * run (same inputs, seeds, device and build). Starts as 0 (off). With it on,
+ * cuDNN's convolutions use only algorithms cuDNN reports as deterministic
+ * (which may be slower or need more workspace; where none fits, chainerc's own
+ * kernels run). chainerc's own CUDA kernels and the CPU are deterministic
+ * either way: their sums run in a fixed order and they use no floating-point
+ * atomics; dropout's masks depend only on the seed. Any non-zero value turns
+ * it on. */
+CH_API void ch_config_set_deterministic(int32_t deterministic);
+/* 1 if the determinism switch is on, else 0. */
+CH_API int32_t ch_config_deterministic(void);
+
 #ifdef __cplusplus
 }
 #endif

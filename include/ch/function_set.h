@@ -108,11 +108,15 @@ CH_API ch_status ch_function_set_copy_parameters_from_arrays(ch_function_set* se
                                                              ch_array* const* params, size_t n);
 
 /* Migrate every parameter and gradient to the CPU (the seed's to_cpu). Arrays
- * already there are kept as they are. */
+ * already there are kept as they are. Handles to the old arrays stay valid
+ * (and keep the old values); an optimizer set up on the set must be set up
+ * again. A BatchNormalization's running averages follow its parameters at its
+ * next application. Nothing changes on error. */
 CH_API ch_status ch_function_set_to_cpu(ch_function_set* set);
-/* Migrate every parameter and gradient to `device` (the seed's to_gpu).
- * A CPU device is the same as ch_function_set_to_cpu. In a build without the
- * CUDA backend a CUDA device is CH_ERR_DEVICE and nothing changes. */
+/* Migrate every parameter and gradient to `device` (the seed's to_gpu), as
+ * ch_function_set_to_cpu does to the CPU. A CPU device is the same as
+ * ch_function_set_to_cpu. Without that CUDA device (no GPU, or a build without
+ * the CUDA backend) it is CH_ERR_DEVICE and nothing changes. */
 CH_API ch_status ch_function_set_to_gpu(ch_function_set* set, ch_device device);
 
 #ifdef __cplusplus

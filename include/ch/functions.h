@@ -365,7 +365,10 @@ CH_API ch_status ch_functions_batch_normalization_apply(ch_variable** out, ch_fu
 
 /* The running statistics of `bn` (shape `size`, its dtype): the arrays
  * themselves, not copies, so writing them (e.g. when loading a checkpoint)
- * changes the statistics. Either output may be NULL (not wanted).
+ * changes the statistics. They live on the device of bn's parameters: after
+ * ch_function_set_to_gpu / to_cpu moved those, the next application moves
+ * them there (new arrays; earlier handles keep the old ones). Either output
+ * may be NULL (not wanted).
  * *avg_mean, *avg_var: new references; release with ch_array_release. */
 CH_API ch_status ch_functions_batch_normalization_state(ch_array** avg_mean, ch_array** avg_var,
                                                         const ch_function* bn);

@@ -183,7 +183,8 @@ CH_API ch_status ch_optimizer_zero_grads(ch_optimizer* optimizer);
 CH_API ch_status ch_optimizer_update(ch_optimizer* optimizer);
 /* grad_i += grads[i] for the n gradient arrays of another source (n must be
  * the parameter count; shapes and dtypes must match; checked before any
- * change). grads[] are borrowed. */
+ * change). grads[] are borrowed and may be on other devices than the
+ * parameters (a replica on another GPU): they are copied over first. */
 CH_API ch_status ch_optimizer_accumulate_grads(ch_optimizer* optimizer, ch_array* const* grads,
                                                size_t n);
 /* L2 norm of all gradients together: sqrt of the sum of squares of every

@@ -36,6 +36,11 @@ int32_t ch_config_use_cudnn(void) { return config::use_cudnn() ? 1 : 0; }
 void ch_config_set_allow_tf32(int32_t allow_tf32) { config::set_allow_tf32(allow_tf32 != 0); }
 int32_t ch_config_allow_tf32(void) { return config::allow_tf32() ? 1 : 0; }
 
+void ch_config_set_deterministic(int32_t deterministic) {
+  config::set_deterministic(deterministic != 0);
+}
+int32_t ch_config_deterministic(void) { return config::deterministic() ? 1 : 0; }
+
 const char* ch_config_blas(void) {
   try {
     return cpu::blas_name();

@@ -205,7 +205,7 @@ ch_status ch_function_set_copy_parameters_from_arrays(ch_function_set* set, ch_a
 ch_status ch_function_set_to_cpu(ch_function_set* set) {
   CH_API_BEGIN
   FunctionSetPtr s = function_set_of(set, __func__, "set");
-  s->to_device(Device{});
+  s->move_parameters(Device{});
   CH_API_END
 }
 
@@ -213,11 +213,12 @@ ch_status ch_function_set_to_gpu(ch_function_set* set, ch_device device) {
   CH_API_BEGIN
   FunctionSetPtr s = function_set_of(set, __func__, "set");
   Device d = Device::from_c(device);
-  if (d.type != CH_DEVICE_CPU && d.type != CH_DEVICE_CUDA)
+  if (d.is_cpu()) return ch_function_set_to_cpu(set);
+  if (d.type != CH_DEVICE_CUDA)
     fail(CH_ERR_DEVICE, __func__, ": device type ", d.type, " is neither CPU (", CH_DEVICE_CPU,
          ") nor CUDA (", CH_DEVICE_CUDA, ")");
   backend_for(d, __func__);  // "no CUDA device: ..." when there is none
-  s->to_device(d);
+  s->move_parameters(d);
   CH_API_END
 }
 

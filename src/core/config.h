@@ -20,5 +20,11 @@ void set_use_cudnn(bool on);
 // (default false: full float32 precision).
 bool allow_tf32();
 void set_allow_tf32(bool on);
+// Whether CUDA work must give bit-identical results from run to run: cuDNN
+// is limited to its deterministic algorithms (default false). chainerc's own
+// CUDA kernels are deterministic either way (fixed-order sums, no
+// floating-point atomics).
+bool deterministic();
+void set_deterministic(bool on);
 
 }  // namespace chainerc::config

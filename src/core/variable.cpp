@@ -102,14 +102,6 @@ void variable_handle_destroyed(const std::shared_ptr<void>& doomed) noexcept {
 
 Function::~Function() { drop_input_counts(*this); }
 
-void Function::to_device(Device device) {
-  if (!parameters) return;
-  for (Parameter& p : *parameters) {
-    if (p.param.defined() && p.param.device() != device) p.param = p.param.to_device(device);
-    if (p.grad.defined() && p.grad.device() != device) p.grad = p.grad.to_device(device);
-  }
-}
-
 void Function::unchain() {
   for (auto& w : outputs)
     if (VarPtr y = w.lock())

@@ -149,11 +149,6 @@ class Function {
   // outputs' creator links (the seed's Function.unchain).
   void unchain();
 
-  // Moves the parameters, their gradients and any other state the function
-  // object keeps across applications (BatchNormalization's running averages)
-  // to `device` (the seed's to_gpu / to_cpu through a FunctionSet). Arrays
-  // already there stay as they are.
-  virtual void to_device(Device device);
 };
 
 // Every input in `in` and every parameter of f on one device; Error

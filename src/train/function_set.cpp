@@ -64,12 +64,32 @@ std::vector<NamedParameter> FunctionSet::parameters() const {
   return out;
 }
 
-void FunctionSet::to_device(Device device) const {
+void FunctionSet::collect_functions(std::vector<Function*>& out) const {
   for (const auto& [name, m] : members()) {
     if (m.set)
-      m.set->to_device(device);
-    else if (m.function)
-      m.function->to_device(device);
+      m.set->collect_functions(out);
+    else if (m.function && m.function->parameters)
+      out.push_back(m.function.get());
+  }
+}
+
+void FunctionSet::move_parameters(Device device) {
+  std::vector<Function*> functions;
+  collect_functions(functions);
+  // A function object (or a parameter list) reached twice moves once.
+  std::set<Parameters*> seen;
+  std::vector<Parameter*> targets;
+  for (Function* f : functions)
+    if (seen.insert(f->parameters.get()).second)
+      for (Parameter& p : *f->parameters) targets.push_back(&p);
+  std::vector<std::pair<Array, Array>> moved;
+  moved.reserve(targets.size());
+  for (const Parameter* p : targets)
+    moved.emplace_back(p->param.device() == device ? p->param : p->param.to_device(device),
+                       p->grad.device() == device ? p->grad : p->grad.to_device(device));
+  for (size_t i = 0; i < targets.size(); ++i) {
+    targets[i]->param = std::move(moved[i].first);
+    targets[i]->grad = std::move(moved[i].second);
   }
 }
 

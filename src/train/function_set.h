@@ -38,9 +38,12 @@ class FunctionSet {
   SetMember member(const std::string& name, const char* who) const;
   // Every parameter, members sorted by name, nested sets recursively.
   std::vector<NamedParameter> parameters() const;
-  // Moves every member's parameters, gradients and state to `device`
-  // (Function::to_device), nested sets too.
-  void to_device(Device device) const;
+  // Moves every parameter and gradient (members sorted by name, nested sets
+  // recursively) to `device` (the seed's to_gpu / to_cpu): all copies are
+  // made first, then the function objects' arrays are replaced, so nothing
+  // changes on error. Arrays already there are kept. A BatchNormalization's
+  // running averages follow its parameters at its next application.
+  void move_parameters(Device device);
   // True if `s` is this set or is contained in it at any depth.
   bool contains(const FunctionSet* s) const;
   // A copy of `s` that lives as long as this set (for borrowed strings).
@@ -48,6 +51,7 @@ class FunctionSet {
 
  private:
   void collect(const std::string& prefix, std::vector<NamedParameter>& out) const;
+  void collect_functions(std::vector<Function*>& out) const;
 
   mutable std::mutex mutex_;
   std::map<std::string, SetMember> members_;

@@ -27,9 +27,6 @@ void Optimizer::setup(std::vector<NamedParameter> params, const char* who) {
         p.param.device() != p.grad.device())
       fail(CH_ERR_SHAPE, who, ": parameter '", p.path, "' is a ", p.param.describe(),
            " but its gradient is a ", p.grad.describe());
-    if (!p.param.device().is_cpu())
-      fail(CH_ERR_DEVICE, who, ": parameter '", p.path, "' is a ", p.param.describe(),
-           "; this build updates CPU parameters only");
     OptSlot s;
     s.path = std::move(p.path);
     s.param = std::move(p.param);
@@ -60,12 +57,16 @@ void Optimizer::accumulate_grads(const Arrays& grads, const char* who) {
          " parameters");
   for (size_t i = 0; i < grads.size(); ++i) {
     const Array& g = slots[i].grad;
-    if (grads[i].dtype() != g.dtype() || grads[i].shape() != g.shape() ||
-        grads[i].device() != g.device())
+    if (grads[i].dtype() != g.dtype() || grads[i].shape() != g.shape())
       fail(CH_ERR_SHAPE, who, ": grads[", i, "] is a ", grads[i].describe(),
            " but the gradient of '", slots[i].path, "' is a ", g.describe());
   }
-  for (size_t i = 0; i < grads.size(); ++i) kernels::add_into(slots[i].grad, grads[i]);
+  // Gradients from another device (a replica on another GPU, the seed's
+  // data-parallel pattern) are copied to the parameter's device first.
+  for (size_t i = 0; i < grads.size(); ++i) {
+    Array& g = slots[i].grad;
+    kernels::add_into(g, grads[i].device() == g.device() ? grads[i] : grads[i].to_device(g.device()));
+  }
 }
 
 double Optimizer::grads_norm() const {

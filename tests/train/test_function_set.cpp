@@ -274,7 +274,7 @@ TEST_F(FunctionSetTest, ToCpuAndToGpu) {
   EXPECT_CH_OK(ch_function_set_to_gpu(model, ch_device_cpu()));
   ch_device cuda{CH_DEVICE_CUDA, 0};
   EXPECT_CH_ERR(CH_ERR_DEVICE, ch_function_set_to_gpu(model, cuda));
-  // No device, no backend, or (for now) no CUDA kernels: the parameters stay.
+  // No CUDA device or no CUDA backend (this test runs without one): the parameters stay.
   EXPECT_TRUE(contains(ch_error_message(), "cuda:0")) << ch_error_message();
   ch_device bogus{42, 0};
   EXPECT_CH_ERR(CH_ERR_DEVICE, ch_function_set_to_gpu(model, bogus));

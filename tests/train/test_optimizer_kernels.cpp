@@ -192,10 +192,12 @@ void compare_grad_utils() {
 TEST(OptimizerKernels, GradientUtilitiesEqualTheirFunctorsFloat32) { compare_grad_utils<float>(); }
 TEST(OptimizerKernels, GradientUtilitiesEqualTheirFunctorsFloat64) { compare_grad_utils<double>(); }
 
-// Every optimizer kernel has a CPU implementation, and a device without one
-// is refused with CH_ERR_DEVICE naming the kernel.
-TEST(OptimizerKernels, RegisteredForTheCpuOnly) {
-  const Device cpu{CH_DEVICE_CPU, 0}, cuda{CH_DEVICE_CUDA, 0};
+// Every optimizer kernel has a CPU implementation and, in a build with the
+// CUDA backend, a CUDA one (cuda/ops/optimizers/, checked against the CPU in
+// tests/gpu/functions/test_optimizers.cpp); a device type without one is
+// refused with CH_ERR_DEVICE naming the kernel.
+TEST(OptimizerKernels, RegisteredForTheCpuAndTheCudaBackend) {
+  const Device cpu{CH_DEVICE_CPU, 0}, cuda{CH_DEVICE_CUDA, 0}, none{CH_DEVICE_CUDA + 1, 0};
   EXPECT_TRUE(kernels::sgd_update.implemented_for(cpu.type));
   EXPECT_TRUE(kernels::momentum_sgd_update.implemented_for(cpu.type));
   EXPECT_TRUE(kernels::adagrad_update.implemented_for(cpu.type));
@@ -206,10 +208,25 @@ TEST(OptimizerKernels, RegisteredForTheCpuOnly) {
   EXPECT_TRUE(kernels::scale_in_place.implemented_for(cpu.type));
   EXPECT_TRUE(kernels::add_scaled_in_place.implemented_for(cpu.type));
   EXPECT_TRUE(kernels::sum_of_squares.implemented_for(cpu.type));
-  EXPECT_FALSE(kernels::adam_update.implemented_for(cuda.type));
+#if defined(CH_HAVE_CUDA)
+  const bool have_cuda = true;
+#else
+  const bool have_cuda = false;
+#endif
+  EXPECT_EQ(kernels::sgd_update.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::momentum_sgd_update.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::adagrad_update.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::adadelta_update.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::adam_update.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::rmsprop_update.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::zero_fill.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::scale_in_place.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::add_scaled_in_place.implemented_for(cuda.type), have_cuda);
+  EXPECT_EQ(kernels::sum_of_squares.implemented_for(cuda.type), have_cuda);
+  EXPECT_FALSE(kernels::adam_update.implemented_for(none.type));
   Array p = Array::zeros(DType::Float32, Shape{4}), g = Array::zeros(DType::Float32, Shape{4});
   try {
-    kernels::sgd_update.on(cuda, pointwise::SgdHyper{0.1}, p, g);
+    kernels::sgd_update.on(none, pointwise::SgdHyper{0.1}, p, g);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), CH_ERR_DEVICE);

@@ -38,12 +38,6 @@ class BatchNormalization final : public Function {
     return std::make_shared<BatchNormalization>(c_, parameters, state_, train, finetune);
   }
   const std::shared_ptr<BatchNormState>& state() const { return state_; }
-  // The running averages travel with the parameters.
-  void to_device(Device device) override {
-    Function::to_device(device);
-    if (state_->avg_mean.device() != device) state_->avg_mean = state_->avg_mean.to_device(device);
-    if (state_->avg_var.device() != device) state_->avg_var = state_->avg_var.to_device(device);
-  }
 
   Arrays forward(const Arrays& in) override {
     const char* who = "batch_normalization";
@@ -54,10 +48,6 @@ class BatchNormalization final : public Function {
     if (x.dtype() != gamma.dtype())
       fail(CH_ERR_DTYPE, who, ": x is ", dtype_name(x.dtype()), " but gamma is ",
            dtype_name(gamma.dtype()));
-    if (state_->avg_mean.device() != x.device())
-      fail(CH_ERR_DEVICE, who, ": x is on ", x.device().to_string(),
-           " but the running averages are on ", state_->avg_mean.device().to_string(),
-           "; move the function with its FunctionSet (ch_function_set_to_gpu)");
     const int32_t k = c_.size.ndim();
     bool ok = x.ndim() >= k + 1;
     for (int32_t i = 0; ok && i < k; ++i) ok = x.shape()[i + 1] == c_.size[i];
@@ -70,6 +60,15 @@ class BatchNormalization final : public Function {
     if (use_batch_ && m < 1)
       fail(CH_ERR_SHAPE, who, ": x of shape ", x.shape().to_string(),
            " has no samples to take statistics of");
+    // The running averages live with the parameters: after the parameters
+    // moved to another device (ch_function_set_to_gpu / to_cpu), the next
+    // application moves the averages there too.
+    if (state_->avg_mean.device() != gamma.device()) {
+      Array mean = state_->avg_mean.to_device(gamma.device());
+      Array var = state_->avg_var.to_device(gamma.device());
+      state_->avg_mean = std::move(mean);
+      state_->avg_var = std::move(var);
+    }
     Array y = Array::empty_like(x);
     x_hat_ = Array::empty_like(x);
     inv_std_ = Array::empty(x.dtype(), Shape{C}, x.device());

@@ -8,6 +8,7 @@
 #include "backend/cpu/parallel.h"
 #include "backend/cpu/vector_math.h"
 #include "kernels/normalization.h"
+#include "kernels/pointwise/normalization.h"
 
 namespace chainerc::cpu {
 namespace {
@@ -49,11 +50,8 @@ void batch_norm_forward(const Array& x, const Array& gamma, const Array& beta,
         pis[c] = inv;
         for (int64_t l = 0; l < L; ++l) {
           const int64_t off = (l * C + c) * R;
-          for (int64_t r = 0; r < R; ++r) {
-            const T h = (px[off + r] - mu) * inv;
-            ph[off + r] = h;
-            py[off + r] = g * h + bt;
-          }
+          for (int64_t r = 0; r < R; ++r)
+            pointwise::BatchNormApply{}(px[off + r], mu, inv, g, bt, ph[off + r], py[off + r]);
         }
       }
     });
@@ -90,7 +88,7 @@ void batch_norm_backward(const Array& gy, const Array& x_hat, const Array& inv_s
           for (int64_t l = 0; l < L; ++l) {
             const int64_t off = (l * C + c) * R;
             for (int64_t r = 0; r < R; ++r)
-              pgx[off + r] = coeff * (pg[off + r] - (ph[off + r] * mg + mb));
+              pgx[off + r] = pointwise::BatchNormGrad{}(pg[off + r], ph[off + r], coeff, mg, mb);
           }
         } else {
           for (int64_t l = 0; l < L; ++l) {

@@ -1,12 +1,12 @@
 // CPU kernels of local_response_normalization: one sample per task of the
 // pool, with the channel window summed by a running window per position.
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "backend/cpu/kernel_list.h"
 #include "backend/cpu/parallel.h"
 #include "kernels/normalization.h"
+#include "kernels/pointwise/normalization.h"
 
 namespace chainerc::cpu {
 namespace {
@@ -52,9 +52,7 @@ void lrn_forward(const Array& x, const kernels::Lrn& lrn, Array& y, Array& scale
         for (int64_t q = 0; q < C * R; ++q) sq[q] = px[off + q] * px[off + q];
         window_sum(sq.data(), pu + off, C, R, lrn.n / 2);
         for (int64_t q = 0; q < C * R; ++q) {
-          const T u = k + alpha * pu[off + q];
-          pu[off + q] = u;
-          ps[off + q] = std::pow(u, -beta);
+          pointwise::LrnScale{}(pu[off + q], k, alpha, beta, pu[off + q], ps[off + q]);
           py[off + q] = px[off + q] * ps[off + q];
         }
       }
@@ -82,7 +80,7 @@ void lrn_backward(const Array& x, const Array& y, const Array& gy, const Array& 
         for (int64_t q = 0; q < C * R; ++q) summand[q] = py[off + q] * pg[off + q] / pu[off + q];
         window_sum(summand.data(), sum.data(), C, R, lrn.n / 2);
         for (int64_t q = 0; q < C * R; ++q)
-          pgx[off + q] = pg[off + q] * ps[off + q] - c2 * px[off + q] * sum[q];
+          pgx[off + q] = pointwise::LrnGrad{}(pg[off + q], px[off + q], ps[off + q], sum[q], c2);
       }
     });
   });

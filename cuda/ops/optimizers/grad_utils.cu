@@ -1,0 +1,92 @@
+// CUDA kernels of the optimizers' gradient utilities: zero_fill (zero_grads),
+// scale_in_place (clip_grads), add_scaled_in_place (weight_decay) through the
+// functors of kernels/pointwise/optimizers.h, and sum_of_squares
+// (compute_grads_norm): each block sums its grid-stride share in double
+// (block_sum, a fixed tree), the blocks' sums are copied to the host and
+// added in block order, so the result is reproducible on a device.
+#include "cuda/ops/elementwise.cuh"
+#include "cuda/ops/kernel_list.h"
+#include "cuda/ops/reduce.cuh"
+#include "kernels/optimizers.h"
+
+namespace chainerc::cuda {
+namespace {
+
+void zero_fill(Array& x) {
+  if (x.nbytes() == 0) return;
+  DeviceGuard guard(x.device().index);
+  check(cudaMemsetAsync(x.raw(), 0, x.nbytes(), nullptr), "zero_fill", "cudaMemsetAsync");
+}
+
+template <typename T>
+__global__ void scale_in_place_kernel(T* __restrict__ x, T s, int64_t n) {
+  const pointwise::ScaleInPlace f{};
+  for (int64_t i = grid_start(); i < n; i += grid_step()) f(x[i], s);
+}
+
+void scale_in_place(Array& x, double s) {
+  DeviceGuard guard(x.device().index);
+  dispatch_floating(x.dtype(), "scale_in_place", [&](auto tag) {
+    using T = decltype(tag);
+    launch_elementwise("scale_in_place", x.size(), scale_in_place_kernel<T>, x.data<T>(),
+                       static_cast<T>(s), x.size());
+  });
+}
+
+template <typename T>
+__global__ void add_scaled_in_place_kernel(T* __restrict__ y, T s, const T* __restrict__ x,
+                                           int64_t n) {
+  const pointwise::AddScaledInPlace f{};
+  for (int64_t i = grid_start(); i < n; i += grid_step()) f(y[i], x[i], s);
+}
+
+void add_scaled_in_place(Array& y, double s, const Array& x) {
+  DeviceGuard guard(y.device().index);
+  dispatch_floating(y.dtype(), "add_scaled_in_place", [&](auto tag) {
+    using T = decltype(tag);
+    launch_elementwise("add_scaled_in_place", y.size(), add_scaled_in_place_kernel<T>, y.data<T>(),
+                       static_cast<T>(s), x.data<T>(), y.size());
+  });
+}
+
+template <typename T>
+__global__ void sum_of_squares_kernel(const T* __restrict__ x, int64_t n,
+                                      double* __restrict__ block_sums) {
+  __shared__ double scratch[kBlockThreads];
+  const pointwise::SquareAsDouble square{};
+  double acc = 0;
+  for (int64_t i = grid_start(); i < n; i += grid_step()) acc += square(x[i]);
+  acc = block_sum(acc, scratch);
+  if (threadIdx.x == 0) block_sums[blockIdx.x] = acc;
+}
+
+double sum_of_squares(const Array& x) {
+  if (x.size() == 0) return 0;
+  DeviceGuard guard(x.device().index);
+  // At most 1024 blocks: enough to fill a GPU, and a small copy back.
+  unsigned blocks = blocks_for(x.size());
+  if (blocks > 1024) blocks = 1024;
+  Array sums = Array::empty(DType::Float64, Shape{static_cast<int64_t>(blocks)}, x.device());
+  dispatch_floating(x.dtype(), "sum_of_squares", [&](auto tag) {
+    using T = decltype(tag);
+    check_launch(launch(sum_of_squares_kernel<T>, blocks, kBlockThreads, 0, nullptr, x.data<T>(),
+                        x.size(), sums.data<double>()),
+                 "sum_of_squares");
+  });
+  const Array host = sums.to_device(Device{});
+  double total = 0;
+  for (unsigned b = 0; b < blocks; ++b) total += host.data<double>()[b];
+  return total;
+}
+
+}  // namespace
+
+void register_grad_utils_kernels() {
+  constexpr int32_t gpu = CH_DEVICE_CUDA;
+  kernels::zero_fill.set(gpu, zero_fill);
+  kernels::scale_in_place.set(gpu, scale_in_place);
+  kernels::add_scaled_in_place.set(gpu, add_scaled_in_place);
+  kernels::sum_of_squares.set(gpu, sum_of_squares);
+}
+
+}  // namespace chainerc::cuda

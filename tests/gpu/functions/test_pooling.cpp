@@ -1,0 +1,126 @@
+// CPU / emulated-GPU agreement of the 2-D pooling functions (max_pooling_2d,
+// average_pooling_2d): forward and backward over window geometries with
+// strides, padding and cover_all (overlapping windows, windows cut by the
+// padding, a window wholly in the padding), ties (max pooling keeps the first
+// maximum in window order), float32 and float64; check_backward on cuda:0.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "agreement.h"
+
+namespace gputest {
+namespace {
+
+using namespace chainerc;
+
+const DType kDtypes[] = {DType::Float32, DType::Float64};
+
+struct Geometry {
+  int64_t kh, kw, sy, sx, ph, pw;
+  bool cover_all;
+  std::string name() const {
+    return "k" + std::to_string(kh) + "x" + std::to_string(kw) + " s" + std::to_string(sy) + "x" +
+           std::to_string(sx) + " p" + std::to_string(ph) + "x" + std::to_string(pw) +
+           (cover_all ? " cover_all" : "");
+  }
+};
+
+const Geometry kGeometries[] = {
+    {2, 2, 2, 2, 0, 0, false},  // tiling, odd sizes drop the last row/column
+    {2, 2, 2, 2, 0, 0, true},   // ... which cover_all keeps
+    {3, 3, 2, 2, 1, 1, false},  // overlapping windows cut by the padding
+    {3, 3, 2, 2, 1, 1, true},  {3, 3, 1, 1, 1, 1, false},  // stride 1: every input in 9 windows
+    {3, 2, 2, 3, 1, 0, true},                              // different extents per axis
+    {1, 1, 2, 2, 1, 1, true},  // windows wholly in the padding (max: -inf, no gradient)
+};
+
+using Pool = VarPtr (*)(const VarPtr&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool);
+// average_pooling_2d has no cover_all (Chainer's neither): cases with it are skipped.
+VarPtr average(const VarPtr& x, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph,
+               int64_t pw, bool) {
+  return ops::average_pooling_2d(x, kh, kw, sy, sx, ph, pw);
+}
+const std::pair<const char*, Pool> kPools[] = {{"max_pooling_2d", ops::max_pooling_2d},
+                                               {"average_pooling_2d", average}};
+bool applies(Pool f, const Geometry& g) { return f != average || !g.cover_all; }
+
+Build pool(Pool f, const Geometry& g) {
+  return [f, g](const std::vector<VarPtr>& x, const FuncPtr&) {
+    return std::vector<VarPtr>{f(x[0], g.kh, g.kw, g.sy, g.sx, g.ph, g.pw, g.cover_all)};
+  };
+}
+
+TEST_F(GpuFunctions, PoolingOverWindowGeometries) {
+  for (const auto& op : kPools)
+    for (const Geometry& g : kGeometries)
+      for (DType dt : kDtypes)
+        for (const Shape& s : {Shape{2, 3, 7, 9}, Shape{1, 1, 5, 4}})
+          if (applies(op.second, g))
+            expect_agreement({std::string(op.first) + " " + g.name() + " " + dtype_name(dt) + " " +
+                                  s.to_string(),
+                              {uniform(dt, s, -2, 2, 1)},
+                              pool(op.second, g)});
+}
+
+// More planes and outputs than the emulator's grid of threads (grid-stride
+// loops), about 1e5 input elements.
+TEST_F(GpuFunctions, PoolingOfALargeInput) {
+  const Geometry g{3, 3, 2, 2, 1, 1, false};
+  for (const auto& op : kPools)
+    for (DType dt : kDtypes)
+      expect_agreement({std::string(op.first) + " " + dtype_name(dt) + " (4, 8, 63, 49)",
+                        {uniform(dt, {4, 8, 63, 49}, -1, 1, 2)},
+                        pool(op.second, g)});
+}
+
+TEST_F(GpuFunctions, PoolingOfAnEmptyBatch) {
+  for (const auto& op : kPools)
+    for (DType dt : kDtypes)
+      expect_agreement({std::string(op.first) + " " + dtype_name(dt) + " (0, 3, 7, 9)",
+                        {uniform(dt, {0, 3, 7, 9}, -1, 1, 5)},
+                        pool(op.second, kGeometries[2])});
+}
+
+// Values from {0, 1, 2}: ties in nearly every window. The gradient goes to the
+// first maximum in window order on both devices.
+TEST_F(GpuFunctions, MaxPoolingTiesGoToTheFirstMaximum) {
+  for (const Geometry& g : kGeometries)
+    for (DType dt : kDtypes) {
+      Array x = uniform(dt, {2, 3, 7, 9}, 0, 3, 3);
+      for (int64_t i = 0; i < x.size(); ++i) {
+        if (dt == DType::Float32)
+          x.data<float>()[i] = std::floor(x.data<float>()[i]);
+        else
+          x.data<double>()[i] = std::floor(x.data<double>()[i]);
+      }
+      expect_agreement({std::string("max_pooling_2d ties ") + g.name() + " " + dtype_name(dt),
+                        {x},
+                        pool(ops::max_pooling_2d, g)});
+    }
+}
+
+// Distinct values at least 0.05 apart, so that central differences never
+// move a window's maximum.
+Array distinct(const Shape& s, uint32_t seed) {
+  Array x = Array::empty(DType::Float64, s);
+  std::vector<int64_t> order(static_cast<size_t>(x.size()));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(seed));
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.data<double>()[i] = 0.05 * static_cast<double>(order[static_cast<size_t>(i)]) - 1;
+  return x;
+}
+
+TEST_F(GpuFunctions, PoolingCheckBackwardOnTheDevice) {
+  for (const auto& op : kPools)
+    for (const Geometry& g : {kGeometries[0], kGeometries[2], kGeometries[3], kGeometries[4]})
+      if (applies(op.second, g))
+        expect_check_backward({std::string(op.first) + " " + g.name(),
+                               {distinct({2, 2, 5, 6}, 4)},
+                               pool(op.second, g)});
+}
+
+}  // namespace
+}  // namespace gputest
