@@ -422,3 +422,36 @@ def test_training_step_on_gpu_matches_cpu():
         results.append((float(cuda.to_cpu(loss.data)), np.array(model.l1.W)))
     assert abs(results[0][0] - results[1][0]) < 1e-5
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+
+
+def test_prelu_training_steps_on_gpu_match_cpu():
+    """Three MomentumSGD steps of a PReLU model (a parameterized function whose
+    CUDA kernels and optimizer update run on the device) from the same start
+    on cuda:0 and on the CPU."""
+    results = []
+    x0 = _uniform(6, 5).astype(np.float64)
+    for gpu in (False, True):
+        model = chainerc.FunctionSet(p=F.PReLU(shape=(5,), init=0.25, dtype=np.float64))
+        if gpu:
+            model.to_gpu()
+        opt = chainerc.optimizers.MomentumSGD(lr=0.1, momentum=0.9)
+        x = cuda.to_gpu(x0) if gpu else x0
+        try:
+            opt.setup(model)
+            losses = []
+            for _ in range(3):
+                opt.zero_grads()
+                loss = F.sum(F.tanh(model.p(Variable(x))) * 2)
+                loss.backward()
+                opt.update()
+                losses.append(float(cuda.to_cpu(loss.data)))
+        except chainerc.DeviceError as e:
+            _skip_if_kernel_missing(e)
+            raise
+        if gpu:
+            assert model.p.W.device == ("cuda", 0)
+            model.to_cpu()
+        results.append((losses, np.array(model.p.W)))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12)
+    assert not np.allclose(results[0][1], 0.25)  # the steps moved W
