@@ -296,6 +296,8 @@ _decl("ch_config_set_use_cudnn", None, [c_int32])
 _decl("ch_config_use_cudnn", c_int32, [])
 _decl("ch_config_set_allow_tf32", None, [c_int32])
 _decl("ch_config_allow_tf32", c_int32, [])
+_decl("ch_config_set_deterministic", None, [c_int32], optional=True)
+_decl("ch_config_deterministic", c_int32, [], optional=True)
 
 # --- host-side registry of Python objects behind C `void*` user data ----------
 # C code gets small integer keys, never PyObject pointers; `destroy` callbacks

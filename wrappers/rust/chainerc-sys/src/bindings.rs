@@ -336,6 +336,8 @@ extern "C" {
     pub fn ch_config_use_cudnn() -> i32;
     pub fn ch_config_set_allow_tf32(allow_tf32: i32);
     pub fn ch_config_allow_tf32() -> i32;
+    pub fn ch_config_set_deterministic(deterministic: i32);
+    pub fn ch_config_deterministic() -> i32;
     pub fn ch_function_set_new(out: *mut *mut ch_function_set) -> ch_status;
     pub fn ch_function_set_retain(set: *mut ch_function_set) -> *mut ch_function_set;
     pub fn ch_function_set_release(set: *mut ch_function_set) -> ch_status;
