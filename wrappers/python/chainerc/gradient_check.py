@@ -52,15 +52,22 @@ def numerical_grad(f, inputs, grad_outputs, eps=1e-3):
     differences (chainer.gradient_check.numerical_grad).
 
     `f` is a closure returning a tuple of arrays computed from `inputs`, which
-    are NumPy arrays changed in place (they must be C-contiguous float32 or
-    float64 arrays: the engine perturbs their memory, with no copy)."""
+    are changed in place: C-contiguous float32 or float64 NumPy arrays (the
+    engine perturbs their memory, with no copy) or chainerc GPU arrays
+    (perturbed on their device; the gradients then are GPU arrays there)."""
     inputs = tuple(inputs)
     grad_outputs = tuple(grad_outputs)
     for i, x in enumerate(inputs):
+        if isinstance(x, _array.Array) and x.device[0] != "cpu":
+            if x.dtype not in (np.float32, np.float64):
+                raise TypeError("numerical_grad: inputs[%d] is a %s GPU array; float32 or "
+                                "float64 needed" % (i, x.dtype))
+            continue
         if not (isinstance(x, np.ndarray) and x.flags.c_contiguous and x.flags.writeable
                 and x.dtype in (np.float32, np.float64)):
             raise TypeError("numerical_grad: inputs[%d] must be a writable C-contiguous "
-                            "float32/float64 NumPy array (it is perturbed in place)" % i)
+                            "float32/float64 NumPy array or a GPU array (it is perturbed in "
+                            "place)" % i)
 
     def evaluate(user_data, ctx):
         try:

@@ -119,6 +119,17 @@ def test_muladd_gpu_check_backward_float32_and_float64():
     gradient_check.check_backward(MulAdd64(), xs64, None, eps=1e-6, atol=1e-7, rtol=1e-6)
 
 
+def test_numerical_grad_of_gpu_arrays():
+    x0 = np.array([0.5, 1.0, -2.0, 0.25])
+    x = cuda.to_gpu(x0)
+    gy = cuda.to_gpu(np.array([1.0, 2.0, -1.0, 0.5]))
+    gx, = gradient_check.numerical_grad(lambda: (F.exp(Variable(x)).data,), (x,), (gy,),
+                                        eps=1e-6)
+    assert isinstance(gx, cuda.GPUArray) and gx.device == ("cuda", 0)
+    np.testing.assert_allclose(gx.get(), np.exp(x0) * gy.get(), rtol=1e-8)
+    np.testing.assert_array_equal(x.get(), x0)  # restored after the perturbations
+
+
 class WrongBackward(MulAdd):
     def backward_gpu(self, inputs, grad_outputs):
         x, y, z = inputs
