@@ -25,6 +25,16 @@ void register_kernels() {
   // array
   register_concat_kernels();
   register_transpose_kernels();
+  // loss
+  register_label_kernels();
+  register_softmax_cross_entropy_kernels();
+  register_mean_squared_error_kernels();
+  register_hierarchical_softmax_kernels();
+  // connection
+  register_parameter_kernels();
+  register_linear_kernels();
+  register_convolution_2d_kernels();
+  register_embed_id_kernels();
 
   // pooling
   register_max_pooling_2d_kernels();

@@ -24,6 +24,16 @@ void register_accuracy_kernels();
 // array
 void register_concat_kernels();
 void register_transpose_kernels();
+// loss
+void register_label_kernels();
+void register_softmax_cross_entropy_kernels();
+void register_mean_squared_error_kernels();
+void register_hierarchical_softmax_kernels();
+// connection
+void register_parameter_kernels();
+void register_linear_kernels();
+void register_convolution_2d_kernels();
+void register_embed_id_kernels();
 // pooling
 void register_max_pooling_2d_kernels();
 void register_average_pooling_2d_kernels();

@@ -14,6 +14,7 @@ namespace chainerc::pointwise {
 using std::exp;
 using std::fabs;
 using std::log;
+using std::log1p;
 using std::pow;
 using std::sqrt;
 using std::tanh;

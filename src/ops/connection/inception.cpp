@@ -56,7 +56,11 @@ class Inception final : public Function {
     if (x.dtype() != c_.dtype)
       fail(CH_ERR_DTYPE, who, ": x is ", dtype_name(x.dtype()), " but the module's parameters are ",
            dtype_name(c_.dtype));
-    for (int i = 0; i < kSubs; ++i) nodes_[i] = convs_[i]->clone();
+    // The sub-convolutions read this object's current parameter list (a
+    // clone may have been given another one, e.g. copies on a device):
+    // sub-convolution i's W and b are entries 2i and 2i + 1.
+    for (int i = 0; i < kSubs; ++i)
+      nodes_[i] = convolution_2d_rebind(convs_[i], parameters, 2 * static_cast<size_t>(i));
     pool_ = max_pooling_2d_node(3, 3, 1, 1, 1, 1, true);
 
     Array o1 = nodes_[kConv1]->forward({x})[0];
@@ -126,7 +130,7 @@ FuncPtr inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t 
     FuncPtr conv =
         convolution_2d_new(spec[i][0], spec[i][1], spec[i][2], spec[i][2], 1, 1, spec[i][3],
                            spec[i][3], dtype, 1.0, 0.0, false, nullptr, nullptr);
-    const size_t offset = params->size();
+    const size_t offset = params->size();  // 2 * i: W and b per sub-convolution
     for (Parameter p : *conv->parameters) {
       p.name = std::string(kSubNames[i]) + "/" + p.name;
       params->push_back(std::move(p));

@@ -2,21 +2,15 @@
 // with the rows of W along its word's path, over the pool; W's gradient
 // scattered afterwards in sample order (rows are shared by samples).
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "backend/cpu/kernel_list.h"
 #include "backend/cpu/parallel.h"
 #include "kernels/loss.h"
+#include "kernels/pointwise/loss.h"
 
 namespace chainerc::cpu {
 namespace {
-
-// log(1 + exp(z)) without overflow.
-template <typename T>
-inline T softplus(T z) {
-  return std::max(z, T(0)) + std::log1p(std::exp(-std::fabs(z)));
-}
 
 kernels::BadLabel hsm_find_bad_label_kernel(const Array& t, const kernels::HsmPaths& paths) {
   const int32_t* pt = t.data<int32_t>();
@@ -36,21 +30,21 @@ void hsm_kernel(const Array& x, const Array& t, const Array& W, const kernels::H
     const int32_t* pt = t.data<int32_t>();
     const T* px = x.data<T>();
     const T* pw = W.data<T>();
-    parallel_for(n, std::max<int64_t>(1, 4096 / (d * paths.max_length + 1)),
-                 [&](int64_t b, int64_t e) {
-                   for (int64_t s = b; s < e; ++s) {
-                     const size_t w = static_cast<size_t>(pt[s]);
-                     const int64_t off = paths.start[w], len = paths.length[w];
-                     T loss = 0;
-                     for (int64_t k = 0; k < len; ++k) {
-                       const T* row = pw + paths.nodes[static_cast<size_t>(off + k)] * d;
-                       T dot = 0;
-                       for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
-                       loss += softplus(-dot * T(paths.codes[static_cast<size_t>(off + k)]));
-                     }
-                     per[static_cast<size_t>(s)] = static_cast<double>(loss);
-                   }
-                 });
+    parallel_for(
+        n, std::max<int64_t>(1, 4096 / (d * paths.max_length + 1)), [&](int64_t b, int64_t e) {
+          for (int64_t s = b; s < e; ++s) {
+            const size_t w = static_cast<size_t>(pt[s]);
+            const int64_t off = paths.start[w], len = paths.length[w];
+            T loss = 0;
+            for (int64_t k = 0; k < len; ++k) {
+              const T* row = pw + paths.nodes[static_cast<size_t>(off + k)] * d;
+              T dot = 0;
+              for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
+              loss += pointwise::Softplus{}(-dot * T(paths.codes[static_cast<size_t>(off + k)]));
+            }
+            per[static_cast<size_t>(s)] = static_cast<double>(loss);
+          }
+        });
     double total = 0;
     for (double v : per) total += v;
     y.data<T>()[0] = static_cast<T>(total);
@@ -80,7 +74,7 @@ void hsm_grad_kernel(const Array& x, const Array& t, const Array& W, const kerne
                        const T code = T(paths.codes[static_cast<size_t>(off + k)]);
                        T dot = 0;
                        for (int64_t j = 0; j < d; ++j) dot += row[j] * px[s * d + j];
-                       const T gk = -gloss * code / (T(1) + std::exp(dot * code));
+                       const T gk = pointwise::HsmGradCoeff{}(dot, code, gloss);
                        g[static_cast<size_t>(s * paths.max_length + k)] = gk;
                        for (int64_t j = 0; j < d; ++j) pgx[s * d + j] += gk * row[j];
                      }

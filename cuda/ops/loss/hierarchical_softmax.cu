@@ -1,0 +1,154 @@
+// CUDA kernels of BinaryHierarchicalSoftmax. The host tables of the tree's
+// paths (kernels::HsmPaths) are copied to the device at each call (small:
+// one entry per word and per path node). One block per sample (grid-stride
+// over the samples) walks its word's path: each node's dot product is a
+// block-wide sum. Forward writes each sample's loss, added by one block in
+// double; backward accumulates gx per sample and scatters gW with atomicAdd
+// (rows of W are shared by samples, so gW's sums are in no fixed order).
+#include "cuda/ops/kernel_list.h"
+#include "cuda/ops/rows.cuh"
+#include "kernels/loss.h"
+#include "kernels/pointwise/loss.h"
+
+namespace chainerc::cuda {
+namespace {
+
+// The path tables on the device.
+struct DevicePaths {
+  Array start, length, nodes, codes;
+  int64_t n_words;
+  DevicePaths(const kernels::HsmPaths& p, Device device)
+      : start(upload(p.start, device)),
+        length(upload(p.length, device)),
+        nodes(upload(p.nodes, device)),
+        codes(upload(p.codes, device)),
+        n_words(static_cast<int64_t>(p.start.size())) {}
+  const int64_t* start_ptr() const { return static_cast<const int64_t*>(start.raw()); }
+  const int64_t* length_ptr() const { return static_cast<const int64_t*>(length.raw()); }
+  const int32_t* nodes_ptr() const { return static_cast<const int32_t*>(nodes.raw()); }
+  const int8_t* codes_ptr() const { return static_cast<const int8_t*>(codes.raw()); }
+};
+
+__global__ void hsm_bad_label_kernel(const int32_t* __restrict__ t, int64_t n,
+                                     const int64_t* __restrict__ start, int64_t n_words,
+                                     unsigned long long* first) {
+  for (int64_t s = grid_start(); s < n; s += grid_step())
+    if (t[s] < 0 || t[s] >= n_words || start[t[s]] < 0) {
+      record_first(first, s);
+      return;
+    }
+}
+
+kernels::BadLabel hsm_find_bad_label(const Array& t, const kernels::HsmPaths& paths) {
+  if (t.size() == 0) return {};
+  DeviceGuard guard(t.device().index);
+  const Array start = upload(paths.start, t.device());
+  FirstIndex first(t.device());
+  launch_elementwise("hsm_find_bad_label", t.size(), hsm_bad_label_kernel, t.data<int32_t>(),
+                     t.size(), static_cast<const int64_t*>(start.raw()),
+                     static_cast<int64_t>(paths.start.size()), first.slot());
+  const int64_t s = first.get();
+  if (s < 0) return {};
+  return {s, static_cast<int64_t>(t.get(s))};
+}
+
+// per[s] = sum_k softplus(-b_k W[e_k] . x[s]) along the path of word t[s].
+template <typename T>
+__global__ void hsm_kernel(const T* __restrict__ x, const int32_t* __restrict__ t,
+                           const T* __restrict__ W, const int64_t* __restrict__ start,
+                           const int64_t* __restrict__ length, const int32_t* __restrict__ nodes,
+                           const int8_t* __restrict__ codes, int64_t n, int64_t d,
+                           double* __restrict__ per) {
+  CH_EXTERN_SHARED(T, scratch);
+  const pointwise::Softplus softplus{};
+  for (int64_t s = blockIdx.x; s < n; s += gridDim.x) {
+    const int64_t off = start[t[s]], len = length[t[s]];
+    const T* xs = x + s * d;
+    T loss = 0;
+    for (int64_t k = 0; k < len; ++k) {
+      const T* row = W + static_cast<int64_t>(nodes[off + k]) * d;
+      T dot = 0;
+      for (int64_t j = threadIdx.x; j < d; j += blockDim.x) dot += row[j] * xs[j];
+      dot = block_sum(dot, scratch);
+      loss += softplus(-dot * T(codes[off + k]));
+    }
+    if (threadIdx.x == 0) per[s] = static_cast<double>(loss);
+  }
+}
+
+void hsm(const Array& x, const Array& t, const Array& W, const kernels::HsmPaths& paths, Array& y) {
+  DeviceGuard guard(x.device().index);
+  const int64_t n = x.shape()[0], d = x.shape()[1];
+  const DevicePaths p(paths, x.device());
+  Array per = Array::empty(DType::Float64, Shape{n}, x.device());
+  dispatch_floating(x.dtype(), "BinaryHierarchicalSoftmax", [&](auto tag) {
+    using T = decltype(tag);
+    if (n > 0) {
+      const int threads = row_threads(d);
+      check_launch(
+          launch(hsm_kernel<T>, blocks_for(n * threads, threads), threads, threads * sizeof(T),
+                 nullptr, x.data<T>(), t.data<int32_t>(), W.data<T>(), p.start_ptr(),
+                 p.length_ptr(), p.nodes_ptr(), p.codes_ptr(), n, d, per.data<double>()),
+          "BinaryHierarchicalSoftmax");
+    }
+    finish_sum<T>(per, n, 1.0, y, "BinaryHierarchicalSoftmax");
+  });
+}
+
+// Per sample s and path node k: g = -gloss b_k / (1 + exp(b_k W[e_k] . x[s]));
+// gx[s] += g W[e_k] and gW[e_k] += g x[s].
+template <typename T>
+__global__ void hsm_grad_kernel(const T* __restrict__ x, const int32_t* __restrict__ t,
+                                const T* __restrict__ W, const int64_t* __restrict__ start,
+                                const int64_t* __restrict__ length,
+                                const int32_t* __restrict__ nodes, const int8_t* __restrict__ codes,
+                                const T* __restrict__ gloss, int64_t n, int64_t d,
+                                T* __restrict__ gx, T* __restrict__ gW) {
+  CH_EXTERN_SHARED(T, scratch);
+  const pointwise::HsmGradCoeff coeff{};
+  const T gl = gloss[0];
+  for (int64_t s = blockIdx.x; s < n; s += gridDim.x) {
+    const int64_t off = start[t[s]], len = length[t[s]];
+    const T* xs = x + s * d;
+    T* gxs = gx + s * d;
+    for (int64_t k = 0; k < len; ++k) {
+      const int64_t node = nodes[off + k];
+      const T* row = W + node * d;
+      T dot = 0;
+      for (int64_t j = threadIdx.x; j < d; j += blockDim.x) dot += row[j] * xs[j];
+      dot = block_sum(dot, scratch);
+      const T g = coeff(dot, T(codes[off + k]), gl);
+      for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        gxs[j] += g * row[j];
+        atomicAdd(gW + node * d + j, g * xs[j]);
+      }
+    }
+  }
+}
+
+void hsm_grad(const Array& x, const Array& t, const Array& W, const kernels::HsmPaths& paths,
+              const Array& gloss, Array& gx, Array& gW) {
+  const int64_t n = x.shape()[0], d = x.shape()[1];
+  if (n == 0) return;
+  DeviceGuard guard(x.device().index);
+  const DevicePaths p(paths, x.device());
+  dispatch_floating(x.dtype(), "BinaryHierarchicalSoftmax", [&](auto tag) {
+    using T = decltype(tag);
+    const int threads = row_threads(d);
+    check_launch(
+        launch(hsm_grad_kernel<T>, blocks_for(n * threads, threads), threads, threads * sizeof(T),
+               nullptr, x.data<T>(), t.data<int32_t>(), W.data<T>(), p.start_ptr(), p.length_ptr(),
+               p.nodes_ptr(), p.codes_ptr(), gloss.data<T>(), n, d, gx.data<T>(), gW.data<T>()),
+        "BinaryHierarchicalSoftmax");
+  });
+}
+
+}  // namespace
+
+void register_hierarchical_softmax_kernels() {
+  kernels::hsm_find_bad_label.set(CH_DEVICE_CUDA, hsm_find_bad_label);
+  kernels::hsm.set(CH_DEVICE_CUDA, hsm);
+  kernels::hsm_grad.set(CH_DEVICE_CUDA, hsm_grad);
+}
+
+}  // namespace chainerc::cuda
