@@ -405,7 +405,7 @@ def _skip_if_kernel_missing(e):
 
 
 def test_training_step_on_gpu_matches_cpu():
-    """A Linear layer trained one SGD step from the same start on cuda:0 and on
+    """A Linear layer trained three SGD steps from the same start on cuda:0 and on
     the CPU (the issue's 'a loop written for the CPU runs on cuda:0 by moving
     its model and data')."""
     results = []
@@ -419,20 +419,26 @@ def test_training_step_on_gpu_matches_cpu():
         t = np.array([0, 1, 2, 1, 0], np.int32)
         if gpu:
             x, t = cuda.to_gpu(x), cuda.to_gpu(t)
+        losses = []
         try:
             opt.setup(model)
-            opt.zero_grads()
-            loss = F.softmax_cross_entropy(model.l1(Variable(x)), Variable(t))
-            loss.backward()
-            opt.update()
+            for _ in range(3):
+                opt.zero_grads()
+                loss = F.softmax_cross_entropy(model.l1(Variable(x)), Variable(t))
+                loss.backward()
+                opt.update()
+                losses.append(float(cuda.to_cpu(loss.data)))
         except chainerc.DeviceError as e:
             _skip_if_kernel_missing(e)
             raise
         if gpu:
+            assert model.l1.W.device == ("cuda", 0)
             model.to_cpu()
-        results.append((float(cuda.to_cpu(loss.data)), np.array(model.l1.W)))
-    assert abs(results[0][0] - results[1][0]) < 1e-5
+        results.append((losses, np.array(model.l1.W), np.array(model.l1.b)))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5)
+    assert results[0][0][2] < results[0][0][0]  # it learns
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-5, atol=1e-6)
 
 
 def test_prelu_training_steps_on_gpu_match_cpu():
