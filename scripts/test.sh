@@ -11,7 +11,9 @@
 #
 # Environment:
 #   CH_SKIP_SANITIZE=1     skip the sanitizer pass (quick local runs)
-#   CH_SKIP_WRAPPERS=1     skip the language wrappers' suites (wrappers/*/test.sh)
+#   CH_SKIP_WRAPPERS=1     skip the language wrappers' suites (wrappers/*/test.sh; after
+#                          the emulated pass, their GPU tests also run against
+#                          build-emulated's library)
 #   CH_SKIP_FUZZ=1         skip the fuzz pass (build-fuzz: clang, libFuzzer, ASan+UBSan,
 #                          each target of tests/fuzz fuzzed for 15 s, one test each)
 #   CH_SKIP_TSAN=1         skip the ThreadSanitizer pass (build-tsan: the library and
@@ -159,6 +161,29 @@ if [ "${CH_SKIP_WRAPPERS:-0}" != "1" ]; then
     summary_args+=(--external "$lang=$log")
     ch_log "wrapper '$lang' took $((SECONDS - t)) s"
   done
+  # The wrappers' GPU tests again, against the emulated pass's library (the
+  # release build has no GPU here, so they skip above): the Python cuda module
+  # and GPU user functions, the Go and Rust device, user-kernel and GPU
+  # callback tests. A few seconds each.
+  emu_dir="${CH_EMULATED_BUILD_DIR:-build-emulated}"
+  if [ "${CH_SKIP_EMULATED:-0}" != "1" ] && [ -e "$emu_dir/src/libchainerc.so" ]; then
+    emu_lib_dir="$(cd "$emu_dir/src" && pwd)"
+    for lang in python go rust; do
+      suite="$CH_ROOT/wrappers/$lang/test.sh"
+      [ -f "$suite" ] || continue
+      log="$emu_dir/wrapper-$lang-gpu.log"
+      ch_log "wrapper GPU tests on the emulated devices: $lang"
+      t=$SECONDS
+      CHAINERC_LIB_DIR="$emu_lib_dir" CHAINERC_LIBRARY="$emu_lib_dir/libchainerc.so" \
+        CHAINERC_TEST_PATHS="tests/test_cuda.py" \
+        CHAINERC_TEST_RUN='^(TestDevicesAndCopies|TestUserKernels|TestGPUCallback.*)$' \
+        CHAINERC_TEST_TARGETS="devices gpu_callback" \
+        bash "$suite" >"$log" 2>&1 || true
+      tail -n 3 "$log" >&2
+      summary_args+=(--external "$lang-gpu-emulated=$log")
+      ch_log "wrapper '$lang' GPU tests (emulated) took $((SECONDS - t)) s"
+    done
+  fi
 fi
 
 ch_log "total time $((SECONDS - t0)) s"

@@ -223,8 +223,7 @@ static void loss_acc(ch_variable* y, ch_variable* t, ch_variable** loss, double*
 
 /* Section 1.3.4: the two towers' forward for one mini-batch. */
 static ch_variable* model_parallel_forward(ch_function* const* g0, ch_function* const* g1,
-                                           const Data* d, int64_t from, int64_t n,
-                                           double* acc) {
+                                           const Data* d, int64_t from, int64_t n, double* acc) {
   const ch_device d0 = ch_device_cuda(0), d1 = ch_device_cuda(1);
   ch_variable *h0 = var_x(d, from, n, d0), *h1 = var_x(d, from, n, d1), *loss = NULL;
   int i;

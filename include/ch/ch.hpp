@@ -1070,6 +1070,13 @@ class FunctionBase : public std::enable_shared_from_this<FunctionBase> {
   static void save_for_backward(const Array& array) {
     check(ch_context_save(require_context("save_for_backward"), array.get()));
   }
+  /// During forward() or backward(): the device the callback runs for (the
+  /// CUDA device of its inputs, current while it runs, or the CPU).
+  static ch_device context_device() { return ch_context_device(require_context("context_device")); }
+  /// In forward_gpu()/backward_gpu(): the cudaStream_t to queue the host's own
+  /// device work on (the stream chainerc's kernels use: the default stream,
+  /// nullptr, today). See ch_context_stream in <ch/function.h>.
+  static void* context_stream() { return ch_context_stream(require_context("context_stream")); }
   /// During backward() (or forward()): the arrays this application saved, in order.
   static std::vector<Array> saved() {
     ch_context* ctx = require_context("saved");

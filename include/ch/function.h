@@ -22,8 +22,18 @@
  *    gradient is not set gets none (not differentiable there). Gradients must
  *    have the shape and dtype of their input.
  *  - Device dispatch: for inputs on the CPU the engine calls forward_cpu if
- *    set, else forward; on a GPU, forward_gpu, else forward. Same for backward.
+ *    set, else forward; on a GPU, forward_gpu, else forward. Same for backward
+ *    (a GPU backward when any input or output gradient is on a GPU).
  *    A missing backward makes the function non-differentiable.
+ *  - GPU callbacks: ch_array_data of the arrays passed in returns DEVICE
+ *    pointers (of the device ch_context_device names), usable in the host's
+ *    own CUDA kernels and library calls. While a GPU callback runs, that
+ *    device is the thread's current CUDA device (as after
+ *    ch_cuda_device_push; restored afterwards). Queue device work on
+ *    ch_context_stream(ctx), the stream chainerc's own kernels run on, so
+ *    that it is ordered with them without a synchronization: the callback
+ *    may return before its kernels finish. Arrays made in the callback
+ *    (ch_array_new_empty, user kernels, ch_functions_*) live on that device.
  *  - Callbacks run on the thread that called the forward or backward API call.
  *
  * Threading: a function object may be applied from several threads at once
@@ -157,6 +167,17 @@ CH_API void* ch_context_user_data(const ch_context* ctx);
 CH_API int32_t ch_context_needs_input_grad(const ch_context* ctx, size_t index);
 /* The function object being applied. *out: new reference. */
 CH_API ch_status ch_context_function(ch_function** out, const ch_context* ctx);
+/* The device a user function's forward or backward callback runs for: the
+ * device of its first input (or, in backward, output gradient) not on the
+ * CPU, or the CPU (also for ch_numerical_grad's evaluation callback). {0, 0}
+ * for an invalid context. Cannot fail. */
+CH_API ch_device ch_context_device(const ch_context* ctx);
+/* The CUDA stream (a cudaStream_t) a GPU callback queues its work on: the
+ * stream chainerc's own kernels of this device use. Today that is CUDA's
+ * default (legacy) stream, which is the NULL cudaStream_t, so the result is
+ * NULL: pass it as is to cudaMemcpyAsync / kernel launches / cublasSetStream.
+ * NULL also for a CPU callback or an invalid context. Borrowed. Cannot fail. */
+CH_API void* ch_context_stream(const ch_context* ctx);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 #include "callback_function.h"
 
+#include "core/stream.h"
 #include "error_state.h"
 #include "handles.h"
 
@@ -62,6 +63,37 @@ bool any_on_gpu(const Arrays& arrays) {
     if (!a.device().is_cpu()) return true;
   return false;
 }
+
+// The device of the first input not on the CPU (the CPU if there is none).
+Device callback_device(const Arrays& a, const Arrays& b) {
+  for (const Arrays* arrays : {&a, &b})
+    for (const Array& x : *arrays)
+      if (!x.device().is_cpu()) return x.device();
+  return Device{};
+}
+
+// Makes the callback's CUDA device current on this thread while it runs (the
+// seed's forward_gpu ran inside the inputs' device context), restoring the
+// previous one afterwards. Nothing for the CPU.
+class CallbackDeviceScope {
+ public:
+  explicit CallbackDeviceScope(Device d) : pushed_(!d.is_cpu()) {
+    if (pushed_) push_device(d.index, "user function callback");
+  }
+  ~CallbackDeviceScope() {
+    if (!pushed_) return;
+    try {
+      pop_device("user function callback");
+    } catch (...) {
+      // a callback that popped more than it pushed; the scope is gone either way
+    }
+  }
+  CallbackDeviceScope(const CallbackDeviceScope&) = delete;
+  CallbackDeviceScope& operator=(const CallbackDeviceScope&) = delete;
+
+ private:
+  bool pushed_;
+};
 }  // namespace
 
 Arrays CallbackFunction::forward(const Arrays& inputs) {
@@ -78,7 +110,9 @@ Arrays CallbackFunction::forward(const Arrays& inputs) {
   state.saved = &saved_;
   state.user_data = &user_data_;
   state.user_destroy = &user_destroy_;
+  state.device = callback_device(inputs, {});
   {
+    CallbackDeviceScope scope(state.device);
     BorrowedArrays args(inputs);
     ScopedContext ctx(state);
     invoke_callback(name(), "forward",
@@ -104,6 +138,8 @@ Arrays CallbackFunction::backward(const Arrays& inputs, const Arrays& grad_outpu
   state.saved = &saved_;
   state.user_data = &user_data_;
   state.user_destroy = &user_destroy_;
+  state.device = callback_device(inputs, grad_outputs);
+  CallbackDeviceScope scope(state.device);
   BorrowedArrays in(inputs), out(outputs_), gout(grad_outputs);
   ScopedContext ctx(state);
   invoke_callback(name(), "backward", [&] {

@@ -34,6 +34,7 @@ struct CallbackContext {
   Arrays* saved = nullptr;
   void** user_data = nullptr;
   void (**user_destroy)(void*) = nullptr;
+  Device device{};  // where the inputs are: the CPU, or the CUDA device made current
 };
 
 class CallbackFunction final : public Function,

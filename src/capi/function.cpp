@@ -266,6 +266,19 @@ int32_t ch_context_needs_input_grad(const ch_context* ctx, size_t index) {
   return !c->function || c->function->needs_input_grad(index) ? 1 : 0;
 }
 
+ch_device ch_context_device(const ch_context* ctx) {
+  const std::shared_ptr<void>* p = handle_find(ctx, HandleKind::Context);
+  if (!p) return ch_device{0, 0};
+  return static_cast<const CallbackContext*>(p->get())->device.to_c();
+}
+
+void* ch_context_stream(const ch_context* ctx) {
+  // chainerc's CUDA kernels are launched on the default stream (nullptr),
+  // whatever the context: see the contract in include/ch/function.h.
+  (void)ctx;
+  return nullptr;
+}
+
 ch_status ch_context_function(ch_function** out, const ch_context* ctx) {
   CH_API_BEGIN
   require_out(out, __func__);

@@ -50,4 +50,16 @@ decltype(auto) dispatch_floating(DType d, const char* who, F&& f) {
            " is not supported (float32 or float64 expected)");
   }
 }
+// f(T{}) for the element type T of any dtype (float, double, int32_t).
+template <typename F>
+decltype(auto) dispatch_any(DType d, F&& f) {
+  switch (d) {
+    case DType::Float32:
+      return f(float{});
+    case DType::Float64:
+      return f(double{});
+    default:
+      return f(int32_t{});
+  }
+}
 }  // namespace chainerc

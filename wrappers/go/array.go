@@ -290,6 +290,17 @@ func (a *Array) Device() Device {
 	return d
 }
 
+// DataPointer is the address of the first element on the array's device: a
+// DEVICE pointer for an array on a CUDA device (for the host's own kernels
+// in a GPU callback, see Context.Device and Context.Stream); nil for an
+// empty array. Valid while the array is alive (keep it with
+// runtime.KeepAlive); never dereference a device pointer on the host.
+func (a *Array) DataPointer() unsafe.Pointer {
+	p := C.ch_array_data(a.p)
+	runtime.KeepAlive(a)
+	return p
+}
+
 // Fill sets every element to value.
 func (a *Array) Fill(value float64) error {
 	r := C.g_ch_array_fill(a.p, C.double(value))

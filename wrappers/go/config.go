@@ -60,3 +60,11 @@ func SetAllowTF32(on bool) { C.ch_config_set_allow_tf32(cBool(on)) }
 
 // AllowTF32 reports whether TF32 is allowed.
 func AllowTF32() bool { return C.ch_config_allow_tf32() != 0 }
+
+// SetDeterministic sets whether work on CUDA devices must give bit-identical
+// results from run to run (off at start; cuDNN then uses deterministic
+// algorithms only).
+func SetDeterministic(on bool) { C.ch_config_set_deterministic(cBool(on)) }
+
+// Deterministic reports whether the determinism switch is on.
+func Deterministic() bool { return C.ch_config_deterministic() != 0 }

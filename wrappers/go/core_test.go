@@ -336,6 +336,17 @@ func configAndMemoryStats(t *testing.T) {
 	if !UseCuDNN() || AllowTF32() {
 		t.Fatal("switches not restored")
 	}
+	if Deterministic() {
+		t.Fatal("the determinism switch starts on")
+	}
+	SetDeterministic(true)
+	if !Deterministic() {
+		t.Fatal("SetDeterministic(true) did not stick")
+	}
+	SetDeterministic(false)
+	if Deterministic() {
+		t.Fatal("SetDeterministic(false) did not stick")
+	}
 	s := must(GetMemoryStats(CPU))
 	if s.BytesInUse < 0 || s.Allocations < 0 {
 		t.Fatalf("stats %+v", s)

@@ -269,6 +269,16 @@ func (c *Context) Saved(i int) (*Array, error) {
 	return newArray(r.out), nil
 }
 
+// Device is the device the callback runs for: the device of the first input
+// (in backward, or output gradient) not on the CPU, else the CPU. In a GPU
+// callback it is the thread's current CUDA device and the arrays' data
+// pointers are device pointers.
+func (c *Context) Device() Device { return deviceOf(C.ch_context_device(c.p)) }
+
+// Stream is the cudaStream_t a GPU callback queues its own device work on
+// (the stream chainerc's kernels use; today CUDA's default stream, nil).
+func (c *Context) Stream() unsafe.Pointer { return unsafe.Pointer(C.ch_context_stream(c.p)) }
+
 // Function is the function object being applied (an owned handle).
 func (c *Context) Function() (*Function, error) {
 	r := C.g_ch_context_function(c.p)

@@ -4,6 +4,9 @@
 # line "N passed, N failed" (", N skipped" when some were), counting the
 # "--- PASS" / "--- FAIL" / "--- SKIP" lines of top-level tests. Exits
 # non-zero on any failure. Needs Go >= 1.19 (Debian 12: apt-get install golang-go).
+# CHAINERC_TEST_RUN (a `go test -run` pattern) runs only those tests, without
+# vetting and building the examples (scripts/test.sh: the GPU tests on the
+# emulated devices).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -37,10 +40,15 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 # The examples and the benchmark must build too.
 build_failed=0
-go vet ./... 2>&1 | tee -a "$log" || build_failed=1
-go build ./... 2>&1 | tee -a "$log" || build_failed=1
-go test -count=1 -v ./... 2>&1 | tee -a "$log"
-rc=${PIPESTATUS[0]}
+if [ -n "${CHAINERC_TEST_RUN:-}" ]; then
+  go test -count=1 -v -run "$CHAINERC_TEST_RUN" . 2>&1 | tee -a "$log"
+  rc=${PIPESTATUS[0]}
+else
+  go vet ./... 2>&1 | tee -a "$log" || build_failed=1
+  go build ./... 2>&1 | tee -a "$log" || build_failed=1
+  go test -count=1 -v ./... 2>&1 | tee -a "$log"
+  rc=${PIPESTATUS[0]}
+fi
 passed=$(grep -c '^--- PASS' "$log")
 failed=$(grep -c '^--- FAIL' "$log")
 skipped=$(grep -c '^--- SKIP' "$log")

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Python wrapper's tests (pytest) against an already-built libchainerc:
 # $CHAINERC_LIBRARY if set, else <repo>/build/src/libchainerc.so.0.
+# CHAINERC_TEST_PATHS (space-separated, relative to wrappers/python) runs only
+# those test files (scripts/test.sh: the GPU tests on the emulated devices).
 # Installs pytest if missing. Prints one last line "N passed, N failed"
 # (", N skipped" when some were) and exits non-zero on any failure.
 set -u
@@ -42,7 +44,9 @@ fi
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 cd "$here"
-PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest -q -rfEs -p no:cacheprovider tests \
+# shellcheck disable=SC2086  # a list of paths
+PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest -q -rfEs -p no:cacheprovider \
+  ${CHAINERC_TEST_PATHS:-tests} \
   2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 

@@ -2,7 +2,9 @@
 # Builds and runs the Rust wrapper's tests against an already-built chainerc
 # (build/src of the repository; CHAINERC_LIB_DIR overrides) and ends with one
 # line "N passed, N failed" (", N skipped" when some were). Exits non-zero on
-# any failure.
+# any failure. CHAINERC_TEST_TARGETS (e.g. "devices gpu_callback") runs only
+# those integration tests (scripts/test.sh: the GPU tests on the emulated
+# devices).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -29,8 +31,15 @@ features=()
 if [ -e "${CHAINERC_MPI_LIB_DIR:-$CHAINERC_LIB_DIR/distributed}/libchainerc_mpi.so" ]; then
   features=(--features chainerc/distributed)
 fi
-cargo test --workspace --all-targets "${features[@]}" --no-fail-fast --offline -j "${CARGO_BUILD_JOBS:-2}" 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
+if [ -n "${CHAINERC_TEST_TARGETS:-}" ]; then
+  targets=()
+  for t in $CHAINERC_TEST_TARGETS; do targets+=(--test "$t"); done
+  cargo test "${targets[@]}" --no-fail-fast --offline -j "${CARGO_BUILD_JOBS:-2}" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+else
+  cargo test --workspace --all-targets "${features[@]}" --no-fail-fast --offline -j "${CARGO_BUILD_JOBS:-2}" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+fi
 # Examples must build too (they are part of --all-targets); count the test
 # runners' "test result:" lines.
 read -r passed failed ignored < <(awk '/^test result:/ {

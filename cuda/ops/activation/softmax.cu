@@ -13,16 +13,7 @@
 namespace chainerc::cuda {
 namespace {
 
-// (outer, channels, inner) of an array normalised over axis 1 (ndim >= 2).
-struct Layout {
-  int64_t outer, channels, inner;
-};
-
-Layout layout_of(const Array& x) {
-  Layout l{x.shape()[0], x.shape()[1], 1};
-  for (int32_t d = 2; d < x.ndim(); ++d) l.inner *= x.shape()[d];
-  return l;
-}
+using Layout = kernels::Axis1Layout;
 
 // Rows of at least this many channels (inner = 1) get a block each.
 constexpr int64_t kRowPerBlock = 64;
@@ -103,7 +94,7 @@ __global__ void softmax_grad_columns_kernel(const T* __restrict__ y, const T* __
 bool per_block(const Layout& l) { return l.inner == 1 && l.channels >= kRowPerBlock; }
 
 void softmax_kernel(const Array& x, Array& y) {
-  const Layout l = layout_of(x);
+  const Layout l = kernels::axis1_layout(x);
   if (l.channels == 0 || l.outer * l.inner == 0) return;  // empty: no maximum to take
   DeviceGuard guard(x.device().index);
   dispatch_floating(x.dtype(), "softmax", [&](auto t) {
@@ -119,7 +110,7 @@ void softmax_kernel(const Array& x, Array& y) {
 }
 
 void softmax_grad_kernel(const Array& y, const Array& gy, Array& gx) {
-  const Layout l = layout_of(y);
+  const Layout l = kernels::axis1_layout(y);
   if (l.channels == 0 || l.outer * l.inner == 0) return;
   DeviceGuard guard(y.device().index);
   dispatch_floating(y.dtype(), "softmax", [&](auto t) {

@@ -1,6 +1,8 @@
 // CUDA kernels of EmbedID: the id check (the first id out of range, by an
 // atomicMin), the row gather (element-wise over the output) and its
-// scatter-add (atomicAdd: ids may repeat, so gW's sums are in no fixed order).
+// scatter-add (atomicAdd: ids may repeat, so gW's sums are in no fixed order;
+// under ch_config_set_deterministic a thread per column adds in id order).
+#include "core/config.h"
 #include "cuda/ops/kernel_list.h"
 #include "cuda/ops/rows.cuh"
 #include "kernels/connection.h"
@@ -43,13 +45,25 @@ __global__ void scatter_add_rows_kernel(const int32_t* __restrict__ ids, const T
   }
 }
 
+// The same sums in a fixed order: a thread per column j walks the ids in order.
+template <typename T>
+__global__ void ordered_add_rows_kernel(const int32_t* __restrict__ ids, const T* __restrict__ gy,
+                                        T* __restrict__ gW, int64_t n, int64_t m) {
+  for (int64_t j = grid_start(); j < m; j += grid_step())
+    for (int64_t k = 0; k < n; ++k) gW[static_cast<int64_t>(ids[k]) * m + j] += gy[k * m + j];
+}
+
 void embed_id_backward(const Array& ids, const Array& gy, Array& gW) {
   DeviceGuard guard(ids.device().index);
   const int64_t n = ids.size(), m = gW.shape()[1];
   dispatch_floating(gW.dtype(), "EmbedID", [&](auto t) {
     using T = decltype(t);
-    launch_elementwise("embed_id_backward", n * m, scatter_add_rows_kernel<T>, ids.data<int32_t>(),
-                       gy.data<T>(), gW.data<T>(), n, m);
+    if (config::deterministic())
+      launch_elementwise("embed_id_backward", m, ordered_add_rows_kernel<T>, ids.data<int32_t>(),
+                         gy.data<T>(), gW.data<T>(), n, m);
+    else
+      launch_elementwise("embed_id_backward", n * m, scatter_add_rows_kernel<T>,
+                         ids.data<int32_t>(), gy.data<T>(), gW.data<T>(), n, m);
   });
 }
 

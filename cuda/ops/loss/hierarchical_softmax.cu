@@ -4,7 +4,10 @@
 // over the samples) walks its word's path: each node's dot product is a
 // block-wide sum. Forward writes each sample's loss, added by one block in
 // double; backward accumulates gx per sample and scatters gW with atomicAdd
-// (rows of W are shared by samples, so gW's sums are in no fixed order).
+// (rows of W are shared by samples, so gW's sums are in no fixed order), or,
+// under ch_config_set_deterministic, keeps each (sample, node) coefficient
+// and adds gW in a second kernel, a thread per column in sample order.
+#include "core/config.h"
 #include "cuda/ops/kernel_list.h"
 #include "cuda/ops/rows.cuh"
 #include "kernels/loss.h"
@@ -103,7 +106,8 @@ __global__ void hsm_grad_kernel(const T* __restrict__ x, const int32_t* __restri
                                 const int64_t* __restrict__ length,
                                 const int32_t* __restrict__ nodes, const int8_t* __restrict__ codes,
                                 const T* __restrict__ gloss, int64_t n, int64_t d,
-                                T* __restrict__ gx, T* __restrict__ gW) {
+                                T* __restrict__ gx, T* __restrict__ gW, T* __restrict__ coeffs,
+                                int64_t max_length) {
   CH_EXTERN_SHARED(T, scratch);
   const pointwise::HsmGradCoeff coeff{};
   const T gl = gloss[0];
@@ -118,12 +122,34 @@ __global__ void hsm_grad_kernel(const T* __restrict__ x, const int32_t* __restri
       for (int64_t j = threadIdx.x; j < d; j += blockDim.x) dot += row[j] * xs[j];
       dot = block_sum(dot, scratch);
       const T g = coeff(dot, T(codes[off + k]), gl);
-      for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-        gxs[j] += g * row[j];
-        atomicAdd(gW + node * d + j, g * xs[j]);
+      if (coeffs) {  // deterministic: gW in hsm_grad_w_kernel
+        for (int64_t j = threadIdx.x; j < d; j += blockDim.x) gxs[j] += g * row[j];
+        if (threadIdx.x == 0) coeffs[s * max_length + k] = g;
+      } else {
+        for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+          gxs[j] += g * row[j];
+          atomicAdd(gW + node * d + j, g * xs[j]);
+        }
       }
     }
   }
+}
+
+// gW[e_k, j] += coeffs[s, k] x[s, j] for every sample and path node, a thread
+// per column j adding in sample and path order (deterministic).
+template <typename T>
+__global__ void hsm_grad_w_kernel(const T* __restrict__ x, const int32_t* __restrict__ t,
+                                  const int64_t* __restrict__ start,
+                                  const int64_t* __restrict__ length,
+                                  const int32_t* __restrict__ nodes, const T* __restrict__ coeffs,
+                                  int64_t n, int64_t d, int64_t max_length, T* __restrict__ gW) {
+  for (int64_t j = grid_start(); j < d; j += grid_step())
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t off = start[t[s]], len = length[t[s]];
+      for (int64_t k = 0; k < len; ++k)
+        gW[static_cast<int64_t>(nodes[off + k]) * d + j] +=
+            coeffs[s * max_length + k] * x[s * d + j];
+    }
 }
 
 void hsm_grad(const Array& x, const Array& t, const Array& W, const kernels::HsmPaths& paths,
@@ -135,11 +161,19 @@ void hsm_grad(const Array& x, const Array& t, const Array& W, const kernels::Hsm
   dispatch_floating(x.dtype(), "BinaryHierarchicalSoftmax", [&](auto tag) {
     using T = decltype(tag);
     const int threads = row_threads(d);
-    check_launch(
-        launch(hsm_grad_kernel<T>, blocks_for(n * threads, threads), threads, threads * sizeof(T),
-               nullptr, x.data<T>(), t.data<int32_t>(), W.data<T>(), p.start_ptr(), p.length_ptr(),
-               p.nodes_ptr(), p.codes_ptr(), gloss.data<T>(), n, d, gx.data<T>(), gW.data<T>()),
-        "BinaryHierarchicalSoftmax");
+    const int64_t max_length = paths.max_length > 0 ? paths.max_length : 1;
+    Array coeffs;
+    if (config::deterministic()) coeffs = Array::empty(x.dtype(), Shape{n, max_length}, x.device());
+    T* pc = coeffs.defined() ? coeffs.data<T>() : nullptr;
+    check_launch(launch(hsm_grad_kernel<T>, blocks_for(n * threads, threads), threads,
+                        threads * sizeof(T), nullptr, x.data<T>(), t.data<int32_t>(), W.data<T>(),
+                        p.start_ptr(), p.length_ptr(), p.nodes_ptr(), p.codes_ptr(),
+                        gloss.data<T>(), n, d, gx.data<T>(), gW.data<T>(), pc, max_length),
+                 "BinaryHierarchicalSoftmax");
+    if (pc)
+      launch_elementwise("BinaryHierarchicalSoftmax", d, hsm_grad_w_kernel<T>, x.data<T>(),
+                         t.data<int32_t>(), p.start_ptr(), p.length_ptr(), p.nodes_ptr(),
+                         static_cast<const T*>(pc), n, d, max_length, gW.data<T>());
   });
 }
 

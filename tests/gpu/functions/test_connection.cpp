@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "../require_gpu.h"
+
 #include "agreement.h"
 #include "core/gradient_check.h"
 #include "kernels/array.h"
@@ -126,6 +127,21 @@ TEST_F(GpuFunctions, EmbedIDAtEverySize) {
                           // by W's dtype (the only input is int32)
                           dt == DType::Float32 ? 1e-4 : 1e-9,
                           dt == DType::Float32 ? 1e-5 : 1e-11});
+}
+
+// Under the determinism switch the scatter-add runs in id order, without
+// atomics: the same sums as the CPU.
+TEST_F(GpuFunctions, EmbedIDDeterministic) {
+  ch_config_set_deterministic(1);
+  for (DType dt : kDtypes)
+    expect_agreement({name_of("EmbedID deterministic", dt, "(1025) out 3"),
+                      {ids({1025}, 13, 46)},
+                      apply_fn(),
+                      ops::embed_id_new(13, 3, dt, nullptr),
+                      true,
+                      dt == DType::Float32 ? 1e-4 : 1e-9,
+                      dt == DType::Float32 ? 1e-5 : 1e-11});
+  ch_config_set_deterministic(0);
 }
 
 TEST_F(GpuFunctions, EmbedIDParameterGradients) {

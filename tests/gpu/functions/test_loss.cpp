@@ -6,6 +6,8 @@
 // is the same kernel).
 #include <functional>
 
+#include <ch/config.h>
+
 #include "agreement.h"
 #include "parameter_check.h"
 
@@ -112,6 +114,23 @@ TEST_F(GpuFunctions, BinaryHierarchicalSoftmaxAtEverySize) {
            dt == DType::Float32 ? 1e-4 : -1,
            dt == DType::Float32 ? 1e-4 : -1});
     }
+}
+
+// Under the determinism switch gW is added by a second kernel in sample
+// order, without atomics.
+TEST_F(GpuFunctions, BinaryHierarchicalSoftmaxDeterministic) {
+  ch_config_set_deterministic(1);
+  for (DType dt : kDtypes) {
+    const Shape xs{67, 70};
+    expect_agreement({label("BinaryHierarchicalSoftmax deterministic", dt, xs),
+                      {uniform(dt, xs, -1, 1, 31), labels({67}, 37, 32)},
+                      apply_fn(),
+                      hsm_function(70, 37, dt),
+                      true,
+                      dt == DType::Float32 ? 1e-4 : -1,
+                      dt == DType::Float32 ? 1e-4 : -1});
+  }
+  ch_config_set_deterministic(0);
 }
 
 TEST_F(GpuFunctions, BinaryHierarchicalSoftmaxCheckBackward) {

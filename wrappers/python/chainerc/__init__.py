@@ -72,6 +72,17 @@ def get_allow_tf32():
     return bool(_capi.lib.ch_config_allow_tf32())
 
 
+def set_deterministic(on):
+    """Whether work on CUDA devices must give bit-identical results from run
+    to run (off at start; cuDNN then uses deterministic algorithms only;
+    chainerc's own kernels and the CPU are deterministic either way)."""
+    _capi.lib.ch_config_set_deterministic(1 if on else 0)
+
+
+def get_deterministic():
+    return bool(_capi.lib.ch_config_deterministic())
+
+
 # --- memory and leaks --------------------------------------------------------------
 def memory_stats():
     """The CPU caching allocator's statistics as a dict (bytes_in_use,

@@ -219,6 +219,14 @@ class Array(object):
                                      status=errors.CH_ERR_DEVICE, status_name="CH_ERR_DEVICE")
         return handle_to_numpy(_retain(self.handle))
 
+    def get(self):
+        """A NumPy copy of the array, from any device (PyCUDA's GPUArray.get)."""
+        if _device(self.handle).type == _capi.CH_DEVICE_CPU:
+            return np.array(self.numpy(), copy=True)
+        out = c_void_p()
+        _capi.check(lib.ch_array_to_device(byref(out), self.handle, _CPU))
+        return handle_to_numpy(out.value)
+
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:

@@ -142,9 +142,9 @@ def has(name):
     return hasattr(lib, name)
 
 
-# Names under which a CUDA build reports whether CUDA is usable. A library
-# without any of them only ever holds CPU arrays.
-CUDA_PROBES = ("ch_cuda_available", "ch_cuda_is_available", "ch_config_cuda_available")
+# The symbol by which a library reports its CUDA devices (include/ch/cuda.h).
+# A library without it only ever holds CPU arrays.
+CUDA_PROBES = ("ch_cuda_device_count",)
 cuda_symbols = any(has(n) for n in CUDA_PROBES)
 
 
@@ -239,6 +239,43 @@ _decl("ch_context_set_user_data", S, [c_void_p, c_void_p, DestroyCallback])
 _decl("ch_context_user_data", c_void_p, [c_void_p])
 _decl("ch_context_function", S, [PP, c_void_p])
 
+# Context of GPU callbacks (device and stream); optional: older libraries lack them.
+_decl("ch_context_device", Device, [c_void_p], optional=True)
+_decl("ch_context_stream", c_void_p, [c_void_p], optional=True)
+
+# --- cuda.h and the device parts of array.h (optional: CPU-only libraries) ----
+_decl("ch_cuda_device_count", c_int32, [], optional=True)
+_decl("ch_cuda_unavailable_reason", c_char_p, [], optional=True)
+_decl("ch_device_cuda", Device, [c_int32], optional=True)
+_decl("ch_cuda_current_device", S, [POINTER(c_int32)], optional=True)
+_decl("ch_cuda_device_push", S, [c_int32], optional=True)
+_decl("ch_cuda_device_pop", S, [], optional=True)
+_decl("ch_cuda_synchronize", S, [c_int32], optional=True)
+_decl("ch_array_to_device", S, [PP, c_void_p, Device], optional=True)
+_decl("ch_array_copy_from", S, [c_void_p, c_void_p], optional=True)
+_decl("ch_stream_new", S, [PP, Device], optional=True)
+_decl("ch_stream_synchronize", S, [c_void_p], optional=True)
+_decl("ch_stream_release", S, [c_void_p], optional=True)
+_decl("ch_stream_native", c_void_p, [c_void_p], optional=True)
+_decl("ch_stream_device", Device, [c_void_p], optional=True)
+_decl("ch_array_to_device_async", S, [PP, c_void_p, Device, c_void_p], optional=True)
+_decl("ch_array_copy_from_async", S, [c_void_p, c_void_p, c_void_p], optional=True)
+
+# --- kernel.h (user kernels: cuda.elementwise / cuda.reduce) ------------------
+_decl("ch_elementwise_kernel_new", S, [PP, c_char_p, c_char_p, c_char_p, c_char_p],
+      optional=True)
+_decl("ch_elementwise_kernel_release", S, [c_void_p], optional=True)
+_decl("ch_elementwise_kernel_call", S, [c_void_p, POINTER(c_void_p), c_size_t,
+                                        POINTER(c_void_p), c_size_t], optional=True)
+_decl("ch_reduction_kernel_new", S, [PP, c_char_p, c_char_p, c_char_p, c_char_p, c_char_p,
+                                     c_char_p, c_char_p, c_char_p], optional=True)
+_decl("ch_reduction_kernel_release", S, [c_void_p], optional=True)
+_decl("ch_reduction_kernel_call", S, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
+                                      c_size_t, POINTER(c_int32), c_int32, c_int32],
+      optional=True)
+_decl("ch_kernel_cpu_supported", c_int32, [], optional=True)
+_decl("ch_kernel_cuda_supported", c_int32, [], optional=True)
+
 # --- gradient_check.h -------------------------------------------------------
 _decl("ch_numerical_grad", S, [POINTER(c_void_p), EvalCallback, c_void_p, POINTER(c_void_p),
                                c_size_t, POINTER(c_void_p), c_size_t, c_double])
@@ -259,6 +296,8 @@ _decl("ch_config_set_use_cudnn", None, [c_int32])
 _decl("ch_config_use_cudnn", c_int32, [])
 _decl("ch_config_set_allow_tf32", None, [c_int32])
 _decl("ch_config_allow_tf32", c_int32, [])
+_decl("ch_config_set_deterministic", None, [c_int32], optional=True)
+_decl("ch_config_deterministic", c_int32, [], optional=True)
 
 # --- host-side registry of Python objects behind C `void*` user data ----------
 # C code gets small integer keys, never PyObject pointers; `destroy` callbacks

@@ -93,6 +93,13 @@ def _make_backward(slot):
             for i, g in enumerate(gxs):
                 if g is None or (needs is not None and not needs[i]):
                     continue
+                if isinstance(g, _array.Array):  # a GPU array (forward_gpu/backward_gpu)
+                    h = _capi.lib.ch_array_retain(g.handle)
+                    st = _set_grad_input(ctx, i, h)
+                    _arr_release(h)
+                    if st:
+                        raise_status(st)
+                    continue
                 if type(g) is not np.ndarray:
                     g = np.asarray(g)
                 x = xs[i]
@@ -122,6 +129,10 @@ class Function(object):
     Subclasses implement forward/backward, or forward_cpu/backward_cpu (and
     forward_gpu/backward_gpu). They take tuples of NumPy arrays (read-only
     views of the engine's memory, no copy) and return tuples of arrays.
+    When the inputs are on a GPU the engine calls forward_gpu/backward_gpu
+    (forward/backward if those are not defined) with chainerc.Array GPU
+    arrays, with their device current (cuda.get_device() names it), and
+    takes GPU arrays back (made with cuda.empty_like, cuda.elementwise, ...).
     Calling the object copies it (shallowly) per application, so attributes set
     in forward are there in backward of the same application.
 
@@ -234,8 +245,17 @@ class Function(object):
         return self
 
     def to_gpu(self, device=None):
-        from . import cuda
+        """Nothing to move for a Function without parameters. A parameterized
+        user Function keeps NumPy parameters, which the engine shares with
+        optimizers on the host: it cannot move them (UnsupportedError)."""
+        from . import cuda, errors
         cuda.check_cuda_available()
+        if self.parameter_names:
+            raise errors.UnsupportedError(
+                "%s.to_gpu: the parameters of a user Function are NumPy arrays shared with the "
+                "engine and stay on the CPU; use built-in parameterized functions (F.Linear, "
+                "...) in a FunctionSet for parameters on a GPU" % type(self).__name__,
+                status=errors.CH_ERR_UNSUPPORTED, status_name="CH_ERR_UNSUPPORTED")
         return self
 
 

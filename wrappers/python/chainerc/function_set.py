@@ -135,14 +135,28 @@ class FunctionSet(HandleOwner):
             for h in hs:
                 lib.ch_array_release(h)
 
+    def _refresh_members(self):
+        from .functions._link import ParameterizedFunction
+        for member in self._members.values():
+            if isinstance(member, FunctionSet):
+                member._refresh_members()
+            elif isinstance(member, ParameterizedFunction):
+                member._refresh()
+
     def to_cpu(self):
+        """Move parameters and gradients to the CPU (members' f.W become NumPy views)."""
         check(_to_cpu(self._handle))
+        self._refresh_members()
         return self
 
     def to_gpu(self, device=None):
+        """Move parameters and gradients to `device` (a device specifier of
+        cuda.get_device; None: the current device)."""
         from . import cuda
         cuda.check_cuda_available()
-        check(_to_gpu(self._handle, _capi.Device(_capi.CH_DEVICE_CUDA, device or 0)))
+        index = cuda.get_device(device).id
+        check(_to_gpu(self._handle, _capi.Device(_capi.CH_DEVICE_CUDA, index)))
+        self._refresh_members()
         return self
 
     def __repr__(self):

@@ -12,11 +12,28 @@ _arr_release = lib.ch_array_release
 
 
 def _data_of(x):
+    """The array behind `x`: a Variable's data; a chainerc.Array stays one
+    (GPU arrays cannot be NumPy views)."""
     if isinstance(x, Variable):
         return x.data
-    if isinstance(x, _array.Array):
-        return x.numpy()
     return x
+
+
+def _fresh(x):
+    """A copy of `x` on its own device."""
+    x = _data_of(x)
+    if isinstance(x, _array.Array) and x.device[0] != "cpu":
+        from . import cuda
+        return cuda.copy(x)
+    return np.array(x, copy=True)
+
+
+def _host(x):
+    """`x` as a NumPy array (GPU arrays are copied to the host)."""
+    x = _data_of(x)
+    if isinstance(x, _array.Array):
+        return x.get() if x.device[0] != "cpu" else x.numpy()
+    return np.asarray(x)
 
 
 def _handles(arrays):
@@ -35,15 +52,22 @@ def numerical_grad(f, inputs, grad_outputs, eps=1e-3):
     differences (chainer.gradient_check.numerical_grad).
 
     `f` is a closure returning a tuple of arrays computed from `inputs`, which
-    are NumPy arrays changed in place (they must be C-contiguous float32 or
-    float64 arrays: the engine perturbs their memory, with no copy)."""
+    are changed in place: C-contiguous float32 or float64 NumPy arrays (the
+    engine perturbs their memory, with no copy) or chainerc GPU arrays
+    (perturbed on their device; the gradients then are GPU arrays there)."""
     inputs = tuple(inputs)
     grad_outputs = tuple(grad_outputs)
     for i, x in enumerate(inputs):
+        if isinstance(x, _array.Array) and x.device[0] != "cpu":
+            if x.dtype not in (np.float32, np.float64):
+                raise TypeError("numerical_grad: inputs[%d] is a %s GPU array; float32 or "
+                                "float64 needed" % (i, x.dtype))
+            continue
         if not (isinstance(x, np.ndarray) and x.flags.c_contiguous and x.flags.writeable
                 and x.dtype in (np.float32, np.float64)):
             raise TypeError("numerical_grad: inputs[%d] must be a writable C-contiguous "
-                            "float32/float64 NumPy array (it is perturbed in place)" % i)
+                            "float32/float64 NumPy array or a GPU array (it is perturbed in "
+                            "place)" % i)
 
     def evaluate(user_data, ctx):
         try:
@@ -53,8 +77,11 @@ def numerical_grad(f, inputs, grad_outputs, eps=1e-3):
                                 % type(ys).__name__)
             for y in ys:
                 y = _data_of(y)
-                h = _array.to_handle(np.array(y, copy=True) if isinstance(y, np.ndarray)
-                                     else np.asarray(y))
+                if isinstance(y, _array.Array):  # the engine copies what it keeps
+                    h = _array.to_handle(y)
+                else:
+                    h = _array.to_handle(np.array(y, copy=True) if isinstance(y, np.ndarray)
+                                         else np.asarray(y))
                 st = lib.ch_context_add_output(ctx, h)
                 _arr_release(h)
                 if st:
@@ -80,9 +107,10 @@ def numerical_grad(f, inputs, grad_outputs, eps=1e-3):
 
 def assert_allclose(x, y, atol=1e-5, rtol=1e-4, verbose=True):
     """Assert |x - y| <= atol + rtol * |y| elementwise (chainer.testing.assert_allclose);
-    raises chainerc.NotCloseError (an AssertionError) naming the worst element."""
-    x = np.asarray(_data_of(x))
-    y = np.asarray(_data_of(y))
+    raises chainerc.NotCloseError (an AssertionError) naming the worst element.
+    x and y may be CPU or GPU arrays (GPU ones are copied to the host)."""
+    x = _host(x)
+    y = _host(y)
     if x.shape != y.shape:
         raise errors.NotCloseError("assert_allclose: shapes differ: %s vs %s" % (x.shape, y.shape),
                                    status=errors.CH_ERR_NOT_CLOSE,
@@ -145,7 +173,7 @@ def check_backward(func, x_data, y_grad=None, eps=1e-3, atol=1e-5, rtol=1e-4):
                 raise_status(st)
             return
         if gys is None:  # count the outputs with a trial run
-            ys = func(*[Variable(np.array(_data_of(x), copy=True)) for x in xs])
+            ys = func(*[Variable(_fresh(x)) for x in xs])
             n_out = len(ys) if isinstance(ys, (tuple, list)) else 1
             del ys
             gys = (None,) * n_out

@@ -1,4 +1,4 @@
-"""Process-wide switches of include/ch/config.h: use_cudnn and allow_tf32."""
+"""Process-wide switches of include/ch/config.h: use_cudnn, allow_tf32, deterministic."""
 
 import chainerc
 
@@ -22,3 +22,13 @@ def test_allow_tf32_starts_off_and_round_trips():
     finally:
         chainerc.set_allow_tf32(False)
     assert chainerc.get_allow_tf32() is False
+
+
+def test_deterministic_starts_off_and_round_trips():
+    assert chainerc.get_deterministic() is False
+    try:
+        chainerc.set_deterministic(True)
+        assert chainerc.get_deterministic() is True
+    finally:
+        chainerc.set_deterministic(False)
+    assert chainerc.get_deterministic() is False

@@ -1,6 +1,7 @@
 //! n-dimensional arrays (`ch_array`).
 use crate::error::{check, Error, ErrorKind, Result};
 use chainerc_sys as sys;
+use std::ffi::c_void;
 use std::ptr::{self, NonNull};
 
 /// Element types (`ch_dtype`).
@@ -276,6 +277,14 @@ impl Array {
             return Ok(&mut []);
         }
         Ok(std::slice::from_raw_parts_mut(p, n))
+    }
+    /// Pointer to the first element on the array's device: a DEVICE pointer
+    /// for an array on a CUDA device (for the host's own kernels in a GPU
+    /// callback, see `Context::device` and `Context::stream`); null for an
+    /// empty array. Valid while the array is alive; never dereference a
+    /// device pointer on the host.
+    pub fn data_ptr(&self) -> *mut c_void {
+        unsafe { sys::ch_array_data(self.as_ptr()) }
     }
     /// Copy of the elements (any device).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {

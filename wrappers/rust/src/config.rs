@@ -58,6 +58,14 @@ pub fn set_allow_tf32(on: bool) {
 pub fn allow_tf32() -> bool {
     unsafe { sys::ch_config_allow_tf32() != 0 }
 }
+/// Whether work on CUDA devices must give bit-identical results from run to
+/// run (off at start; cuDNN then uses deterministic algorithms only).
+pub fn set_deterministic(on: bool) {
+    unsafe { sys::ch_config_set_deterministic(on as i32) }
+}
+pub fn deterministic() -> bool {
+    unsafe { sys::ch_config_deterministic() != 0 }
+}
 
 /// Live handle counts, for leak checks.
 pub mod debug {

@@ -1,7 +1,7 @@
 //! Function objects (`ch_function`): built-in parameterized functions,
 //! recorded applications (a variable's creator) and custom functions written
 //! in Rust.
-use crate::array::Array;
+use crate::array::{Array, Device};
 use crate::error::{check, guard, Error, ErrorKind, Result};
 use crate::variable::Variable;
 use chainerc_sys as sys;
@@ -243,6 +243,18 @@ impl<'a> Context<'a> {
     /// does not require one), so the callback may skip computing it.
     pub fn needs_input_grad(&self, index: usize) -> bool {
         unsafe { sys::ch_context_needs_input_grad(self.raw, index) != 0 }
+    }
+    /// The device this callback runs for: the device of the first input (in
+    /// backward, or output gradient) not on the CPU, else the CPU. In a GPU
+    /// callback it is the thread's current CUDA device, and the arrays'
+    /// `data_ptr()` are device pointers.
+    pub fn device(&self) -> Device {
+        Device::from_raw(unsafe { sys::ch_context_device(self.raw) })
+    }
+    /// The cudaStream_t to queue a GPU callback's own device work on (the
+    /// stream chainerc's kernels use; today CUDA's default stream, null).
+    pub fn stream(&self) -> *mut std::ffi::c_void {
+        unsafe { sys::ch_context_stream(self.raw) }
     }
     pub fn as_ptr(&self) -> *mut sys::ch_context {
         self.raw

@@ -294,6 +294,11 @@ fn config_and_memory_stats() {
     config::set_use_cudnn(true);
     config::set_allow_tf32(false);
     assert!(config::use_cudnn() && !config::allow_tf32());
+    assert!(!config::deterministic(), "determinism starts off");
+    config::set_deterministic(true);
+    assert!(config::deterministic());
+    config::set_deterministic(false);
+    assert!(!config::deterministic());
     let s = memory_stats(Device::Cpu).unwrap();
     assert!(s.allocations >= 0 && s.bytes_in_use >= 0);
     empty_cache(Device::Cpu).unwrap();

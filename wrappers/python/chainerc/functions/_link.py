@@ -52,10 +52,17 @@ class ParameterizedFunction(object):
         if st:
             raise_status(st)
         object.__setattr__(self, "_handle", out.value)
+        self._refresh()
+
+    def _refresh(self):
+        """Read the parameter and gradient arrays from the engine again (after
+        they moved between devices): NumPy views on the CPU, chainerc.Array
+        objects on a GPU."""
         names, params, grads = [], [], []
-        for i in range(lib.ch_function_parameter_count(out.value)):
+        h = self._handle
+        for i in range(lib.ch_function_parameter_count(h)):
             p, g, name = c_void_p(), c_void_p(), ctypes.c_char_p()
-            check(lib.ch_function_parameter(p, g, name, out.value, i))
+            check(lib.ch_function_parameter(p, g, name, h, i))
             names.append(name.value.decode())
             params.append(_array.handle_to_numpy(p.value))
             grads.append(_array.handle_to_numpy(g.value))
@@ -103,6 +110,14 @@ class ParameterizedFunction(object):
         if target is None:
             target = d.get("_grads", {}).get(name)
         if target is not None:
+            if isinstance(target, _array.Array):  # on a GPU: copy into it there
+                src = _array.to_handle(value if isinstance(value, _array.Array)
+                                       else np.ascontiguousarray(value, dtype=target.dtype))
+                try:
+                    check(lib.ch_array_copy_from(target.handle, src))
+                finally:
+                    lib.ch_array_release(src)
+                return
             np.copyto(target, np.asarray(value))  # the engine keeps its arrays
             return
         object.__setattr__(self, name, value)
@@ -134,11 +149,25 @@ class ParameterizedFunction(object):
         return ys[0] if k == 1 else ys
 
     def to_cpu(self):
+        """Move the parameters and gradients to the CPU (ch_function_set_to_cpu
+        on a set holding this function); f.W etc. then are NumPy views."""
+        from ..function_set import FunctionSet
+        s = FunctionSet(f=self)
+        try:
+            s.to_cpu()
+        finally:
+            s.release()
         return self
 
     def to_gpu(self, device=None):
-        from .. import cuda
-        cuda.check_cuda_available()
+        """Move the parameters and gradients to `device` (None: the current
+        device); f.W etc. then are chainerc.Array GPU arrays."""
+        from ..function_set import FunctionSet
+        s = FunctionSet(f=self)
+        try:
+            s.to_gpu(device)
+        finally:
+            s.release()
         return self
 
     def __repr__(self):

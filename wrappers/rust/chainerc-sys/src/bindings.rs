@@ -270,6 +270,8 @@ extern "C" {
     pub fn ch_context_user_data(ctx: *const ch_context) -> *mut ::std::ffi::c_void;
     pub fn ch_context_needs_input_grad(ctx: *const ch_context, index: usize) -> i32;
     pub fn ch_context_function(out: *mut *mut ch_function, ctx: *const ch_context) -> ch_status;
+    pub fn ch_context_device(ctx: *const ch_context) -> ch_device;
+    pub fn ch_context_stream(ctx: *const ch_context) -> *mut ::std::ffi::c_void;
     pub fn ch_functions_add(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sub(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable) -> ch_status;
     pub fn ch_functions_mul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable) -> ch_status;
@@ -334,6 +336,8 @@ extern "C" {
     pub fn ch_config_use_cudnn() -> i32;
     pub fn ch_config_set_allow_tf32(allow_tf32: i32);
     pub fn ch_config_allow_tf32() -> i32;
+    pub fn ch_config_set_deterministic(deterministic: i32);
+    pub fn ch_config_deterministic() -> i32;
     pub fn ch_function_set_new(out: *mut *mut ch_function_set) -> ch_status;
     pub fn ch_function_set_retain(set: *mut ch_function_set) -> *mut ch_function_set;
     pub fn ch_function_set_release(set: *mut ch_function_set) -> ch_status;

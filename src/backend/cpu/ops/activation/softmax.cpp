@@ -11,16 +11,7 @@
 namespace chainerc::cpu {
 namespace {
 
-// (outer, channels, inner) of an array normalised over axis 1 (ndim >= 2).
-struct Layout {
-  int64_t outer, channels, inner;
-};
-
-Layout layout_of(const Array& x) {
-  Layout l{x.shape()[0], x.shape()[1], 1};
-  for (int32_t d = 2; d < x.ndim(); ++d) l.inner *= x.shape()[d];
-  return l;
-}
+using Layout = kernels::Axis1Layout;
 
 template <typename T>
 void softmax_forward(const T* x, T* y, const Layout& l) {
@@ -85,14 +76,14 @@ void softmax_backward(const T* y, const T* gy, T* gx, const Layout& l) {
 void softmax_kernel(const Array& x, Array& y) {
   dispatch_floating(x.dtype(), "softmax", [&](auto t) {
     using T = decltype(t);
-    softmax_forward(x.data<T>(), y.data<T>(), layout_of(x));
+    softmax_forward(x.data<T>(), y.data<T>(), kernels::axis1_layout(x));
   });
 }
 
 void softmax_grad_kernel(const Array& y, const Array& gy, Array& gx) {
   dispatch_floating(y.dtype(), "softmax", [&](auto t) {
     using T = decltype(t);
-    softmax_backward(y.data<T>(), gy.data<T>(), gx.data<T>(), layout_of(y));
+    softmax_backward(y.data<T>(), gy.data<T>(), gx.data<T>(), kernels::axis1_layout(y));
   });
 }
 

@@ -1,0 +1,92 @@
+package chainerc
+
+import (
+	"os"
+	"testing"
+)
+
+// The seed's MulAdd (section 1.4.2) with its GPU half written as user
+// kernels on the device: forward w = x*y + z, backward gx = y*gw, gy = x*gw,
+// gz = gw. The GPU methods check what the callback context gives them.
+type gpuMulAdd struct {
+	t        *testing.T
+	fwd, bwd *ElementwiseKernel
+	gpuCalls int
+}
+
+func (m *gpuMulAdd) Forward(ctx *Context, in []*Array) ([]*Array, error) {
+	m.t.Error("the generic Forward ran although ForwardGPU exists")
+	return nil, nil
+}
+
+func (m *gpuMulAdd) Backward(ctx *Context, in, out, gout []*Array) ([]*Array, error) {
+	m.t.Error("the generic Backward ran although BackwardGPU exists")
+	return nil, nil
+}
+
+func (m *gpuMulAdd) checkContext(ctx *Context, in []*Array) {
+	m.gpuCalls++
+	if d := ctx.Device(); d != CUDA(0) {
+		m.t.Errorf("Context.Device() = %+v in a GPU callback, want cuda:0", d)
+	}
+	if s := ctx.Stream(); s != nil {
+		m.t.Errorf("Context.Stream() = %v, want the default stream (nil)", s)
+	}
+	if cur, err := CurrentDevice(); err != nil || cur != 0 {
+		m.t.Errorf("current device in a GPU callback: %d, %v", cur, err)
+	}
+	for _, a := range in {
+		if a.Device() != CUDA(0) || a.DataPointer() == nil {
+			m.t.Errorf("GPU callback input on %+v, data %v", a.Device(), a.DataPointer())
+		}
+	}
+}
+
+func (m *gpuMulAdd) ForwardGPU(ctx *Context, in []*Array) ([]*Array, error) {
+	m.checkContext(ctx, in)
+	return m.fwd.Call(in, nil)
+}
+
+func (m *gpuMulAdd) BackwardGPU(ctx *Context, in, out, gout []*Array) ([]*Array, error) {
+	m.checkContext(ctx, in)
+	gxy, err := m.bwd.Call([]*Array{in[0], in[1], gout[0]}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []*Array{gxy[0], gxy[1], gout[0]}, nil
+}
+
+func TestGPUCallbackMulAddWithUserKernels(t *testing.T) {
+	if DeviceCount() == 0 || !KernelCUDASupported() {
+		if os.Getenv("CH_REQUIRE_GPU") == "1" {
+			t.Fatalf("CH_REQUIRE_GPU=1 but no CUDA device: %s", UnavailableReason())
+		}
+		t.Skip("no CUDA device with user kernels: " + UnavailableReason())
+	}
+	fwd := must(NewElementwiseKernel("float64 x, float64 y, float64 z", "float64 w",
+		"w = x * y + z", "muladd_fwd"))
+	defer fwd.Close()
+	bwd := must(NewElementwiseKernel("float64 x, float64 y, float64 gw", "float64 gx, float64 gy",
+		"gx = y * gw; gy = x * gw", "muladd_bwd"))
+	defer bwd.Close()
+	impl := &gpuMulAdd{t: t, fwd: fwd, bwd: bwd}
+	f := must(NewFunction("MulAdd", impl))
+	defer f.Close()
+	var ins []*Array
+	for k := 0; k < 3; k++ {
+		host := make([]float64, 35)
+		for i := range host {
+			host[i] = float64((i*7+k*13)%11)/5 - 1
+		}
+		h := must(NewArray(host, 5, 7))
+		ins = append(ins, must(h.ToDevice(CUDA(0))))
+		h.Close()
+	}
+	ok(t, CheckBackward(f, ins, nil, Tolerance{Eps: 1e-6, Atol: 1e-8, Rtol: 1e-6}))
+	if impl.gpuCalls == 0 {
+		t.Fatal("CheckBackward on cuda:0 never called the GPU callbacks")
+	}
+	for _, a := range ins {
+		a.Close()
+	}
+}
