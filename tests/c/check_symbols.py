@@ -77,10 +77,10 @@ def check_shared(nm, path):
 
 
 # The CUDA backend's forwarding stubs (cuda/runtime/lazy_libraries.cpp) carry
-# cuBLAS's, cuRAND's and NVRTC's own names so that the backend's calls reach the
+# cuBLAS's, cuRAND's, cuDNN's and NVRTC's own names so that the backend's calls reach the
 # libraries opened on first use; they are weak, so a program that links the
 # real libraries beside libchainerc.a gets the real ones without a clash.
-LAZY_STUB_PREFIXES = ("cublas", "curand", "nvrtc")
+LAZY_STUB_PREFIXES = ("cublas", "curand", "nvrtc", "cudnn")
 
 
 def check_static(nm, path):
