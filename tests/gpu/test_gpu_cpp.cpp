@@ -53,4 +53,44 @@ TEST(GpuCpp, RoundTripsScopesAndStreams) {
   EXPECT_GE(ch::memory::stats(ch::cuda(0)).bytes_in_use, 4000);
 }
 
+// A training loop written for the CPU, run on cuda:0 by moving the model and
+// the data (the C++ layer's to_gpu): the same parameters as on the CPU.
+std::vector<std::vector<float>> train_cpp(ch_device device) {
+  namespace F = ch::F;
+  std::vector<float> w(12), b = {0.1f, -0.2f, 0.3f};
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i) - 0.5f;
+  ch::Function l1 = F::Linear(4, 3, 1, 0, false, ch::Array(w, {3, 4}), ch::Array(b, {3}));
+  ch::FunctionSet model = ch::FunctionSet::create({{"l1", l1}});
+  if (device.type != CH_DEVICE_CPU) model.to_gpu(device);
+  ch::Optimizer opt = ch::Optimizer::momentum_sgd(0.1, 0.9);
+  opt.setup(model);
+  for (int step = 0; step < 5; ++step) {
+    std::vector<float> x(8 * 4);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7 + step) % 11) / 11.0f;
+    std::vector<int32_t> t(8);
+    for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int32_t>((i + step) % 3);
+    ch::Variable xv(ch::Array(x, {8, 4}).to_device(device));
+    ch::Variable tv(ch::Array(t, {8}).to_device(device));
+    opt.zero_grads();
+    ch::Variable loss = F::softmax_cross_entropy(F::relu(l1(xv)), tv);
+    loss.backward();
+    opt.update();
+  }
+  std::vector<std::vector<float>> out;
+  for (const ch::NamedParameter& p : model.parameters()) out.push_back(p.param.to_vector<float>());
+  return out;
+}
+
+TEST(GpuCpp, TrainingLoopMovedToTheGpuMatchesTheCpu) {
+  if (ch::gpu::device_count() == 0)
+    CH_GPU_SKIP() << "no CUDA device: " << ch::gpu::unavailable_reason();
+  const auto on_cpu = train_cpp(ch::cpu()), on_gpu = train_cpp(ch::cuda(0));
+  ASSERT_EQ(on_gpu.size(), on_cpu.size());
+  for (size_t i = 0; i < on_cpu.size(); ++i)
+    for (size_t k = 0; k < on_cpu[i].size(); ++k)
+      EXPECT_NEAR(on_gpu[i][k], on_cpu[i][k], 1e-5) << "parameter " << i << " element " << k;
+  const std::vector<float> b0 = {0.1f, -0.2f, 0.3f};
+  EXPECT_NE(on_cpu[1], b0) << "the loop did not train (l1/b unchanged)";
+}
+
 }  // namespace
