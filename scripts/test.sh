@@ -176,8 +176,8 @@ if [ "${CH_SKIP_WRAPPERS:-0}" != "1" ]; then
       t=$SECONDS
       CHAINERC_LIB_DIR="$emu_lib_dir" CHAINERC_LIBRARY="$emu_lib_dir/libchainerc.so" \
         CHAINERC_TEST_PATHS="tests/test_cuda.py" \
-        CHAINERC_TEST_RUN='^(TestDevicesAndCopies|TestUserKernels|TestGPUCallback.*)$' \
-        CHAINERC_TEST_TARGETS="devices gpu_callback" \
+        CHAINERC_TEST_RUN='^(TestDevicesAndCopies|TestUserKernels|TestGPUCallback.*|TestGPUTraining.*)$' \
+        CHAINERC_TEST_TARGETS="devices gpu_callback gpu_training" \
         bash "$suite" >"$log" 2>&1 || true
       tail -n 3 "$log" >&2
       summary_args+=(--external "$lang-gpu-emulated=$log")

@@ -90,3 +90,85 @@ func TestGPUCallbackMulAddWithUserKernels(t *testing.T) {
 		a.Close()
 	}
 }
+
+// trainOn runs five momentum-SGD steps of a Linear + ReLU + softmax cross
+// entropy loop on `dev` (the model moved there with ToGPU, each batch with
+// ToDevice) and returns the final parameters.
+func trainOn(t *testing.T, dev Device) [][]float32 {
+	w := must(NewArray([]float32{-0.5, -0.4, -0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, 3, 4))
+	defer w.Close()
+	b := must(NewArray([]float32{0.1, -0.2, 0.3}))
+	defer b.Close()
+	o := DefaultLinear()
+	o.InitialW, o.InitialB = w, b
+	l1 := must(NewLinear(4, 3, o))
+	defer l1.Close()
+	model := must(NewFunctionSet())
+	defer model.Close()
+	ok(t, model.Add("l1", l1))
+	if dev != CPU {
+		ok(t, model.ToGPU(dev))
+	}
+	opt := must(NewMomentumSGD(0.1, 0.9))
+	defer opt.Close()
+	ok(t, opt.Setup(model))
+	for step := 0; step < 5; step++ {
+		xs := make([]float32, 8*4)
+		for i := range xs {
+			xs[i] = float32((i*7+step)%11) / 11
+		}
+		ts := make([]int32, 8)
+		for i := range ts {
+			ts[i] = int32((i + step) % 3)
+		}
+		xh := must(NewArray(xs, 8, 4))
+		th := must(NewArray(ts, 8))
+		xd := must(xh.ToDevice(dev))
+		td := must(th.ToDevice(dev))
+		x := must(NewVariable(xd))
+		tv := must(NewVariable(td))
+		a := must(l1.Apply1(x))
+		h := must(Relu(a))
+		loss := must(SoftmaxCrossEntropy(h, tv))
+		ok(t, opt.ZeroGrads())
+		ok(t, loss.Backward())
+		ok(t, opt.Update())
+		for _, v := range []*Variable{x, tv, a, h, loss} {
+			v.Close()
+		}
+		for _, arr := range []*Array{xh, th, xd, td} {
+			arr.Close()
+		}
+	}
+	params := must(model.Parameters())
+	out := [][]float32{}
+	for _, p := range params {
+		out = append(out, must(Values[float32](p.Param)))
+		p.Close()
+	}
+	return out
+}
+
+// A training loop written for the CPU runs on cuda:0 by moving its model and
+// data, and ends with the CPU's parameters.
+func TestGPUTrainingLoopMatchesTheCPU(t *testing.T) {
+	if DeviceCount() == 0 {
+		t.Skip("no CUDA device")
+	}
+	noLeak(t, func() {
+		onCPU, onGPU := trainOn(t, CPU), trainOn(t, CUDA(0))
+		if len(onCPU) != len(onGPU) {
+			t.Fatalf("%d parameters on the CPU, %d on the GPU", len(onCPU), len(onGPU))
+		}
+		for i := range onCPU {
+			for k := range onCPU[i] {
+				if d := onCPU[i][k] - onGPU[i][k]; d > 1e-5 || d < -1e-5 {
+					t.Fatalf("parameter %d element %d: %v on the CPU, %v on cuda:0", i, k, onCPU[i][k], onGPU[i][k])
+				}
+			}
+		}
+		if onCPU[1][0] == 0.1 && onCPU[1][1] == -0.2 {
+			t.Fatalf("the loop did not train: l1/b %v", onCPU[1])
+		}
+	})
+}
