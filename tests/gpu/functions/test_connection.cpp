@@ -190,6 +190,10 @@ TEST_F(GpuFunctions, Inception) {
                       {uniform(dt, {2, 3, 5, 6}, -1, 1, 51)},
                       apply_fn(),
                       ops::inception_new(3, 2, 2, 3, 2, 2, 2, dt)});
+  // Parameters from a fixed seed: check_backward's central differences must
+  // not straddle a relu or max-pooling kink, which depends on the random
+  // initial parameters (and so on what earlier tests drew).
+  ch_config_seed(7);
   expect_check_backward({"Inception check_backward",
                          {uniform(DType::Float64, {1, 2, 4, 3}, -1, 1, 52)},
                          apply_fn(),
