@@ -26,10 +26,13 @@ import chainerc
 import test_tutorial as t
 for name in sorted(n for n in dir(t) if n.startswith("test_")):
     getattr(t, name)()
-# The seed's function test (section 1.4.4), verbatim.
+# The seed's function test (section 1.4.4), verbatim but for the seed: with
+# unseeded data an element within eps of relu's kink makes it fail now and
+# then (seen once in CI: 0.7 eps from 0); randn(3, 2) from seed 0 is far from it.
 import numpy as np
 from chainerc import Variable, gradient_check
 import chainerc.functions as F
+np.random.seed(0)
 x = Variable(np.random.randn(3, 2).astype(np.float32))
 y = F.relu(x)
 y.grad = np.random.randn(3, 2).astype(np.float32)
