@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "core/device_backend.h"
-#include "kernels/math.h"
 #include "cuda_util.h"
 #include "fill_kernels.h"
+#include "kernels/math.h"
 #include "libraries.h"
 #include "memory.h"
 

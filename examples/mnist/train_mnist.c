@@ -62,8 +62,19 @@ static void usage(FILE* f) {
 }
 
 static Options parse(int argc, char** argv) {
-  Options o = {20, 100,  100, 0, 0.01, 1, "sgd", NULL, "/usr/share/datasets/fashion-mnist",
-               0,  NULL, NULL, {CH_DEVICE_CPU, 0}};
+  Options o = {20,
+               100,
+               100,
+               0,
+               0.01,
+               1,
+               "sgd",
+               NULL,
+               "/usr/share/datasets/fashion-mnist",
+               0,
+               NULL,
+               NULL,
+               {CH_DEVICE_CPU, 0}};
   int i;
   for (i = 1; i < argc; ++i) {
     const char* a = argv[i];

@@ -148,7 +148,6 @@ class Function {
   // Drop the links to the inputs (each becomes null, the count stays) and the
   // outputs' creator links (the seed's Function.unchain).
   void unchain();
-
 };
 
 // Every input in `in` and every parameter of f on one device; Error

@@ -2,7 +2,6 @@
 // from an .npz file (Chainer's layout), built on the codec of npz_codec.h.
 #include "checkpoint.h"
 
-
 #include "core/device_backend.h"
 #include "core/error.h"
 #include "npz_codec.h"

@@ -65,7 +65,8 @@ void Optimizer::accumulate_grads(const Arrays& grads, const char* who) {
   // data-parallel pattern) are copied to the parameter's device first.
   for (size_t i = 0; i < grads.size(); ++i) {
     Array& g = slots[i].grad;
-    kernels::add_into(g, grads[i].device() == g.device() ? grads[i] : grads[i].to_device(g.device()));
+    kernels::add_into(g,
+                      grads[i].device() == g.device() ? grads[i] : grads[i].to_device(g.device()));
   }
 }
 

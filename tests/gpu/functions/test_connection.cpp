@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "../require_gpu.h"
-
 #include "agreement.h"
 #include "core/gradient_check.h"
 #include "kernels/array.h"

@@ -4,9 +4,9 @@
 // the emulator's grid; check_backward on cuda:0; and the same CH_ERR_* status
 // and message for bad labels on cuda:0 as on the CPU (accuracy's label check
 // is the same kernel).
-#include <functional>
-
 #include <ch/config.h>
+
+#include <functional>
 
 #include "agreement.h"
 #include "parameter_check.h"
