@@ -226,6 +226,40 @@ TEST_F(GpuTraining, TenMlpStepsOnCuda0EqualTheCpus) {
   expect_close(on_gpu, on_cpu, 1e-3, "parameter");
 }
 
+// The allocator's steady state over a training loop (forward, backward,
+// optimizer update): after warm-up no step reaches cudaMalloc and none leaves
+// memory behind.
+TEST_F(GpuTraining, AllocatorSteadyStateOverATrainingLoop) {
+  try {
+    Mlp m;
+    CH_OK_OR_THROW(ch_function_set_to_gpu(m.set, gpu()));
+    ch_optimizer* opt = nullptr;
+    CH_OK_OR_THROW(ch_optimizer_adam_new(&opt, 0.001, 0.9, 0.999, 1.0 - 1e-8, 1e-8));
+    CH_OK_OR_THROW(ch_optimizer_setup(opt, m.set));
+    const Batch b = make_batch(64, 11);
+    auto step = [&] {
+      ch_variable *x = nullptr, *t = nullptr;
+      batch_vars(b, 0, b.n, gpu(), &x, &t);
+      CH_OK_OR_THROW(ch_optimizer_zero_grads(opt));
+      ch_variable* loss = loss_of(m, x, t, nullptr);
+      CH_OK_OR_THROW(ch_variable_backward(loss, 0));
+      CH_OK_OR_THROW(ch_optimizer_update(opt));
+      for (ch_variable* v : {loss, x, t}) ch_variable_release(v);
+    };
+    for (int i = 0; i < 3; ++i) step();
+    ch_memory_stats warm{}, after{};
+    CH_OK_OR_THROW(ch_memory_stats_get(&warm, gpu()));
+    for (int i = 0; i < 20; ++i) step();
+    CH_OK_OR_THROW(ch_memory_stats_get(&after, gpu()));
+    EXPECT_EQ(after.cache_misses, warm.cache_misses) << "cudaMalloc after warm-up";
+    EXPECT_EQ(after.bytes_in_use, warm.bytes_in_use) << "a step left device memory behind";
+    EXPECT_GT(after.allocations, warm.allocations);
+    ch_optimizer_release(opt);
+  } catch (const std::exception& e) {
+    FAIL() << e.what();
+  }
+}
+
 // With the determinism switch on, two identical runs give bit-identical
 // parameters (with convolutions of cuDNN limited to its deterministic
 // algorithms on a GPU; chainerc's own kernels are deterministic anyway).
