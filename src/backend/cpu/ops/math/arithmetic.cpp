@@ -12,23 +12,11 @@
 namespace chainerc::cpu {
 namespace {
 
-// y = f(x) through a cpu::vector_* function on chunks spread over the pool.
-template <typename F>
-void vector_unary(const Array& x, Array& y, F f) {
-  dispatch_floating(x.dtype(), "unary kernel", [&](auto t) {
-    using T = decltype(t);
-    const T* px = x.data<T>();
-    T* py = y.data<T>();
-    parallel_for(x.size(), kElementwiseGrain,
-                 [&](int64_t b, int64_t e) { f(px + b, py + b, e - b); });
-  });
-}
-
 void exp_kernel(const Array& x, Array& y) {
-  vector_unary(x, y, [](const auto* px, auto* py, int64_t n) { vector_exp(px, py, n); });
+  vector_map(x, y, [](const auto* px, auto* py, int64_t n) { vector_exp(px, py, n); });
 }
 void log_kernel(const Array& x, Array& y) {
-  vector_unary(x, y, [](const auto* px, auto* py, int64_t n) { vector_log(px, py, n); });
+  vector_map(x, y, [](const auto* px, auto* py, int64_t n) { vector_log(px, py, n); });
 }
 
 }  // namespace
