@@ -10,12 +10,10 @@
 #include <cstring>
 #include <vector>
 
+#include "../capi/capi_test_util.h"
 #include "require_gpu.h"
 
 namespace {
-
-#define ASSERT_CH_OK(expr) ASSERT_EQ((expr), CH_OK) << ch_error_message()
-#define EXPECT_CH_OK(expr) EXPECT_EQ((expr), CH_OK) << ch_error_message()
 
 // What the callbacks saw, per phase.
 struct Seen {

@@ -10,15 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "../capi/capi_test_util.h"
 #include "require_gpu.h"
 
 namespace {
 
-#define ASSERT_CH_OK(call)                                                                         \
-  do {                                                                                             \
-    ch_status st_ = (call);                                                                        \
-    ASSERT_EQ(st_, CH_OK) << #call << " -> " << ch_status_name(st_) << ": " << ch_error_message(); \
-  } while (0)
 #define CH_OK_OR_THROW(call)                                                              \
   do {                                                                                    \
     ch_status st_ = (call);                                                               \

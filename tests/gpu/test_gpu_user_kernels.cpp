@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "../capi/capi_test_util.h"
 #include "cuda/emulation/user_kernels.h"
 #include "require_gpu.h"
 
@@ -28,15 +29,7 @@ namespace {
 
 namespace en = chainerc::kernels::emulated_nvrtc;
 
-#define ASSERT_CH_OK(call)                                                                         \
-  do {                                                                                             \
-    ch_status st_ = (call);                                                                        \
-    ASSERT_EQ(st_, CH_OK) << #call << " -> " << ch_status_name(st_) << ": " << ch_error_message(); \
-  } while (0)
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using capi_test::contains;
 
 struct Arr {
   ch_array* p = nullptr;
