@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "chainerc_net.h"
 #include "heap_tracker.h"
 
 #ifndef CH_BENCH_HAVE_TORCH
@@ -89,70 +90,21 @@ struct Result {
 
 // ---- chainerc -----------------------------------------------------------------------------
 
+// The model on the CPU (bench/chainerc_net.h) fed from host batches.
 struct ChainercNet {
-  std::vector<ch_function*> layers;  // parameterized functions, in order
-  ch_function_set* set = nullptr;
-  ch_optimizer* opt = nullptr;
-  bool conv;
+  bench::ChainercNet net;
+  explicit ChainercNet(const Model& m) : net(m.conv, m.hidden, kLr, ch_device_cpu()) {}
 
-  explicit ChainercNet(const Model& m) : conv(m.conv) {
-    CH_BENCH_CHECK(ch_function_set_new(&set));
-    auto add = [&](const char* name, ch_function* f) {
-      layers.push_back(f);
-      CH_BENCH_CHECK(ch_function_set_add_function(set, name, f));
-    };
-    ch_function* f = nullptr;
-    if (conv) {
-      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 1, 20, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0,
-                                                     0.0, 0, nullptr, nullptr));
-      add("conv1", f);
-      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 20, 50, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0,
-                                                     0.0, 0, nullptr, nullptr));
-      add("conv2", f);
-      CH_BENCH_CHECK(
-          ch_functions_linear_new(&f, 800, 500, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
-      add("l3", f);
-      CH_BENCH_CHECK(
-          ch_functions_linear_new(&f, 500, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
-      add("l4", f);
-    } else {
-      CH_BENCH_CHECK(
-          ch_functions_linear_new(&f, 784, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
-      add("l1", f);
-      CH_BENCH_CHECK(ch_functions_linear_new(&f, m.hidden, m.hidden, CH_FLOAT32, 1.0, 0.0, 0,
-                                             nullptr, nullptr));
-      add("l2", f);
-      CH_BENCH_CHECK(
-          ch_functions_linear_new(&f, m.hidden, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
-      add("l3", f);
-    }
-    CH_BENCH_CHECK(ch_optimizer_sgd_new(&opt, kLr));
-    CH_BENCH_CHECK(ch_optimizer_setup(opt, set));
-  }
-  ~ChainercNet() {
-    ch_optimizer_release(opt);
-    ch_function_set_release(set);
-    for (ch_function* f : layers) ch_function_release(f);
-  }
-
-  static ch_variable* apply(ch_function* f, ch_variable* x) {
-    ch_variable* y = nullptr;
-    CH_BENCH_CHECK(ch_function_apply(f, &x, 1, &y, 1, nullptr));
-    return y;
-  }
-
-  // One SGD step on samples [begin, begin + kBatch); returns the loss. Each
-  // intermediate variable's handle is released as soon as the next function
-  // has consumed it, as C++, Python and Rust code does by scope (and as the
-  // libtorch side's temporaries are): the graph keeps what backward needs.
+  // One SGD step on samples [begin, begin + kBatch) (zero-copy views of the
+  // data); returns the loss.
   double step(const Data& d, int64_t begin) {
     ch_array *xa, *ta;
     const int64_t conv_shape[4] = {kBatch, 1, 28, 28};
     const int64_t flat_shape[2] = {kBatch, 784};
     const int64_t tshape[1] = {kBatch};
-    CH_BENCH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, conv ? conv_shape : flat_shape, conv ? 4 : 2,
-                                 const_cast<float*>(d.x.data() + begin * 784), ch_device_cpu(),
-                                 nullptr, nullptr));
+    CH_BENCH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, net.conv ? conv_shape : flat_shape,
+                                 net.conv ? 4 : 2, const_cast<float*>(d.x.data() + begin * 784),
+                                 ch_device_cpu(), nullptr, nullptr));
     CH_BENCH_CHECK(ch_array_wrap(&ta, CH_INT32, tshape, 1, const_cast<int32_t*>(d.t.data() + begin),
                                  ch_device_cpu(), nullptr, nullptr));
     ch_variable *x, *t;
@@ -162,39 +114,7 @@ struct ChainercNet {
     CH_BENCH_CHECK(ch_variable_set_requires_grad(t, 0));
     ch_array_release(xa);
     ch_array_release(ta);
-    ch_variable* h = x;
-    // h becomes `next`; the previous h's handle goes (x's stays until the end).
-    auto advance = [&](ch_variable* next) {
-      if (h != x) ch_variable_release(h);
-      h = next;
-    };
-    ch_variable* tmp = nullptr;
-    if (conv) {
-      advance(apply(layers[0], h));
-      CH_BENCH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
-      advance(tmp);
-      advance(apply(layers[1], h));
-      CH_BENCH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
-      advance(tmp);
-      advance(apply(layers[2], h));
-      CH_BENCH_CHECK(ch_functions_relu(&tmp, h));
-      advance(tmp);
-      advance(apply(layers[3], h));
-    } else {
-      for (size_t i = 0; i < layers.size(); ++i) {
-        advance(apply(layers[i], h));
-        if (i + 1 < layers.size()) {
-          CH_BENCH_CHECK(ch_functions_relu(&tmp, h));
-          advance(tmp);
-        }
-      }
-    }
-    ch_variable* loss;
-    CH_BENCH_CHECK(ch_functions_softmax_cross_entropy(&loss, h, t));
-    advance(nullptr);
-    CH_BENCH_CHECK(ch_optimizer_zero_grads(opt));
-    CH_BENCH_CHECK(ch_variable_backward(loss, 0));
-    CH_BENCH_CHECK(ch_optimizer_update(opt));
+    ch_variable* loss = net.train_step(x, t);
     ch_array* la;
     CH_BENCH_CHECK(ch_variable_data(&la, loss));
     double value = 0;

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "../bench_util.h"
+#include "../chainerc_net.h"
 #include "core/dtype.h"
 #include "cuda/runtime/launch_count.h"
 #include "cuda/runtime/libraries.h"
@@ -328,59 +329,10 @@ struct TrainResult {
   uint64_t own_kernels = 0, own_gemms = 0;  // one step with use_cudnn off
 };
 
-// The model of bench/train.cpp (the same layers, SGD lr 0.01), on the device.
+// The model of bench/train.cpp (bench/chainerc_net.h, SGD lr 0.01) on the device.
 struct Net {
-  std::vector<ch_function*> layers;
-  ch_function_set* set = nullptr;
-  ch_optimizer* opt = nullptr;
-  bool conv;
-
-  explicit Net(const Model& m) : conv(m.conv) {
-    CH_BENCH_CHECK(ch_function_set_new(&set));
-    auto add = [&](const char* name, ch_function* f) {
-      layers.push_back(f);
-      CH_BENCH_CHECK(ch_function_set_add_function(set, name, f));
-    };
-    ch_function* f = nullptr;
-    if (conv) {
-      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 1, 20, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0,
-                                                     0.0, 0, nullptr, nullptr));
-      add("conv1", f);
-      CH_BENCH_CHECK(ch_functions_convolution_2d_new(&f, 20, 50, 5, 5, 1, 1, 0, 0, CH_FLOAT32, 1.0,
-                                                     0.0, 0, nullptr, nullptr));
-      add("conv2", f);
-      CH_BENCH_CHECK(
-          ch_functions_linear_new(&f, 800, 500, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
-      add("l3", f);
-      CH_BENCH_CHECK(
-          ch_functions_linear_new(&f, 500, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
-      add("l4", f);
-    } else {
-      CH_BENCH_CHECK(
-          ch_functions_linear_new(&f, 784, m.hidden, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
-      add("l1", f);
-      CH_BENCH_CHECK(ch_functions_linear_new(&f, m.hidden, m.hidden, CH_FLOAT32, 1.0, 0.0, 0,
-                                             nullptr, nullptr));
-      add("l2", f);
-      CH_BENCH_CHECK(
-          ch_functions_linear_new(&f, m.hidden, 10, CH_FLOAT32, 1.0, 0.0, 0, nullptr, nullptr));
-      add("l3", f);
-    }
-    CH_BENCH_CHECK(ch_function_set_to_gpu(set, dev()));
-    CH_BENCH_CHECK(ch_optimizer_sgd_new(&opt, 0.01));
-    CH_BENCH_CHECK(ch_optimizer_setup(opt, set));
-  }
-  ~Net() {
-    ch_optimizer_release(opt);
-    ch_function_set_release(set);
-    for (ch_function* f : layers) ch_function_release(f);
-  }
-
-  static ch_variable* apply(ch_function* f, ch_variable* x) {
-    ch_variable* y = nullptr;
-    CH_BENCH_CHECK(ch_function_apply(f, &x, 1, &y, 1, nullptr));
-    return y;
-  }
+  bench::ChainercNet net;
+  explicit Net(const Model& m) : net(m.conv, m.hidden, 0.01, dev()) {}
 
   // One SGD step on device arrays xa (batch x 784 or batch x 1 x 28 x 28) and ta (int32
   // labels). Returns the loss array (new reference), not read: reading it would wait for the
@@ -391,38 +343,7 @@ struct Net {
     CH_BENCH_CHECK(ch_variable_new(&t, ta, 0));
     CH_BENCH_CHECK(ch_variable_set_requires_grad(x, 0));
     CH_BENCH_CHECK(ch_variable_set_requires_grad(t, 0));
-    ch_variable* h = x;
-    auto advance = [&](ch_variable* next) {
-      if (h != x) ch_variable_release(h);
-      h = next;
-    };
-    ch_variable* tmp = nullptr;
-    if (conv) {
-      advance(apply(layers[0], h));
-      CH_BENCH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
-      advance(tmp);
-      advance(apply(layers[1], h));
-      CH_BENCH_CHECK(ch_functions_max_pooling_2d(&tmp, h, 2, 2, 2, 2, 0, 0, 1));
-      advance(tmp);
-      advance(apply(layers[2], h));
-      CH_BENCH_CHECK(ch_functions_relu(&tmp, h));
-      advance(tmp);
-      advance(apply(layers[3], h));
-    } else {
-      for (size_t i = 0; i < layers.size(); ++i) {
-        advance(apply(layers[i], h));
-        if (i + 1 < layers.size()) {
-          CH_BENCH_CHECK(ch_functions_relu(&tmp, h));
-          advance(tmp);
-        }
-      }
-    }
-    ch_variable* loss;
-    CH_BENCH_CHECK(ch_functions_softmax_cross_entropy(&loss, h, t));
-    advance(nullptr);
-    CH_BENCH_CHECK(ch_optimizer_zero_grads(opt));
-    CH_BENCH_CHECK(ch_variable_backward(loss, 0));
-    CH_BENCH_CHECK(ch_optimizer_update(opt));
+    ch_variable* loss = net.train_step(x, t);
     ch_array* la;
     CH_BENCH_CHECK(ch_variable_data(&la, loss));
     for (ch_variable* v : {loss, x, t}) ch_variable_release(v);
