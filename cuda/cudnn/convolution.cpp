@@ -128,6 +128,34 @@ bool covered(const Array& x, const Array& W, const kernels::Conv2D& g) {
          g.ph >= 0 && g.pw >= 0;
 }
 
+// What both directions of one convolution set up: the settings of this call
+// (dtype, TF32, determinism), the sizes and the cuDNN descriptors.
+struct Problem {
+  DType dtype;
+  bool tf32, det;
+  int64_t n, o;
+  TensorDesc xd, yd;
+  FilterDesc wd;
+  ConvDesc cd;
+  Problem(const Array& x, const Array& W, const kernels::Conv2D& g)
+      : dtype(x.dtype()),
+        tf32(config::allow_tf32()),
+        det(config::deterministic()),
+        n(x.shape()[0]),
+        o(W.shape()[0]),
+        xd(dtype, n, g.c, g.h, g.w),
+        yd(dtype, n, o, g.oh, g.ow),
+        wd(dtype, o, g.c, g.kh, g.kw),
+        cd(g, dtype, tf32) {}
+  Key key(Direction d, int32_t device, const kernels::Conv2D& g) const {
+    return key_of(d, device, dtype, tf32, det, n, o, g);
+  }
+  template <typename Perf>
+  Choice choose(const std::vector<Perf>& perf, int returned) const {
+    return cudnn::choose(perf, returned, dtype, tf32, det);
+  }
+};
+
 void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernels::Conv2D& g,
                     Array& y) {
   const Device dev = x.device();
@@ -135,14 +163,13 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
   cudnnHandle_t h = covered(x, W, g) ? handle(dev.index, lock) : nullptr;
   if (!h) return g_own_forward(dev, x, W, b, g, y);
   DeviceGuard guard(dev.index);
-  const DType dt = x.dtype();
-  const bool tf32 = config::allow_tf32();
-  const bool det = config::deterministic();
-  const int64_t n = x.shape()[0], o = W.shape()[0];
-  const TensorDesc xd(dt, n, g.c, g.h, g.w), yd(dt, n, o, g.oh, g.ow);
-  const FilterDesc wd(dt, o, g.c, g.kh, g.kw);
-  ConvDesc cd(g, dt, tf32);
-  const Choice c = cached(key_of(kForward, dev.index, dt, tf32, det, n, o, g), [&] {
+  Problem pb(x, W, g);
+  const DType dt = pb.dtype;
+  const int64_t o = pb.o;
+  const TensorDesc &xd = pb.xd, &yd = pb.yd;
+  const FilterDesc& wd = pb.wd;
+  ConvDesc& cd = pb.cd;
+  const Choice c = cached(pb.key(kForward, dev.index, g), [&] {
     int max = 0, returned = 0;
     check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
           "cudnnGetConvolutionForwardAlgorithmMaxCount");
@@ -150,7 +177,7 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
     check(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, static_cast<int>(perf.size()),
                                                  &returned, perf.data()),
           "cudnnGetConvolutionForwardAlgorithm_v7");
-    return choose(perf, returned, dt, tf32, det);
+    return pb.choose(perf, returned);
   });
   if (!c.usable) {
     lock.unlock();
@@ -176,15 +203,14 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
   cudnnHandle_t h = covered(x, W, g) ? handle(dev.index, lock) : nullptr;
   if (!h) return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
   DeviceGuard guard(dev.index);
-  const DType dt = x.dtype();
-  const bool tf32 = config::allow_tf32();
-  const bool det = config::deterministic();
-  const int64_t n = x.shape()[0], o = W.shape()[0];
-  const TensorDesc xd(dt, n, g.c, g.h, g.w), yd(dt, n, o, g.oh, g.ow);
-  const FilterDesc wd(dt, o, g.c, g.kh, g.kw);
-  ConvDesc cd(g, dt, tf32);
+  Problem pb(x, W, g);
+  const DType dt = pb.dtype;
+  const int64_t o = pb.o;
+  const TensorDesc &xd = pb.xd, &yd = pb.yd;
+  const FilterDesc& wd = pb.wd;
+  ConvDesc& cd = pb.cd;
   // Both algorithms first: nothing is accumulated unless both are usable.
-  const Choice cf = cached(key_of(kBackwardFilter, dev.index, dt, tf32, det, n, o, g), [&] {
+  const Choice cf = cached(pb.key(kBackwardFilter, dev.index, g), [&] {
     int max = 0, returned = 0;
     check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
           "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
@@ -192,11 +218,11 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
     check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
               h, xd, yd, cd, wd, static_cast<int>(perf.size()), &returned, perf.data()),
           "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    return choose(perf, returned, dt, tf32, det);
+    return pb.choose(perf, returned);
   });
   Choice cdata;
   if (gx.defined())
-    cdata = cached(key_of(kBackwardData, dev.index, dt, tf32, det, n, o, g), [&] {
+    cdata = cached(pb.key(kBackwardData, dev.index, g), [&] {
       int max = 0, returned = 0;
       check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max),
             "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
@@ -204,7 +230,7 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
       check(cudnnGetConvolutionBackwardDataAlgorithm_v7(
                 h, wd, yd, cd, xd, static_cast<int>(perf.size()), &returned, perf.data()),
             "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      return choose(perf, returned, dt, tf32, det);
+      return pb.choose(perf, returned);
     });
   if (!cf.usable || (gx.defined() && !cdata.usable)) {
     lock.unlock();
