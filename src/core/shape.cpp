@@ -65,6 +65,13 @@ std::string Shape::to_string() const {
   return s + ")";
 }
 
+AxisSplit split_at_axis(const Shape& s, int32_t axis) {
+  AxisSplit r{1, s[axis], 1};
+  for (int32_t d = 0; d < axis; ++d) r.outer *= s[d];
+  for (int32_t d = axis + 1; d < s.ndim(); ++d) r.inner *= s[d];
+  return r;
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* who) {
   int32_t n = std::max(a.ndim(), b.ndim());
   Shape out;

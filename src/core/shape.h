@@ -35,6 +35,14 @@ class Shape {
   int64_t dims_[CH_MAX_NDIM] = {};
 };
 
+// A shape seen as (outer, extent, inner) around `axis` (0 <= axis < ndim):
+// the product of the extents before the axis, the axis's own, and the
+// product of those after it. How softmax walks axis 1 and concat its axis.
+struct AxisSplit {
+  int64_t outer, extent, inner;
+};
+AxisSplit split_at_axis(const Shape& s, int32_t axis);
+
 // NumPy broadcasting of two shapes; Error(CH_ERR_SHAPE) naming `who` if impossible.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* who);
 // Normalize a possibly negative axis for `ndim` dimensions; Error if out of range.

@@ -16,17 +16,6 @@ inline Kernel<BinaryFn> sigmoid_grad{"sigmoid_grad"};              // (gy, y) ->
 inline Kernel<UnaryFn> tanh{"tanh"};                               // y = tanh(x)
 inline Kernel<BinaryFn> tanh_grad{"tanh_grad"};                    // (gy, y) -> gx
 
-// An array normalised over its axis 1 seen as (outer, channels, inner):
-// (N, C, trailing axes' product); ndim >= 2. Softmax's kernels walk it so.
-struct Axis1Layout {
-  int64_t outer, channels, inner;
-};
-inline Axis1Layout axis1_layout(const Array& x) {
-  Axis1Layout l{x.shape()[0], x.shape()[1], 1};
-  for (int32_t d = 2; d < x.ndim(); ++d) l.inner *= x.shape()[d];
-  return l;
-}
-
 // Softmax over axis 1 of an (N, C, ...) array (ndim >= 2, checked by the op):
 // y = exp(x - max) / sum, every position of the trailing axes on its own.
 inline Kernel<void(const Array& x, Array& y)> softmax{"softmax"};

@@ -13,7 +13,8 @@
 namespace chainerc::cuda {
 namespace {
 
-using Layout = kernels::Axis1Layout;
+// (N, C, trailing axes' product): softmax runs over the C channels.
+using Layout = AxisSplit;
 
 // Rows of at least this many channels (inner = 1) get a block each.
 constexpr int64_t kRowPerBlock = 64;
@@ -43,7 +44,7 @@ __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, 
 template <typename T>
 __global__ void softmax_columns_kernel(const T* __restrict__ x, T* __restrict__ y, Layout l) {
   const pointwise::Exp exp_f;
-  const int64_t n = l.outer * l.inner, c = l.channels, inner = l.inner;
+  const int64_t n = l.outer * l.inner, c = l.extent, inner = l.inner;
   for (int64_t p = grid_start(); p < n; p += grid_step()) {
     const int64_t base = (p / inner) * c * inner + p % inner;
     const T* xc = x + base;
@@ -79,7 +80,7 @@ __global__ void softmax_grad_rows_kernel(const T* __restrict__ y, const T* __res
 template <typename T>
 __global__ void softmax_grad_columns_kernel(const T* __restrict__ y, const T* __restrict__ gy,
                                             T* __restrict__ gx, Layout l) {
-  const int64_t n = l.outer * l.inner, c = l.channels, inner = l.inner;
+  const int64_t n = l.outer * l.inner, c = l.extent, inner = l.inner;
   for (int64_t p = grid_start(); p < n; p += grid_step()) {
     const int64_t base = (p / inner) * c * inner + p % inner;
     T s = 0;
@@ -91,17 +92,17 @@ __global__ void softmax_grad_columns_kernel(const T* __restrict__ y, const T* __
   }
 }
 
-bool per_block(const Layout& l) { return l.inner == 1 && l.channels >= kRowPerBlock; }
+bool per_block(const Layout& l) { return l.inner == 1 && l.extent >= kRowPerBlock; }
 
 void softmax_kernel(const Array& x, Array& y) {
-  const Layout l = kernels::axis1_layout(x);
-  if (l.channels == 0 || l.outer * l.inner == 0) return;  // empty: no maximum to take
+  const Layout l = split_at_axis(x.shape(), 1);
+  if (l.extent == 0 || l.outer * l.inner == 0) return;  // empty: no maximum to take
   DeviceGuard guard(x.device().index);
   dispatch_floating(x.dtype(), "softmax", [&](auto t) {
     using T = decltype(t);
     if (per_block(l))
       check_launch(launch(softmax_rows_kernel<T>, blocks_for(l.outer * kBlockThreads),
-                          kBlockThreads, 0, nullptr, x.data<T>(), y.data<T>(), l.outer, l.channels),
+                          kBlockThreads, 0, nullptr, x.data<T>(), y.data<T>(), l.outer, l.extent),
                    "softmax");
     else
       launch_elementwise("softmax", l.outer * l.inner, softmax_columns_kernel<T>, x.data<T>(),
@@ -110,15 +111,15 @@ void softmax_kernel(const Array& x, Array& y) {
 }
 
 void softmax_grad_kernel(const Array& y, const Array& gy, Array& gx) {
-  const Layout l = kernels::axis1_layout(y);
-  if (l.channels == 0 || l.outer * l.inner == 0) return;
+  const Layout l = split_at_axis(y.shape(), 1);
+  if (l.extent == 0 || l.outer * l.inner == 0) return;
   DeviceGuard guard(y.device().index);
   dispatch_floating(y.dtype(), "softmax", [&](auto t) {
     using T = decltype(t);
     if (per_block(l))
       check_launch(
           launch(softmax_grad_rows_kernel<T>, blocks_for(l.outer * kBlockThreads), kBlockThreads, 0,
-                 nullptr, y.data<T>(), gy.data<T>(), gx.data<T>(), l.outer, l.channels),
+                 nullptr, y.data<T>(), gy.data<T>(), gx.data<T>(), l.outer, l.extent),
           "softmax_grad");
     else
       launch_elementwise("softmax_grad", l.outer * l.inner, softmax_grad_columns_kernel<T>,

@@ -26,10 +26,8 @@ __global__ void copy_piece_kernel(E* __restrict__ piece, E* __restrict__ y, int6
 
 template <typename E>
 void copy_pieces(const std::vector<Array>& pieces, const Array& y, int32_t axis, bool into_y) {
-  int64_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= y.shape()[d];
-  for (int32_t d = axis + 1; d < y.ndim(); ++d) inner *= y.shape()[d];
-  const int64_t row = y.shape()[axis] * inner;
+  const AxisSplit ys = split_at_axis(y.shape(), axis);
+  const int64_t outer = ys.outer, inner = ys.inner, row = ys.extent * inner;
   int64_t offset = 0;
   for (const Array& x : pieces) {
     const int64_t chunk = x.shape()[axis] * inner;

@@ -11,11 +11,12 @@
 namespace chainerc::cpu {
 namespace {
 
-using Layout = kernels::Axis1Layout;
+// (N, C, trailing axes' product): softmax runs over the C channels.
+using Layout = AxisSplit;
 
 template <typename T>
 void softmax_forward(const T* x, T* y, const Layout& l) {
-  const int64_t c = l.channels, inner = l.inner;
+  const int64_t c = l.extent, inner = l.inner;
   if (c == 0) return;  // an empty array: no maximum to take
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, c * inner));
   parallel_for(l.outer, grain, [&](int64_t b, int64_t e) {
@@ -50,7 +51,7 @@ void softmax_forward(const T* x, T* y, const Layout& l) {
 
 template <typename T>
 void softmax_backward(const T* y, const T* gy, T* gx, const Layout& l) {
-  const int64_t c = l.channels, inner = l.inner;
+  const int64_t c = l.extent, inner = l.inner;
   if (c == 0) return;  // an empty array: nothing to do
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, c * inner));
   parallel_for(l.outer, grain, [&](int64_t b, int64_t e) {
@@ -76,14 +77,14 @@ void softmax_backward(const T* y, const T* gy, T* gx, const Layout& l) {
 void softmax_kernel(const Array& x, Array& y) {
   dispatch_floating(x.dtype(), "softmax", [&](auto t) {
     using T = decltype(t);
-    softmax_forward(x.data<T>(), y.data<T>(), kernels::axis1_layout(x));
+    softmax_forward(x.data<T>(), y.data<T>(), split_at_axis(x.shape(), 1));
   });
 }
 
 void softmax_grad_kernel(const Array& y, const Array& gy, Array& gx) {
   dispatch_floating(y.dtype(), "softmax", [&](auto t) {
     using T = decltype(t);
-    softmax_backward(y.data<T>(), gy.data<T>(), gx.data<T>(), kernels::axis1_layout(y));
+    softmax_backward(y.data<T>(), gy.data<T>(), gx.data<T>(), split_at_axis(y.shape(), 1));
   });
 }
 

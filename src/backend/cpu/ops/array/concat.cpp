@@ -11,10 +11,9 @@ namespace {
 // Copies the pieces into y (forward) or y into the pieces (backward).
 void copy_pieces(const std::vector<Array>& pieces, const Array& y, int32_t axis, bool into_y) {
   const size_t elem = dtype_size(y.dtype());
-  int64_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= y.shape()[d];
-  for (int32_t d = axis + 1; d < y.ndim(); ++d) inner *= y.shape()[d];
-  const size_t row = static_cast<size_t>(y.shape()[axis] * inner) * elem;
+  const AxisSplit ys = split_at_axis(y.shape(), axis);
+  const int64_t outer = ys.outer, inner = ys.inner;
+  const size_t row = static_cast<size_t>(ys.extent * inner) * elem;
   char* py = static_cast<char*>(y.raw());
   size_t offset = 0;
   for (const Array& x : pieces) {
