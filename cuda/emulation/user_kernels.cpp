@@ -344,36 +344,6 @@ Loaded load(const std::string& source, const std::string& name) {
   return l;
 }
 
-// Makes `device` current for the scope (as on a GPU: its context is
-// created), and restores the previous one if that has a context.
-class DeviceScope {
- public:
-  DeviceScope(int device, const std::string& name) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      fail(CH_ERR_DEVICE, "kernel '", name, "': cuda:", device,
-           " was requested but no (emulated) CUDA device is available");
-    }
-    if (device < 0 || device >= count)
-      fail(CH_ERR_DEVICE, "kernel '", name, "': cuda:", device, " does not exist (", count,
-           " device(s))");
-    cuda::check(cudaGetDevice(&prev_), name.c_str(), "cudaGetDevice");
-    if (prev_ != device) cuda::check(cudaSetDevice(device), name.c_str(), "cudaSetDevice");
-  }
-  ~DeviceScope() {
-    int cur = -1;
-    if (cudaGetDevice(&cur) == cudaSuccess && cur != prev_ && cuda::context_active(prev_))
-      cudaSetDevice(prev_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int prev_ = 0;
-};
-
 }  // namespace
 
 namespace emulated_nvrtc {
@@ -402,7 +372,10 @@ int multiprocessor_count(int device) {
 
 void launch(int device, const std::string& source, const std::string& kernel_name, long long count,
             const void* args, size_t args_size, unsigned grid, unsigned block, void* stream) {
-  DeviceScope scope(device, kernel_name);
+  // The device must exist; it is current for the launch (cuda::DeviceGuard
+  // leaves no context on the previous device where it had none).
+  cuda::require_device(device, ("kernel '" + kernel_name + "'").c_str());
+  cuda::DeviceGuard scope(device);
   const Loaded l = load(source, kernel_name);
   const cudaError_t e = l.launch(count, args, args_size, grid, block, stream);
   if (e == cudaSuccess) return;

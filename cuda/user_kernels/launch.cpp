@@ -28,35 +28,6 @@ void check_cuda(cudaError_t e, const char* what, const std::string& name, int de
        cudaGetErrorString(e), ")");
 }
 
-// Makes `device` current for the scope and restores the previous one.
-class DeviceScope {
- public:
-  DeviceScope(int device, const std::string& name) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-      fail(CH_ERR_DEVICE, "kernel '", name, "': cuda:", device,
-           " was requested but no CUDA device is available (",
-           e == cudaSuccess ? "no device" : cudaGetErrorString(e), ")");
-    if (device < 0 || device >= count)
-      fail(CH_ERR_DEVICE, "kernel '", name, "': cuda:", device, " does not exist (", count,
-           " device(s))");
-    check_cuda(cudaGetDevice(&prev_), "cudaGetDevice", name, device);
-    // (as cuda::DeviceGuard: no context on the previous device if it has none)
-    if (prev_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice", name, device);
-  }
-  ~DeviceScope() {
-    int cur = -1;
-    if (cudaGetDevice(&cur) == cudaSuccess && cur != prev_ && cuda::context_active(prev_))
-      cudaSetDevice(prev_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int prev_ = 0;
-};
-
 std::string arch_of(int device, const std::string& name) {
   int major = 0, minor = 0;
   check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
@@ -126,7 +97,10 @@ int multiprocessor_count(int device) {
 void launch(int device, const std::string& source, const std::string& kernel_name, long long count,
             const void* args, size_t args_size, unsigned grid, unsigned block, void* stream) {
   (void)args_size;
-  DeviceScope scope(device, kernel_name);
+  // The device must exist; it is current for the launch (cuda::DeviceGuard
+  // leaves no context on the previous device where it had none).
+  cuda::require_device(device, ("kernel '" + kernel_name + "'").c_str());
+  cuda::DeviceGuard scope(device);
   const Loaded l = load(device, source, kernel_name);
   long long n = count;
   void* params[2] = {&n, const_cast<void*>(args)};
