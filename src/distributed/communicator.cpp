@@ -2,8 +2,9 @@
 //
 // Built only on libchainerc's public C API (function sets, optimizers, arrays,
 // ch_error_set), so the shared library links the shared libchainerc and
-// libchainerc never needs MPI. CUDA arrays go through nccl.cpp when NCCL is
-// compiled in, else through host memory (ch_array_read / ch_array_write).
+// libchainerc never needs MPI. CUDA gradients go through nccl.cpp when NCCL
+// support is compiled in and libnccl loads (use_nccl), else through host
+// memory (ch_array_read / ch_array_write), as every other array does.
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -232,6 +233,55 @@ std::map<std::pair<int, int>, std::vector<ch_array*>> group(const std::vector<Pa
   return g;
 }
 
+// Why NCCL cannot be used by this rank; empty when it can.
+std::string nccl_unavailable() {
+#if CH_MPI_HAVE_NCCL
+  return nccl_load_error();
+#else
+  return "this libchainerc_mpi was built without NCCL (no CUDA backend or no nccl.h at build "
+         "time)";
+#endif
+}
+
+// Whether CUDA gradients go through NCCL, decided once per communicator at
+// its first reduction of CUDA gradients (that is when libnccl is opened) by
+// the environment variable CH_NCCL:
+//   unset or "auto"  NCCL when every rank can load it, else the MPI path
+//                    through host memory on every rank;
+//   "0"              the MPI path through host memory;
+//   "1"              NCCL required: when a rank cannot load it, every rank
+//                    fails with CH_ERR_UNSUPPORTED naming that rank.
+// The ranks agree (an allreduce) before either path runs, so a job whose
+// machines differ never mixes NCCL and MPI collectives.
+bool use_nccl(Comm& c, const char* who) {
+  if (c.nccl_mode != Comm::NcclMode::kUndecided) return c.nccl_mode == Comm::NcclMode::kNccl;
+  const char* env = std::getenv("CH_NCCL");
+  const std::string want = env ? env : "auto";
+  const bool valid = want == "auto" || want == "0" || want == "1";
+  const std::string why = valid && want != "0" ? nccl_unavailable() : std::string();
+  // This rank's answer: 1 it can use NCCL, 0 it will not (CH_NCCL=0, or auto
+  // without NCCL), -1 NCCL is required here but missing, -2 CH_NCCL is not valid.
+  const int mine = !valid ? -2 : want == "0" ? 0 : why.empty() ? 1 : want == "1" ? -1 : 0;
+  int range[2] = {-mine, mine}, all[2] = {0, 0};  // {-min, max}
+  check_mpi(MPI_Allreduce(range, all, 2, MPI_INT, MPI_MAX, c.comm), who, "MPI_Allreduce");
+  const int lowest = -all[0], highest = all[1];
+  if (lowest < 0) {
+    // Name the first rank at fault (every rank takes part).
+    int culprit = mine == lowest ? c.rank : c.size, first = c.size;
+    check_mpi(MPI_Allreduce(&culprit, &first, 1, MPI_INT, MPI_MIN, c.comm), who, "MPI_Allreduce");
+    if (lowest == -2)
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": CH_NCCL is '", c.rank == first ? want : "?",
+           "' on rank ", first,
+           "; expected 0 (MPI through host memory), 1 (NCCL required) or auto");
+    fail(CH_ERR_UNSUPPORTED, who, ": CH_NCCL=1 asks for NCCL for CUDA gradients but rank ", first,
+         " cannot use it", c.rank == first ? " (" + why + ")" : std::string(),
+         "; install NCCL or add its folder to the loader's path, or unset CH_NCCL (auto: MPI "
+         "through host memory where NCCL is missing)");
+  }
+  c.nccl_mode = lowest == 1 && highest == 1 ? Comm::NcclMode::kNccl : Comm::NcclMode::kHost;
+  return c.nccl_mode == Comm::NcclMode::kNccl;
+}
+
 struct HookData {
   std::shared_ptr<Comm> comm;
 };
@@ -377,12 +427,12 @@ void allreduce_grads(Comm& c, const std::vector<Param>& ps, const char* who) {
     ch_dtype d = key.second;
     if (d != CH_FLOAT32 && d != CH_FLOAT64)
       fail(CH_ERR_DTYPE, who, ": gradients of dtype ", dtype_name(d), " cannot be averaged");
+    if (key.first == CH_DEVICE_CUDA && use_nccl(c, who)) {
 #if CH_MPI_HAVE_NCCL
-    if (key.first == CH_DEVICE_CUDA) {
       nccl_allreduce_mean(c, arrays, d, who);
       continue;
-    }
 #endif
+    }
     MPI_Datatype t = mpi_type(d, who);
     through_host(c, arrays, d, true, who, [&](char* buf, size_t count) {
       chunked(buf, count, dtype_size(d), [&](char* p, int n) {
@@ -652,6 +702,12 @@ ch_status ch_communicator_finalize(void) {
   CH_DIST_END
 }
 
-int32_t ch_communicator_has_nccl(void) { return CH_MPI_HAVE_NCCL ? 1 : 0; }
+int32_t ch_communicator_has_nccl(void) {
+  try {
+    return nccl_unavailable().empty() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
 
 }  // extern "C"
