@@ -32,6 +32,7 @@ epochs="${EPOCHS:-3}"
 models="${MODELS:-mlp convnet}"
 configs="${CONFIGS:-1x1 2x1 1x2}"
 py="${PYTHON:-/usr/bin/python3}"
+cores="$(nproc)" # before OMP_NUM_THREADS is set: nproc honours it
 # Loopback only; shared memory between the ranks of this machine.
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 # One thread per BLAS/OpenMP in every process unless the configuration says more.
@@ -64,7 +65,7 @@ ddp_once() { # model ranks threads
 best() { sort -g | tail -1; }
 
 echo "# bench/distributed: samples/s, global batch 100 (best epoch of $epochs, best of $repeats runs)"
-echo "# $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$have_torch" = 1 ] && echo "# PyTorch $("$py" -c 'import torch; print(torch.__version__, torch.__file__)')"
 printf '| %-8s | %-15s | %10s | %10s | %18s |\n' model "ranks x threads" chainerc "DDP gloo" "chainerc / DDP"
 printf '| --- | --- | ---: | ---: | ---: |\n'
