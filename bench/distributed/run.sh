@@ -14,11 +14,12 @@
 #
 #   bench/distributed/run.sh [BUILD_DIR]
 #     MODELS="mlp convnet"  CONFIGS="1x1 2x1 1x2"  REPEATS=3  EPOCHS=3
-#     MLP_SAMPLES=60000  CONVNET_SAMPLES=2000
+#     MLP_SAMPLES=60000  CONVNET_SAMPLES=2000  DDP_BIND=
 #
-# Binding: ranks are pinned one per core (mpirun --bind-to core; ddp_train.py
-# --bind does the same with sched_setaffinity) when they run 1 thread, not
-# pinned for 1 rank x 2 threads. Every process runs the thread count of its
+# Binding: chainerc's ranks are pinned one per core (mpirun --bind-to core)
+# when they run 1 thread, not pinned for 1 rank x 2 threads. DDP's processes
+# are not pinned (PyTorch's default; pinning them like chainerc's, DDP_BIND=1
+# or ddp_train.py --bind, measured the same or slower). Every process runs the thread count of its
 # configuration (chainerc's pool, OpenBLAS and oneDNN's OpenMP; torch's intra-
 # and inter-op pools). Open MPI spins in blocking calls, which is right with
 # one rank per core. On a shared machine, take the timings when it is quiet.
@@ -53,9 +54,9 @@ chainerc_once() { # model ranks threads
     awk '/^chainerc/ {print $(NF-4)}'
 }
 
-ddp_once() { # model ranks threads
-  local bind=(--bind)
-  [ "$3" -gt 1 ] && bind=()
+ddp_once() { # model ranks threads (unpinned, PyTorch's default: as fast as or faster than --bind here)
+  local bind=()
+  [ -n "${DDP_BIND:-}" ] && [ "$3" = 1 ] && bind=(--bind)
   OMP_NUM_THREADS="$3" OPENBLAS_NUM_THREADS="$3" \
     "$py" "$here/ddp_train.py" --model "$1" --ranks "$2" --threads "$3" --batch 100 \
     --samples "$(samples_of "$1")" --repeats "$epochs" "${bind[@]}" 2>/dev/null |

@@ -373,6 +373,15 @@ static void test_train(ch_communicator* comm, ch_dtype dtype, const char* opt_na
   }
   bit_identical_to_rank0(comm, &m, in, dtype, what);
   n = ch_function_set_parameter_count(m.set);
+  for (k = 0; k < n; ++k) { /* the training really ran on g_device */
+    ch_array *p, *g;
+    CHECK(ch_function_set_parameter(&p, &g, NULL, m.set, k));
+    EXPECT(
+        ch_array_device(p).type == g_device.type && g && ch_array_device(g).type == g_device.type,
+        "%s: parameter %d and its gradient on the device", what, (int)k);
+    ch_array_release(p);
+    ch_array_release(g);
+  }
   for (k = 0; k < n; ++k) {
     ch_array *p, *q;
     int64_t i;
