@@ -13,7 +13,7 @@
 # REPEATS runs, the two sides interleaved (chainerc, DDP, chainerc, ...).
 #
 #   bench/distributed/run.sh [BUILD_DIR]
-#     MODELS="mlp convnet"  CONFIGS="1x1 2x1 1x2"  REPEATS=3  EPOCHS=3
+#     MODELS="mlp convnet"  CONFIGS="1x1 2x1 1x2"  REPEATS=5  EPOCHS=3
 #     MLP_SAMPLES=60000  CONVNET_SAMPLES=2000  DDP_BIND=
 #
 # Binding: chainerc's ranks are pinned one per core (mpirun --bind-to core)
@@ -28,7 +28,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 build="${1:-$root/build}"
 exe="$build/bench/distributed/train_mpi"
-repeats="${REPEATS:-3}"
+repeats="${REPEATS:-5}"
 epochs="${EPOCHS:-3}"
 models="${MODELS:-mlp convnet}"
 configs="${CONFIGS:-1x1 2x1 1x2}"
