@@ -10,7 +10,8 @@
 # (chainerc: one flat MPI_Allreduce per step; DDP: its bucketed allreduce),
 # SGD; nothing read back per step. Each run: one warm-up epoch and EPOCHS
 # timed epochs between barriers, the best epoch; the figure is the best of
-# REPEATS runs, the two sides interleaved (chainerc, DDP, chainerc, ...).
+# REPEATS runs, interleaved: each round runs every configuration, chainerc
+# then DDP.
 #
 #   bench/distributed/run.sh [BUILD_DIR]
 #     MODELS="mlp convnet"  CONFIGS="1x1 2x1 1x2"  REPEATS=5  EPOCHS=3
@@ -71,19 +72,27 @@ echo "# $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 
 printf '| %-8s | %-15s | %10s | %10s | %18s |\n' model "ranks x threads" chainerc "DDP gloo" "chainerc / DDP"
 printf '| --- | --- | ---: | ---: | ---: |\n'
 for model in $models; do
+  # Repeats outermost: every configuration and both sides once per round, so
+  # that a change in background load hits every row alike.
+  declare -A ch=() dd=()
+  for ((i = 0; i < repeats; i++)); do
+    for cfg in $configs; do
+      ch[$cfg]+="$(chainerc_once "$model" "${cfg%x*}" "${cfg#*x}") "
+      [ "$have_torch" = 1 ] && dd[$cfg]+="$(ddp_once "$model" "${cfg%x*}" "${cfg#*x}") "
+    done
+  done
   for cfg in $configs; do
     ranks="${cfg%x*}" threads="${cfg#*x}"
-    ch=() dd=()
-    for ((i = 0; i < repeats; i++)); do
-      ch+=("$(chainerc_once "$model" "$ranks" "$threads")")
-      [ "$have_torch" = 1 ] && dd+=("$(ddp_once "$model" "$ranks" "$threads")")
-    done
-    c="$(printf '%s\n' "${ch[@]}" | grep . | best)"
+    c="$(printf '%s\n' ${ch[$cfg]:-} | grep . | best)"
     d="n/a"
-    [ "$have_torch" = 1 ] && d="$(printf '%s\n' "${dd[@]}" | grep . | best)"
+    [ "$have_torch" = 1 ] && d="$(printf '%s\n' ${dd[$cfg]:-} | grep . | best)"
     ratio="n/a"
     [ -n "$c" ] && [ "$d" != n/a ] && [ -n "$d" ] && ratio="$(awk -v a="$c" -v b="$d" 'BEGIN {printf "%.2fx", a / b}')"
     printf '| %-8s | %-15s | %10s | %10s | %18s |\n' "$model" "$ranks x $threads" "${c:-failed}" "${d:-failed}" "$ratio"
   done
+  c1="$(printf '%s\n' ${ch[1x1]:-} | grep . | best)" c2="$(printf '%s\n' ${ch[2x1]:-} | grep . | best)"
+  [ -n "$c1" ] && [ -n "$c2" ] &&
+    echo "# $model: chainerc 2 x 1 / 1 x 1 = $(awk -v a="$c2" -v b="$c1" 'BEGIN {printf "%.2fx", a / b}')"
+  unset ch dd
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
