@@ -21,6 +21,7 @@
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/parallel.h"
+#include "core/allocator.h"
 #include "core/random.h"
 #include "core/variable.h"
 #include "ops/ops.h"
@@ -229,6 +230,7 @@ int main(int argc, char** argv) {
   }
   double loss = net.step(x, t);  // warm-up
   for (auto& p : net.phase) p = {};
+  const ch_memory_stats m0 = host_memory_stats();
   const auto t0 = std::chrono::steady_clock::now();
   for (long s = 0; s < steps; ++s) {
     make_vars(x, t);
@@ -238,6 +240,11 @@ int main(int argc, char** argv) {
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%s threads=%d steps=%ld: %.1f us/step, loss %.6f\n", model.c_str(), threads, steps,
               us / static_cast<double>(steps), loss);
+  const ch_memory_stats m1 = host_memory_stats();
+  std::printf("  host allocations %.1f per step (%lld reached the system), peak in use %.1f MiB\n",
+              static_cast<double>(m1.allocations - m0.allocations) / static_cast<double>(steps),
+              static_cast<long long>(m1.cache_misses - m0.cache_misses),
+              static_cast<double>(m1.peak_bytes_in_use) / (1024.0 * 1024.0));
   const char* names[4] = {"forward", "zero_grads", "backward", "update"};
   for (int i = 0; i < 4; ++i)
     std::printf("  %-10s %8.1f us/step\n", names[i],
