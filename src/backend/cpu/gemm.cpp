@@ -50,7 +50,7 @@ namespace {
 // Calls of each candidate timed per shape class before the choice; the rate
 // kept is the best of them (the first call of a library can include its
 // one-time set-up, e.g. oneDNN's JIT compiling a kernel).
-constexpr int kSamples = 2;
+constexpr int kSamples = 3;
 
 int blas_int(int64_t v, const char* what) {
   if (v < 0 || v > INT_MAX)
@@ -340,6 +340,14 @@ class Chooser {
     return it == classes_.end() ? -1 : it->second.chosen;
   }
 
+  void reread_environment() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    environment_read_ = false;
+    environment_error_.clear();
+    forced_ = -1;
+    classes_.clear();
+  }
+
   void set_stopwatch(GemmStopwatch sw) {
     std::lock_guard<std::mutex> lock(mutex_);
     stopwatch_ = std::move(sw);
@@ -537,6 +545,8 @@ std::string forced_gemm_library() { return Chooser::instance().forced(); }
 int gemm_choice(bool f64, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k) {
   return Chooser::instance().choice(f64, trans_a, trans_b, m, n, k);
 }
+
+void reread_gemm_environment_for_testing() { Chooser::instance().reread_environment(); }
 
 void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch) {
   Chooser::instance().set_stopwatch(std::move(stopwatch));

@@ -77,5 +77,8 @@ void set_blas_threads(int n);
 // restores the steady clock. Clears the choices made so far.
 using GemmStopwatch = std::function<double(GemmLibrary lib, const std::function<void()>& call)>;
 void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch);
+// For the tests: forget the forced library and the choices, and read CH_GEMM
+// again at the next GEMM.
+void reread_gemm_environment_for_testing();
 
 }  // namespace chainerc::cpu

@@ -16,6 +16,7 @@ namespace {
 // The functions taken from the library, typed from its header.
 struct Library {
   void* handle = nullptr;
+  decltype(&bli_thread_set_num_threads) set_threads = nullptr;
   decltype(&bli_sgemm) sgemm = nullptr;
   decltype(&bli_dgemm) dgemm = nullptr;
   std::string version;
@@ -37,18 +38,17 @@ const Library& library() {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(l.handle, name));
       return fn != nullptr;
     };
-    decltype(&bli_thread_set_num_threads) set_threads = nullptr;
     decltype(&bli_info_get_version_str) version_str = nullptr;
     decltype(&bli_arch_query_id) arch_id = nullptr;
     decltype(&bli_arch_string) arch_string = nullptr;
     if (!sym(l.sgemm, "bli_sgemm") || !sym(l.dgemm, "bli_dgemm") ||
-        !sym(set_threads, "bli_thread_set_num_threads") ||
+        !sym(l.set_threads, "bli_thread_set_num_threads") ||
         !sym(version_str, "bli_info_get_version_str")) {
       dlclose(l.handle);
       return Library{};
     }
     // One thread per call: chainerc's pool splits the work (gemm.cpp).
-    set_threads(1);
+    l.set_threads(1);
     l.version = std::string("BLIS ") + version_str();
     if (sym(arch_id, "bli_arch_query_id") && sym(arch_string, "bli_arch_string"))
       l.version += std::string(" (") + arch_string(arch_id()) + " kernels, " + opened + ")";
@@ -63,6 +63,9 @@ trans_t trans(bool t) { return t ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE; }
 
 bool available() { return library().handle != nullptr; }
 std::string version() { return library().version; }
+void set_threads(int n) {
+  if (available()) library().set_threads(n);
+}
 
 // Row-major: the row stride is ld, the column stride 1, of each matrix as
 // stored; BLIS applies the transposes.
@@ -83,6 +86,7 @@ void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double a
 
 bool available() { return false; }
 std::string version() { return {}; }
+void set_threads(int) {}
 void sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
            int64_t, float, float*, int64_t) {}
 void dgemm(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t, const double*,

@@ -13,6 +13,9 @@ namespace chainerc::cpu::blis {
 bool available();
 // e.g. "BLIS 0.9.0 (zen3 kernels, libblis.so.4)"; empty when not available.
 std::string version();
+// BLIS's own thread count for its calls (gemm.cpp keeps it at one; bench/gemm
+// raises it to compare BLIS's threading with the pool's, then sets it back).
+void set_threads(int n);
 // One-threaded row-major GEMMs (BLIS's own threads are set to one when it
 // is opened). Only call when available().
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
