@@ -48,9 +48,8 @@ pub fn blas() -> String {
 /// "blis"), or "auto" (the default): the fastest measured per shape class.
 /// An error names the candidates when the library is not available.
 pub fn set_gemm(library: &str) -> Result<()> {
-    let c = CString::new(library).map_err(|_| {
-        Error::new(ErrorKind::InvalidArgument, format!("set_gemm: {library:?} contains NUL"))
-    })?;
+    let c = CString::new(library)
+        .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("set_gemm: {library:?} contains NUL")))?;
     check(unsafe { sys::ch_config_set_gemm(c.as_ptr()) })
 }
 /// "auto" or the library set by set_gemm or CH_GEMM.
