@@ -171,7 +171,7 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
   // Calibrate (which also lets chainerc's gemm make its choice: 2 calls of
   // each candidate).
   for (Variant& v : row.variants) {
-    for (int i = 0; i < 8; ++i) v.call();
+    for (int i = 0; i < 8 * cpu::kGemmSamples; ++i) v.call();
     for (;;) {
       const double t0 = now();
       for (long i = 0; i < v.iters; ++i) v.call();

@@ -172,13 +172,15 @@ TEST(Gemm, TheCandidatesAreTheBuildsLibraries) {
 // counts its uses.
 struct FakeStopwatch {
   std::map<GemmLibrary, double> seconds_per_gflop;
+  double split_factor = 1;      // time in blocks per thread / time in one block
   int64_t m = 0, n = 0, k = 0;  // the shape of the call being timed (set by the test)
   int uses = 0;
   cpu::GemmStopwatch get() {
-    return [this](GemmLibrary lib, const std::function<void()>& call) {
+    return [this](GemmLibrary lib, bool split, const std::function<void()>& call) {
       call();
       ++uses;
-      return seconds_per_gflop.at(lib) * 2e-9 * double(m) * double(n) * double(k);
+      const double s = seconds_per_gflop.at(lib) * 2e-9 * double(m) * double(n) * double(k);
+      return split ? s * split_factor : s;
     };
   }
 };
@@ -196,7 +198,7 @@ TEST(Gemm, EachShapeClassUsesTheCandidateMeasuredFastest) {
   // Shapes in one class (m in (64, 128], n in (32, 64], k in (16, 32]) but
   // not equal: rates, not times, are compared.
   const Case in_class[] = {{100, 40, 20}, {70, 64, 32}, {128, 33, 17}};
-  const size_t calls = 3 * libs.size();
+  const size_t calls = cpu::kGemmSamples * libs.size();
   for (size_t i = 0; i < calls; ++i) {
     EXPECT_EQ(cpu::gemm_choice(false, false, true, 100, 40, 20), -1) << "decided after " << i;
     const Case s = in_class[i % 3];
@@ -204,7 +206,7 @@ TEST(Gemm, EachShapeClassUsesTheCandidateMeasuredFastest) {
     cpu::gemm(false, true, s.m, s.n, s.k, 1.f, a.data(), s.k, b.data(), s.k, 0.f, c.data(), s.n);
     ASSERT_EQ(c[0], float(s.k));
   }
-  EXPECT_EQ(fake.uses, int(calls)) << "each candidate timed 3 times";
+  EXPECT_EQ(fake.uses, int(calls)) << "each candidate timed kGemmSamples times";
   EXPECT_EQ(cpu::gemm_choice(false, false, true, 100, 40, 20), int(libs.back()));
   EXPECT_EQ(cpu::gemm_choice(false, false, true, 65, 33, 17), int(libs.back())) << "same class";
   // Decided: no more timing.
@@ -244,6 +246,58 @@ TEST(Gemm, EachShapeClassUsesTheCandidateMeasuredFastest) {
   EXPECT_NE(text.find("float32 NN m<=8 n<=8 k<=8 1 thread: " +
                       std::string(cpu::gemm_library_name(libs.front())) + " 10.0 GFLOP/s"),
             std::string::npos)
+      << text;
+}
+
+// With threads, a candidate is also whether C is split over them: tried both
+// ways for mid-sized classes, only split for large ones, never for tiny ones.
+TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
+  CleanChoice clean;
+  ThreadCount tc(2);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  FakeStopwatch fake;
+  for (GemmLibrary lib : libs) fake.seconds_per_gflop[lib] = 1.0;
+  cpu::set_gemm_stopwatch_for_testing(fake.get());
+  std::vector<float> a(512 * 512, 1.f), b(512 * 512, 1.f), c(512 * 512);
+  // Runs a class until it is decided; returns the timed calls it took.
+  auto decide = [&](int64_t size) {
+    const int before = fake.uses;
+    fake.m = fake.n = fake.k = size;
+    for (int i = 0; i < 100 && cpu::gemm_choice(false, false, false, size, size, size) < 0; ++i) {
+      cpu::gemm(false, false, size, size, size, 1.f, a.data(), size, b.data(), size, 0.f, c.data(),
+                size);
+      EXPECT_EQ(c[0], float(size));
+    }
+    return fake.uses - before;
+  };
+  auto timed = [&](size_t candidates) {
+    return candidates > 1 ? int(candidates) * cpu::kGemmSamples : 0;
+  };
+  const std::string first = cpu::gemm_library_name(libs.front());
+  // 100^3 (class 128^3 = 2^21 multiply-adds): split and unsplit; split
+  // twice as fast here.
+  fake.split_factor = 0.5;
+  EXPECT_EQ(decide(100), timed(2 * libs.size()));
+  std::string text = ch_config_blas();
+  EXPECT_NE(text.find("float32 NN m<=128 n<=128 k<=128 2 threads: " + first +
+                      " split 2.0 GFLOP/s (" + first + " unsplit 50%"),
+            std::string::npos)
+      << text;
+  // 60^3 (class 64^3): unsplit twice as fast.
+  fake.split_factor = 2;
+  EXPECT_EQ(decide(60), timed(2 * libs.size()));
+  text = ch_config_blas();
+  EXPECT_NE(text.find("float32 NN m<=64 n<=64 k<=64 2 threads: " + first +
+                      " unsplit 1.0 GFLOP/s (" + first + " split 50%"),
+            std::string::npos)
+      << text;
+  // 512^3: split only, whatever the stopwatch says; 16^3: unsplit only.
+  EXPECT_EQ(decide(512), timed(libs.size()));
+  EXPECT_EQ(decide(16), timed(libs.size()));
+  text = ch_config_blas();
+  EXPECT_NE(text.find("m<=512 n<=512 k<=512 2 threads: " + first + " split"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("m<=16 n<=16 k<=16 2 threads: " + first + " unsplit"), std::string::npos)
       << text;
 }
 

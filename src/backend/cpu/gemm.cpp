@@ -5,14 +5,18 @@
 // CPU to CPU (OpenBLAS 0.3.21's AVX-512 kernels win on Zen 4, where it
 // detects "Cooperlake"; on Zen 5 it falls back to AVX2 and oneDNN's JIT wins)
 // and from shape to shape. A shape class is the dtype, the two transposes, m,
-// n and k each rounded up to a power of two, and the thread count. The first
-// calls of a class go to each candidate in turn, kSamples calls each, timed
-// as they run (the real calls do the measuring: no extra work, no scratch
-// memory); then the class uses the candidate with the highest rate
-// (2 m n k / seconds, so calls of different shapes within a class compare).
-// The first few calls of a class therefore may differ from the later ones in
-// the last bits; CH_GEMM / force_gemm_library fix one library for runs that
-// must be reproducible bit for bit.
+// n and k each rounded up to a power of two, and the thread count. A
+// candidate is a library, and with more than one thread also whether C is
+// cut into one block per thread or left whole (for mid-sized classes, where
+// splitting pays only when the pool's workers are awake). The first calls of
+// a class go to each candidate in turn, kSamples calls each, timed as they
+// run (the real calls do the measuring: no extra work, no scratch memory);
+// then the class uses the candidate with the highest rate (2 m n k / seconds,
+// so calls of different shapes within a class compare; the best of its
+// samples, as background load and cold caches only ever slow a call down).
+// The first calls of a class therefore may differ from the later ones in the
+// last bits; CH_GEMM / force_gemm_library fix one library for runs that must
+// be reproducible bit for bit.
 //
 // Threads: each library runs each call on one thread (OpenBLAS and BLIS are
 // set to one thread, oneDNN's OpenMP team is kept at one around each call);
@@ -28,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -49,8 +54,9 @@ namespace {
 
 // Calls of each candidate timed per shape class before the choice; the rate
 // kept is the best of them (the first call of a library can include its
-// one-time set-up, e.g. oneDNN's JIT compiling a kernel).
-constexpr int kSamples = 3;
+// one-time set-up, e.g. oneDNN's JIT compiling a kernel, and single calls
+// are at the mercy of the machine's other work).
+constexpr int kSamples = kGemmSamples;
 
 int blas_int(int64_t v, const char* what) {
   if (v < 0 || v > INT_MAX)
@@ -121,21 +127,33 @@ void one_thread(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int64_t
               int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
 
-// Multiply-adds below which a GEMM stays on one thread: waking a worker costs
-// about as much as a 100x100x100 product saves by splitting it.
+// Multiply-adds below which a GEMM stays on one thread when nothing was
+// measured (a forced library, gemm_using): waking a sleeping worker costs
+// about as much as a 100x100x100 product saves by splitting it. With a hot
+// pool, splitting pays far below that: the measured choice tries both ways
+// for classes between kMinSplit and this (see Chooser::candidates_for).
 constexpr int64_t kGemmGrain = int64_t{1} << 21;
+constexpr int64_t kMinSplit = int64_t{1} << 15;
+
+// How split_over_pool cuts C: by the grain rule above, in one block, or in
+// one block per pool thread.
+enum class Blocks { rule, one, per_thread };
 
 // Splits C into blocks of whole rows (tall C) or whole columns (wide C), one
 // per thread; each block is an independent GEMM on sub-matrices, on one
 // thread of the library. Exceptions from the blocks are rethrown here.
 template <typename T>
-void split_over_pool(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
-                     const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+void split_over_pool(GemmLibrary lib, Blocks blocks, bool ta, bool tb, int64_t m, int64_t n,
+                     int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
+                     T* c, int64_t ldc) {
   const double work = double(m) * double(n) * double(k);
   const bool split_rows = m > n;
   const int64_t extent = split_rows ? m : n, align = 16;
   int64_t parts = num_threads();
-  if (work < double(parts) * kGemmGrain) parts = static_cast<int64_t>(work / kGemmGrain);
+  if (blocks == Blocks::one)
+    parts = 1;
+  else if (blocks == Blocks::rule && work < double(parts) * kGemmGrain)
+    parts = static_cast<int64_t>(work / kGemmGrain);
   parts = std::min(parts, (extent + align - 1) / align);
   std::atomic<bool> failed{false};
   std::string error;
@@ -223,18 +241,19 @@ ClassKey class_of(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
   return ClassKey{f64, ta, tb, ceil_log2(m), ceil_log2(n), ceil_log2(k), num_threads()};
 }
 
+// A candidate: a library, and whether C is cut into one block per thread
+// (code lib * 2 + 1) or left in one block (lib * 2).
+constexpr int kCandidates = 2 * kGemmLibraries;
+GemmLibrary library_of(int candidate) { return GemmLibrary(candidate / 2); }
+bool split_of(int candidate) { return candidate % 2 == 1; }
+
 struct ClassState {
   ClassKey key{};
-  int samples[kGemmLibraries] = {};
-  double best_rate[kGemmLibraries] = {};  // flop/s
+  std::vector<int> candidates;
+  int samples[kCandidates] = {};
+  double best_rate[kCandidates] = {};  // flop/s
   int chosen = -1;
 };
-
-double steady_stopwatch(GemmLibrary, const std::function<void()>& call) {
-  const auto t0 = std::chrono::steady_clock::now();
-  call();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int library_index(const char* name) {
   for (int i = 0; i < kGemmLibraries; ++i)
@@ -261,8 +280,10 @@ class Chooser {
 
   struct Pick {
     GemmLibrary lib;
+    Blocks blocks;
     bool measure;
     uint64_t key;
+    int candidate;
   };
 
   Pick pick(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
@@ -271,43 +292,45 @@ class Chooser {
     std::lock_guard<std::mutex> lock(mutex_);
     read_environment();
     if (forced_ >= 0 && gemm_library_available(GemmLibrary(forced_), f64))
-      return {GemmLibrary(forced_), false, packed};
+      return {GemmLibrary(forced_), Blocks::rule, false, packed, -1};
     ClassState& st = classes_[packed];
-    if (st.chosen >= 0) return {GemmLibrary(st.chosen), false, packed};
-    st.key = key;
-    const std::vector<GemmLibrary>& cands = candidates(f64);
-    if (cands.size() == 1) {
-      st.chosen = int(cands[0]);
-      return {cands[0], false, packed};
+    if (st.candidates.empty()) {
+      st.key = key;
+      st.candidates = candidates_for(key);
+      if (st.candidates.size() == 1) st.chosen = st.candidates[0];
     }
-    GemmLibrary next = cands[0];
-    for (GemmLibrary lib : cands)
-      if (st.samples[int(lib)] < st.samples[int(next)]) next = lib;
-    return {next, true, packed};
+    if (st.chosen >= 0) return {library_of(st.chosen), blocks_of(st.chosen), false, packed, -1};
+    int next = st.candidates[0];
+    for (int c : st.candidates)
+      if (st.samples[c] < st.samples[next]) next = c;
+    return {library_of(next), blocks_of(next), true, packed, next};
   }
 
-  void record(uint64_t packed, bool f64, GemmLibrary lib, double rate) {
+  void record(uint64_t packed, int candidate, double rate) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = classes_.find(packed);
     if (it == classes_.end() || it->second.chosen >= 0) return;  // cleared or decided meanwhile
     ClassState& st = it->second;
-    st.samples[int(lib)] += 1;
-    st.best_rate[int(lib)] = std::max(st.best_rate[int(lib)], rate);
+    st.samples[candidate] += 1;
+    st.best_rate[candidate] = std::max(st.best_rate[candidate], rate);
     int best = -1;
-    for (GemmLibrary c : candidates(f64)) {
-      if (st.samples[int(c)] < kSamples) return;
-      if (best < 0 || st.best_rate[int(c)] > st.best_rate[best]) best = int(c);
+    for (int c : st.candidates) {
+      if (st.samples[c] < kSamples) return;
+      if (best < 0 || st.best_rate[c] > st.best_rate[best]) best = c;
     }
     st.chosen = best;
   }
 
-  double time(GemmLibrary lib, const std::function<void()>& call) {
+  double time(int candidate, const std::function<void()>& call) {
     GemmStopwatch sw;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       sw = stopwatch_;
     }
-    return sw ? sw(lib, call) : steady_stopwatch(lib, call);
+    if (sw) return sw(library_of(candidate), split_of(candidate), call);
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   void force(const char* name) {
@@ -337,7 +360,7 @@ class Chooser {
     read_environment();
     if (forced_ >= 0 && gemm_library_available(GemmLibrary(forced_), f64)) return forced_;
     auto it = classes_.find(packed);
-    return it == classes_.end() ? -1 : it->second.chosen;
+    return it == classes_.end() || it->second.chosen < 0 ? -1 : int(library_of(it->second.chosen));
   }
 
   void reread_environment() {
@@ -369,17 +392,15 @@ class Chooser {
            " m<=" + std::to_string(int64_t{1} << k.lm) +
            " n<=" + std::to_string(int64_t{1} << k.ln) +
            " k<=" + std::to_string(int64_t{1} << k.lk) + " " + std::to_string(k.threads) +
-           (k.threads == 1 ? " thread: " : " threads: ") +
-           gemm_library_name(GemmLibrary(st->chosen));
+           (k.threads == 1 ? " thread: " : " threads: ") + candidate_name(k, st->chosen);
       char rate[32];
       std::snprintf(rate, sizeof rate, " %.1f GFLOP/s", best * 1e-9);
       s += rate;
       std::string others;
-      for (int i = 0; i < kGemmLibraries; ++i)
+      for (int i : st->candidates)
         if (i != st->chosen && st->samples[i] > 0) {
           std::snprintf(rate, sizeof rate, " %.0f%%", best > 0 ? 100 * st->best_rate[i] / best : 0);
-          others +=
-              (others.empty() ? "" : ", ") + std::string(gemm_library_name(GemmLibrary(i))) + rate;
+          others += (others.empty() ? "" : ", ") + candidate_name(k, i) + rate;
         }
       if (!others.empty()) s += " (" + others + ")";
     }
@@ -414,6 +435,33 @@ class Chooser {
     return f64 ? f64s : f32s;
   }
 
+  // The candidates of a class: each library in one block; with more than
+  // one thread, also (or, for large classes, only) in one block per thread.
+  // Whether splitting a mid-sized product pays depends on whether the pool's
+  // workers are awake, which only the real calls tell.
+  static std::vector<int> candidates_for(const ClassKey& key) {
+    const double most = std::ldexp(1.0, key.lm + key.ln + key.lk);  // multiply-adds, at most
+    const bool split = key.threads > 1 && most > double(kMinSplit);
+    const bool only_split = split && most / 8 >= double(key.threads) * double(kGemmGrain);
+    std::vector<int> out;
+    for (GemmLibrary lib : candidates(key.f64)) {
+      if (!only_split) out.push_back(int(lib) * 2);
+      if (split) out.push_back(int(lib) * 2 + 1);
+    }
+    return out;
+  }
+
+  static Blocks blocks_of(int candidate) {
+    return split_of(candidate) ? Blocks::per_thread : Blocks::one;
+  }
+
+  // "onednn", or with threads "onednn split" / "onednn unsplit".
+  static std::string candidate_name(const ClassKey& key, int candidate) {
+    std::string s = gemm_library_name(library_of(candidate));
+    if (key.threads > 1) s += split_of(candidate) ? " split" : " unsplit";
+    return s;
+  }
+
   std::mutex mutex_;
   std::unordered_map<uint64_t, ClassState> classes_;
   int forced_ = -1;
@@ -436,13 +484,15 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
   constexpr bool f64 = std::is_same_v<T, double>;
   Chooser& chooser = Chooser::instance();
   const Chooser::Pick p = chooser.pick(f64, ta, tb, m, n, k);
-  auto run = [&] { split_over_pool(p.lib, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); };
+  auto run = [&] {
+    split_over_pool(p.lib, p.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  };
   if (!p.measure) {
     run();
     return;
   }
-  const double seconds = chooser.time(p.lib, run);
-  chooser.record(p.key, f64, p.lib,
+  const double seconds = chooser.time(p.candidate, run);
+  chooser.record(p.key, p.candidate,
                  2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
 }
 
@@ -461,7 +511,7 @@ void gemm_using_any(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int
     return;
   }
   openblas_one_thread();
-  split_over_pool(lib, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  split_over_pool(lib, Blocks::rule, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace

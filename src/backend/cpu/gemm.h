@@ -72,10 +72,15 @@ const char* blas_name();
 // thread per call (see above), so this only keeps them there.
 void set_blas_threads(int n);
 
+// Timed calls of each candidate per shape class before the choice.
+constexpr int kGemmSamples = 5;
+
 // For the tests: the stopwatch of the measurement. It runs `call` (one GEMM
-// through `lib`) and returns the seconds it took. Passing an empty function
-// restores the steady clock. Clears the choices made so far.
-using GemmStopwatch = std::function<double(GemmLibrary lib, const std::function<void()>& call)>;
+// through `lib`, in one block per pool thread if `split`, else in one block)
+// and returns the seconds it took. Passing an empty function restores the
+// steady clock. Clears the choices made so far.
+using GemmStopwatch =
+    std::function<double(GemmLibrary lib, bool split, const std::function<void()>& call)>;
 void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch);
 // For the tests: forget the forced library and the choices, and read CH_GEMM
 // again at the next GEMM.
