@@ -5,7 +5,8 @@
 // batch 100: forward y = x W^T, backward gW += gy^T x and gx = gy W, no gx for
 // the first layer) and the convnet's (its im2col GEMMs as Convolution2D calls
 // them on a chunk of samples, and its two Linear layers). Columns: each
-// library called one thread per block of chainerc's pool (what gemm() does),
+// library called one thread per block of chainerc's pool (what gemm() does;
+// with threads, the better of C left whole and C in one block per thread),
 // the same library with its own threads (OpenBLAS's pool, oneDNN's OpenMP,
 // BLIS's pool) at two threads, and chainerc::cpu::gemm after its choice. The
 // figure is the best GFLOP/s over interleaved repeats.
@@ -155,11 +156,19 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
   const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
   const bool f64 = std::is_same_v<T, double>;
   Row row{s, threads, {}, ""};
+  // Each library on the pool: with threads, the best of C in one block and
+  // C in one block per thread (the two ways gemm() tries).
   for (GemmLibrary lib : cpu::gemm_candidates(f64))
-    row.variants.push_back({cpu::gemm_library_name(lib), [=, &o] {
-                              cpu::gemm_using(lib, s.ta, s.tb, s.m, s.n, s.k, T(1), o.a.data(), lda,
-                                              o.b.data(), ldb, T(0), o.c.data(), s.n);
-                            }});
+    for (cpu::GemmBlocks blocks : {cpu::GemmBlocks::one, cpu::GemmBlocks::per_thread}) {
+      if (threads == 1 && blocks == cpu::GemmBlocks::per_thread) continue;
+      row.variants.push_back({std::string(cpu::gemm_library_name(lib)) +
+                                  (blocks == cpu::GemmBlocks::one ? "|one" : "|split"),
+                              [=, &o] {
+                                cpu::gemm_using(lib, s.ta, s.tb, s.m, s.n, s.k, T(1), o.a.data(),
+                                                lda, o.b.data(), ldb, T(0), o.c.data(), s.n,
+                                                blocks);
+                              }});
+    }
   if (threads > 1)
     for (GemmLibrary lib : cpu::gemm_candidates(f64))
       row.variants.push_back({std::string(cpu::gemm_library_name(lib)) + " own threads",
@@ -244,7 +253,8 @@ int main(int argc, char** argv) {
 
   std::printf(
       "GFLOP/s, best of %d interleaved repeats of >= %.0f ms; library columns: one library "
-      "thread per block of chainerc's pool; \"own threads\": the library's threading at "
+      "thread per block of chainerc's pool (with threads, the better of C whole and C in one "
+      "block per thread); \"own threads\": the library's threading at "
       "the row's count, called from one thread.\n\n",
       repeats, min_time * 1000);
   std::printf("| model | GEMM | T | m x n x k | threads |");
@@ -270,12 +280,12 @@ int main(int argc, char** argv) {
                   (long long)s.n, (long long)s.k, t);
       double best = 0, chainerc = 0;
       for (const std::string& c : columns) {
-        const Variant* v = nullptr;
+        double rate = -1;  // the column's variants: "name" or "name|how"
         for (const Variant& x : row.variants)
-          if (x.name == c) v = &x;
-        if (v) {
-          std::printf(" %.1f |", v->best * 1e-9);
-          best = std::max(best, v->best);
+          if (x.name == c || x.name.rfind(c + "|", 0) == 0) rate = std::max(rate, x.best);
+        if (rate >= 0) {
+          std::printf(" %.1f |", rate * 1e-9);
+          best = std::max(best, rate);
         } else {
           std::printf(" - |");
         }

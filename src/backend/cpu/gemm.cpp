@@ -135,9 +135,7 @@ void one_thread(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int64_t
 constexpr int64_t kGemmGrain = int64_t{1} << 21;
 constexpr int64_t kMinSplit = int64_t{1} << 15;
 
-// How split_over_pool cuts C: by the grain rule above, in one block, or in
-// one block per pool thread.
-enum class Blocks { rule, one, per_thread };
+using Blocks = GemmBlocks;
 
 // Splits C into blocks of whole rows (tall C) or whole columns (wide C), one
 // per thread; each block is an independent GEMM on sub-matrices, on one
@@ -498,7 +496,8 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
 
 template <typename T>
 void gemm_using_any(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
-                    const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+                    const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
+                    Blocks blocks) {
   constexpr bool f64 = std::is_same_v<T, double>;
   if (!gemm_library_available(lib, f64))
     fail(CH_ERR_INVALID_ARGUMENT, "gemm: ", gemm_library_name(lib), " has no ",
@@ -511,7 +510,7 @@ void gemm_using_any(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int
     return;
   }
   openblas_one_thread();
-  split_over_pool(lib, Blocks::rule, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  split_over_pool(lib, blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace
@@ -529,14 +528,14 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                float* c, int64_t ldc) {
-  gemm_using_any(lib, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+                float* c, int64_t ldc, GemmBlocks blocks) {
+  gemm_using_any(lib, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, blocks);
 }
 
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
-                double beta, double* c, int64_t ldc) {
-  gemm_using_any(lib, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+                double beta, double* c, int64_t ldc, GemmBlocks blocks) {
+  gemm_using_any(lib, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, blocks);
 }
 
 const char* gemm_library_name(GemmLibrary lib) {

@@ -41,15 +41,19 @@ std::vector<GemmLibrary> gemm_candidates(bool f64);
 // The library's own description, e.g. "OpenBLAS 0.3.21 ... Cooperlake".
 std::string gemm_library_version(GemmLibrary lib);
 
-// The same product through one library, split over the pool as gemm() does
-// (bench/gemm and the tests call it; CH_ERR_INVALID_ARGUMENT if the library
-// is not available for the dtype).
+// How gemm_using cuts C over the pool: by the size rule gemm() uses for a
+// forced library (rule), left whole (one block), or one block per thread.
+enum class GemmBlocks { rule, one, per_thread };
+
+// The same product through one library, on the pool as gemm() does (bench/gemm
+// and the tests call it; CH_ERR_INVALID_ARGUMENT if the library is not
+// available for the dtype).
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                float* c, int64_t ldc);
+                float* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule);
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
-                double beta, double* c, int64_t ldc);
+                double beta, double* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule);
 
 // Fixes the library every GEMM uses ("openblas", "onednn", "blis"), or goes
 // back to measuring per shape class (nullptr, "" or "auto"). A library that
