@@ -11,9 +11,9 @@
 // splitting pays only when the pool's workers are awake). The first calls of
 // a class go to each candidate in turn, kSamples calls each, timed as they
 // run (the real calls do the measuring: no extra work, no scratch memory);
-// then the class uses the candidate with the highest rate (2 m n k / seconds,
-// so calls of different shapes within a class compare; the best of its
-// samples, as background load and cold caches only ever slow a call down).
+// then the class uses the candidate with the highest median rate (2 m n k /
+// seconds, so calls of different shapes within a class compare). Candidates
+// clearly slower than the leader after two calls are dropped early.
 // The first calls of a class therefore may differ from the later ones in the
 // last bits; CH_GEMM / force_gemm_library fix one library for runs that must
 // be reproducible bit for bit.
@@ -52,10 +52,10 @@
 namespace chainerc::cpu {
 namespace {
 
-// Calls of each candidate timed per shape class before the choice; the rate
-// kept is the best of them (the first call of a library can include its
-// one-time set-up, e.g. oneDNN's JIT compiling a kernel, and single calls
-// are at the mercy of the machine's other work).
+// Calls of each candidate timed per shape class before the choice; their
+// median rate counts (the first call of a library can include its one-time
+// set-up, e.g. oneDNN's JIT compiling a kernel, and single calls are at the
+// mercy of the machine's other work).
 constexpr int kSamples = kGemmSamples;
 
 int blas_int(int64_t v, const char* what) {
@@ -249,9 +249,29 @@ struct ClassState {
   ClassKey key{};
   std::vector<int> candidates;
   int samples[kCandidates] = {};
-  double best_rate[kCandidates] = {};  // flop/s
+  double rates[kCandidates][kSamples] = {};  // flop/s of each timed call
+  bool dropped[kCandidates] = {};            // clearly slower: no more calls
   int chosen = -1;
+
+  // The median of a candidate's samples (the upper one of an even count).
+  double median(int c) const {
+    double r[kSamples];
+    const int n = samples[c];
+    for (int i = 0; i < n; ++i) {  // insertion sort of at most kSamples values
+      int j = i;
+      for (; j > 0 && r[j - 1] > rates[c][i]; --j) r[j] = r[j - 1];
+      r[j] = rates[c][i];
+    }
+    return n == 0 ? 0 : r[n / 2];
+  }
+  double best(int c) const {
+    return samples[c] == 0 ? 0 : *std::max_element(rates[c], rates[c] + samples[c]);
+  }
 };
+
+// A candidate whose best call is below this fraction of the leader's median
+// (both with at least two samples) is dropped from the measurement early.
+constexpr double kDropBelow = 0.7;
 
 int library_index(const char* name) {
   for (int i = 0; i < kGemmLibraries; ++i)
@@ -298,9 +318,9 @@ class Chooser {
       if (st.candidates.size() == 1) st.chosen = st.candidates[0];
     }
     if (st.chosen >= 0) return {library_of(st.chosen), blocks_of(st.chosen), false, packed, -1};
-    int next = st.candidates[0];
+    int next = -1;
     for (int c : st.candidates)
-      if (st.samples[c] < st.samples[next]) next = c;
+      if (!st.dropped[c] && (next < 0 || st.samples[c] < st.samples[next])) next = c;
     return {library_of(next), blocks_of(next), true, packed, next};
   }
 
@@ -309,12 +329,22 @@ class Chooser {
     auto it = classes_.find(packed);
     if (it == classes_.end() || it->second.chosen >= 0) return;  // cleared or decided meanwhile
     ClassState& st = it->second;
-    st.samples[candidate] += 1;
-    st.best_rate[candidate] = std::max(st.best_rate[candidate], rate);
+    if (st.samples[candidate] >= kSamples) return;  // a concurrent extra call
+    st.rates[candidate][st.samples[candidate]++] = rate;
+    // The median decides: single calls slowed by the machine's other work or
+    // by a library's one-time set-up (oneDNN's JIT) do not count, and a
+    // split that pays only while the pool's workers happen to be awake is
+    // judged by its typical call, not its luckiest.
+    double lead = 0;
+    for (int c : st.candidates)
+      if (st.samples[c] >= 2) lead = std::max(lead, st.median(c));
+    for (int c : st.candidates)
+      if (st.samples[c] >= 2 && st.best(c) < kDropBelow * lead) st.dropped[c] = true;
     int best = -1;
     for (int c : st.candidates) {
+      if (st.dropped[c]) continue;
       if (st.samples[c] < kSamples) return;
-      if (best < 0 || st.best_rate[c] > st.best_rate[best]) best = c;
+      if (best < 0 || st.median(c) > st.median(best)) best = c;
     }
     st.chosen = best;
   }
@@ -384,7 +414,7 @@ class Chooser {
     std::string s;
     for (const auto& [packed, st] : sorted) {
       const ClassKey& k = st->key;
-      const double best = st->best_rate[st->chosen];
+      const double best = st->median(st->chosen);
       s += s.empty() ? "" : "; ";
       s += std::string(k.f64 ? "float64 " : "float32 ") + (k.ta ? "T" : "N") + (k.tb ? "T" : "N") +
            " m<=" + std::to_string(int64_t{1} << k.lm) +
@@ -397,7 +427,7 @@ class Chooser {
       std::string others;
       for (int i : st->candidates)
         if (i != st->chosen && st->samples[i] > 0) {
-          std::snprintf(rate, sizeof rate, " %.0f%%", best > 0 ? 100 * st->best_rate[i] / best : 0);
+          std::snprintf(rate, sizeof rate, " %.0f%%", best > 0 ? 100 * st->median(i) / best : 0);
           others += (others.empty() ? "" : ", ") + candidate_name(k, i) + rate;
         }
       if (!others.empty()) s += " (" + others + ")";
