@@ -272,6 +272,9 @@ struct ClassState {
 // A candidate whose best call is below this fraction of the leader's median
 // (both with at least two samples) is dropped from the measurement early.
 constexpr double kDropBelow = 0.7;
+// Where a class tries C both whole and split over the threads, the split is
+// chosen only if its median rate is this much higher.
+constexpr double kSplitMargin = 1.2;
 
 int library_index(const char* name) {
   for (int i = 0; i < kGemmLibraries; ++i)
@@ -340,11 +343,15 @@ class Chooser {
       if (st.samples[c] >= 2) lead = std::max(lead, st.median(c));
     for (int c : st.candidates)
       if (st.samples[c] >= 2 && st.best(c) < kDropBelow * lead) st.dropped[c] = true;
+    // A split must beat the best whole product by kSplitMargin: it also
+    // changes what the neighbouring operations find (a worker awake and
+    // polling, or asleep), which its own timing does not show.
     int best = -1;
     for (int c : st.candidates) {
       if (st.dropped[c]) continue;
       if (st.samples[c] < kSamples) return;
-      if (best < 0 || st.median(c) > st.median(best)) best = c;
+      const double rate = st.median(c) / (split_of(c) ? kSplitMargin : 1.0);
+      if (best < 0 || rate > st.median(best) / (split_of(best) ? kSplitMargin : 1.0)) best = c;
     }
     st.chosen = best;
   }
