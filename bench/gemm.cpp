@@ -177,8 +177,11 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
                             cpu::gemm(s.ta, s.tb, s.m, s.n, s.k, T(1), o.a.data(), lda, o.b.data(),
                                       ldb, T(0), o.c.data(), s.n);
                           }});
-  // Calibrate (which also lets chainerc's gemm make its choice: 2 calls of
-  // each candidate).
+  // Calibrate (which also lets chainerc's gemm make its choice on its first
+  // calls). chainerc goes first, before the libraries' own pools have run:
+  // their workers keep spinning for a while after each call and would be in
+  // the way of the measurement.
+  std::rotate(row.variants.begin(), row.variants.end() - 1, row.variants.end());
   for (Variant& v : row.variants) {
     for (int i = 0; i < 8 * cpu::kGemmSamples; ++i) v.call();
     for (;;) {
