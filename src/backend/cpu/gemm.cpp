@@ -13,7 +13,7 @@
 // run (the real calls do the measuring: no extra work, no scratch memory);
 // then the class uses the candidate with the highest median rate (2 m n k /
 // seconds, so calls of different shapes within a class compare). Candidates
-// clearly slower than the leader after two calls are dropped early.
+// clearly slower than the leader after three calls are dropped early.
 // The first calls of a class therefore may differ from the later ones in the
 // last bits; CH_GEMM / force_gemm_library fix one library for runs that must
 // be reproducible bit for bit.
@@ -264,14 +264,14 @@ struct ClassState {
     }
     return n == 0 ? 0 : r[n / 2];
   }
-  double best(int c) const {
-    return samples[c] == 0 ? 0 : *std::max_element(rates[c], rates[c] + samples[c]);
-  }
 };
 
-// A candidate whose best call is below this fraction of the leader's median
-// (both with at least two samples) is dropped from the measurement early.
+// A candidate whose median is below this fraction of the leader's (both
+// with at least kDropAfter samples) is dropped from the measurement early.
+// Three, not two: a split's first calls find the data cold in the other
+// cores' caches, and one slow call must not drop it.
 constexpr double kDropBelow = 0.7;
+constexpr int kDropAfter = 3;
 // Where a class tries C both whole and split over the threads, the split is
 // chosen only if its median rate is this much higher.
 constexpr double kSplitMargin = 1.2;
@@ -340,9 +340,9 @@ class Chooser {
     // judged by its typical call, not its luckiest.
     double lead = 0;
     for (int c : st.candidates)
-      if (st.samples[c] >= 2) lead = std::max(lead, st.median(c));
+      if (st.samples[c] >= kDropAfter) lead = std::max(lead, st.median(c));
     for (int c : st.candidates)
-      if (st.samples[c] >= 2 && st.best(c) < kDropBelow * lead) st.dropped[c] = true;
+      if (st.samples[c] >= kDropAfter && st.median(c) < kDropBelow * lead) st.dropped[c] = true;
     // A split must beat the best whole product by kSplitMargin: it also
     // changes what the neighbouring operations find (a worker awake and
     // polling, or asleep), which its own timing does not show.
