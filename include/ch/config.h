@@ -39,9 +39,44 @@ CH_API int32_t ch_config_num_threads(void);
  * integer) when set, else from the operating system's entropy. */
 CH_API void ch_config_seed(uint64_t seed);
 
-/* Description of the BLAS library in use, e.g. "OpenBLAS 0.3.21 ...".
- * Borrowed; valid until the next call on the same thread. */
+/* The CPU's matrix products (GEMM) on one line, e.g.
+ *   GEMM auto (measured per shape class) | openblas: OpenBLAS 0.3.21 ...
+ *   Cooperlake ...; onednn: oneDNN 2.6.3 sgemm (float32 only); blis: BLIS
+ *   0.9.0 (zen3 kernels, libblis.so.4) | one library thread per block of
+ *   chainerc's 2-thread pool | chosen: float32 NT m<=128 n<=1024 k<=1024
+ *   1 thread: onednn 100.9 GFLOP/s (openblas 95%, blis 81%); ...
+ * Fields are separated by " | ": the mode ("auto (measured per shape
+ * class)" or the library set by ch_config_set_gemm / CH_GEMM); the
+ * candidates, each "name: the library's own description", "; "-separated;
+ * the threading; and, once classes have been decided, "chosen: " and one
+ * entry per shape class ("; "-separated): dtype, the transposes of A and B
+ * (N or T), the powers of two m, n and k round up to, the thread count, the
+ * library chosen and its measured rate, then the others' rates in percent
+ * of it. Borrowed; valid until the next call on the same thread. */
 CH_API const char* ch_config_blas(void);
+
+/* Which library computes the CPU's float32 and float64 matrix products.
+ * "auto" (also NULL or ""), the default, measures the candidates on the
+ * first calls of each shape class (the dtype, the two transposes, m, n and
+ * k rounded up to powers of two, the thread count; a candidate is a
+ * library, with more than one thread also whether the product is split over
+ * the threads: each candidate runs 5 real calls of the class, timed) and
+ * then uses the fastest for the class;
+ * the first calls of a class may therefore differ from the later ones in
+ * the last bits, and the choice may differ between runs where libraries are
+ * close. "openblas", "onednn" or "blis" fixes one library for every product
+ * (bit-identical results from run to run; a library without a dtype's GEMM,
+ * oneDNN for float64, leaves that dtype measured). Which are available
+ * depends on the build and the machine: ch_config_blas lists them. The
+ * environment variable CH_GEMM sets the same at start (an unknown or
+ * missing name there makes GEMMs fail with CH_ERR_INVALID_ARGUMENT naming
+ * it). Each call forgets the choices made so far.
+ * CH_ERR_INVALID_ARGUMENT, naming the value and the candidates, for a name
+ * that is not available; the setting is then unchanged. */
+CH_API ch_status ch_config_set_gemm(const char* library);
+/* "auto" or the library set by ch_config_set_gemm or CH_GEMM ("auto" also
+ * while CH_GEMM names no available library). Static storage; never NULL. */
+CH_API const char* ch_config_gemm(void);
 
 /* Whether the CUDA backend may run convolution, average pooling, softmax,
  * relu, sigmoid and tanh through cuDNN (the seed's use_cudnn, here one

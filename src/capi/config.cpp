@@ -49,4 +49,21 @@ const char* ch_config_blas(void) {
   }
 }
 
+ch_status ch_config_set_gemm(const char* library) {
+  CH_API_BEGIN
+  cpu::force_gemm_library(library);
+  CH_API_END
+}
+
+const char* ch_config_gemm(void) {
+  try {
+    const std::string forced = cpu::forced_gemm_library();
+    for (int i = 0; i < cpu::kGemmLibraries; ++i)
+      if (forced == cpu::gemm_library_name(cpu::GemmLibrary(i)))
+        return cpu::gemm_library_name(cpu::GemmLibrary(i));
+  } catch (...) {  // CH_GEMM names no library: GEMMs fail; report "auto"
+  }
+  return "auto";
+}
+
 }  // extern "C"

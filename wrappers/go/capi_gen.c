@@ -123,6 +123,10 @@ gres g_ch_config_set_num_threads(int32_t n) {
   return gres_of(ch_config_set_num_threads(n));
 }
 
+gres g_ch_config_set_gemm(const char* library) {
+  return gres_of(ch_config_set_gemm(library));
+}
+
 gres g_ch_cuda_current_device(int32_t* out) {
   return gres_of(ch_cuda_current_device(out));
 }

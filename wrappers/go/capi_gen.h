@@ -32,6 +32,7 @@ gres g_ch_memory_set_limit(ch_device device, size_t bytes);
 gres g_ch_memory_limit(size_t* out, ch_device device);
 gres g_ch_error_status(void);
 gres g_ch_config_set_num_threads(int32_t n);
+gres g_ch_config_set_gemm(const char* library);
 gres g_ch_cuda_current_device(int32_t* out);
 gres g_ch_cuda_device_push(int32_t index);
 gres g_ch_cuda_device_pop(void);

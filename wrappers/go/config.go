@@ -1,9 +1,12 @@
 package chainerc
 
 /*
+#include <stdlib.h>
 #include "capi_gen.h"
 */
 import "C"
+
+import "unsafe"
 
 // Mode is the train argument of functions that behave differently in
 // training and testing.
@@ -36,8 +39,21 @@ func NumThreads() int { return int(C.ch_config_num_threads()) }
 // Seed reseeds the CPU random generator.
 func Seed(seed uint64) { C.ch_config_seed(C.uint64_t(seed)) }
 
-// BLAS describes the BLAS library in use.
+// BLAS describes the CPU's GEMM: the candidate libraries, the mode, and the
+// library chosen per shape class (include/ch/config.h, ch_config_blas).
 func BLAS() string { return C.GoString(C.ch_config_blas()) }
+
+// SetGEMM fixes the library of the CPU's matrix products ("openblas",
+// "onednn", "blis"), or "auto" (the default): the fastest measured per shape
+// class. An error names the candidates when the library is not available.
+func SetGEMM(library string) error {
+	cs := C.CString(library)
+	defer C.free(unsafe.Pointer(cs))
+	return errOf(C.g_ch_config_set_gemm(cs))
+}
+
+// GEMM is "auto" or the library set by SetGEMM or CH_GEMM.
+func GEMM() string { return C.GoString(C.ch_config_gemm()) }
 
 func cBool(on bool) C.int32_t {
 	if on {

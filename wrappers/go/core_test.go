@@ -323,6 +323,18 @@ func configAndMemoryStats(t *testing.T) {
 	if err := SetNumThreads(0); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("got %v", err)
 	}
+	if GEMM() != "auto" {
+		t.Fatalf("GEMM() = %q at start", GEMM())
+	}
+	if err := SetGEMM("openblas"); err != nil || GEMM() != "openblas" {
+		t.Fatalf("SetGEMM(openblas): %v, GEMM() = %q", err, GEMM())
+	}
+	if err := SetGEMM("no-such-blas"); !errors.Is(err, ErrInvalidArgument) || GEMM() != "openblas" {
+		t.Fatalf("SetGEMM(no-such-blas): %v, GEMM() = %q", err, GEMM())
+	}
+	if err := SetGEMM("auto"); err != nil || GEMM() != "auto" {
+		t.Fatalf("SetGEMM(auto): %v", err)
+	}
 	if !UseCuDNN() || AllowTF32() {
 		t.Fatalf("defaults: UseCuDNN %v (want true), AllowTF32 %v (want false)", UseCuDNN(), AllowTF32())
 	}

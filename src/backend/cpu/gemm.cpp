@@ -1,13 +1,47 @@
+// CPU GEMM: the candidates (OpenBLAS, oneDNN's sgemm, BLIS), the split of
+// one product over chainerc's pool, and the choice among the candidates.
+//
+// The choice is measured, not assumed: which library is fastest differs from
+// CPU to CPU (OpenBLAS 0.3.21's AVX-512 kernels win on Zen 4, where it
+// detects "Cooperlake"; on Zen 5 it falls back to AVX2 and oneDNN's JIT wins)
+// and from shape to shape. A shape class is the dtype, the two transposes, m,
+// n and k each rounded up to a power of two, and the thread count. A
+// candidate is a library, and with more than one thread also whether C is
+// cut into one block per thread or left whole (for mid-sized classes, where
+// splitting pays only when the pool's workers are awake). The first calls of
+// a class go to each candidate in turn, kSamples calls each, timed as they
+// run (the real calls do the measuring: no extra work, no scratch memory);
+// then the class uses the candidate with the highest median rate (2 m n k /
+// seconds, so calls of different shapes within a class compare). Candidates
+// clearly slower than the leader after three calls are dropped early.
+// The first calls of a class therefore may differ from the later ones in the
+// last bits; CH_GEMM / force_gemm_library fix one library for runs that must
+// be reproducible bit for bit.
+//
+// Threads: each library runs each call on one thread (OpenBLAS and BLIS are
+// set to one thread, oneDNN's OpenMP team is kept at one around each call);
+// gemm splits C into blocks of rows or columns, one per pool thread. Their own
+// pools would spin beside ours on the same cores after each call (OpenBLAS's
+// workers busy-wait for a while before they sleep); bench/gemm measures both
+// ways.
 #include "gemm.h"
 
 #include <cblas.h>  // OpenBLAS's: also declares openblas_set_num_threads and friends
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
-#include <string>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <type_traits>
+#include <unordered_map>
 
 #include "core/error.h"
+#include "gemm_blis.h"
 #include "parallel.h"
 
 #if CH_HAVE_DNNL
@@ -18,19 +52,27 @@
 namespace chainerc::cpu {
 namespace {
 
+// Calls of each candidate timed per shape class before the choice; their
+// median rate counts (the first call of a library can include its one-time
+// set-up, e.g. oneDNN's JIT compiling a kernel, and single calls are at the
+// mercy of the machine's other work).
+constexpr int kSamples = kGemmSamples;
+
 int blas_int(int64_t v, const char* what) {
   if (v < 0 || v > INT_MAX)
     fail(CH_ERR_SHAPE, "gemm: ", what, " = ", v, " does not fit the BLAS library's 32-bit int");
   return static_cast<int>(v);
 }
 
+// OpenBLAS runs every call on the calling thread.
+void openblas_one_thread() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
 #if CH_HAVE_DNNL
-// float32 GEMM goes through oneDNN: its JIT picks kernels from the CPU's ISA
-// flags, so it uses AVX-512 on CPUs newer than the distribution's OpenBLAS
-// knows (on the project's Zen 5 machine OpenBLAS 0.3.21 falls back to AVX2
-// kernels and runs at about half of oneDNN's rate). Threads are ours (see
-// gemm below), so oneDNN runs each call on one thread: its OpenMP team is
-// never started, and no OpenMP workers spin beside our pool.
+// oneDNN runs each call on one OpenMP thread: its OpenMP team is never
+// started, and no OpenMP workers spin beside our pool.
 class OneOpenMPThread {
  public:
   // The caller's OpenMP thread count is its own setting: put it back after.
@@ -46,50 +88,90 @@ class OneOpenMPThread {
  private:
   int previous_;
 };
-
-dnnl_status_t sgemm_one_thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                               float alpha, const float* a, int64_t lda, const float* b,
-                               int64_t ldb, float beta, float* c, int64_t ldc) {
-  OneOpenMPThread one;
-  return dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta,
-                    c, ldc);
-}
 #endif
 
-// Multiply-adds below which a GEMM stays on one thread: waking a worker costs
-// about as much as a 100x100x100 product saves by splitting it.
-constexpr int64_t kGemmGrain = int64_t{1} << 21;
-
-}  // namespace
-
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  lda = std::max<int64_t>(lda, 1);
-  ldb = std::max<int64_t>(ldb, 1);
-  ldc = std::max<int64_t>(ldc, 1);
+// One block on one thread through one library. Dimensions were checked.
+void one_thread(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                int64_t ldc) {
+  switch (lib) {
+    case GemmLibrary::openblas:
+      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                  int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+      return;
+    case GemmLibrary::onednn: {
 #if CH_HAVE_DNNL
-  for (int64_t v : {m, n, k, lda, ldb, ldc}) blas_int(v, "a dimension");
-  // Split C into blocks of whole rows (tall C) or whole columns (wide C), one
-  // per thread; each block is an independent GEMM on sub-matrices.
-  const double work = double(m) * double(n) * double(std::max<int64_t>(k, 1));
+      OneOpenMPThread one;
+      const dnnl_status_t s =
+          dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      if (s != dnnl_success)
+        fail(CH_ERR_INTERNAL, "gemm: oneDNN's sgemm failed with status ", int(s), " (m=", m,
+             ", n=", n, ", k=", k, ")");
+#endif
+      return;
+    }
+    case GemmLibrary::blis:
+      blis::sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      return;
+  }
+}
+
+void one_thread(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+                int64_t ldc) {
+  if (lib == GemmLibrary::blis) {
+    blis::dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+}
+
+// Multiply-adds below which a GEMM stays on one thread when nothing was
+// measured (a forced library, gemm_using): waking a sleeping worker costs
+// about as much as a 100x100x100 product saves by splitting it. With a hot
+// pool, splitting pays far below that: the measured choice tries both ways
+// for classes between kMinSplit and this (see Chooser::candidates_for).
+constexpr int64_t kGemmGrain = int64_t{1} << 21;
+constexpr int64_t kMinSplit = int64_t{1} << 15;
+
+using Blocks = GemmBlocks;
+
+// Splits C into blocks of whole rows (tall C) or whole columns (wide C), one
+// per thread; each block is an independent GEMM on sub-matrices, on one
+// thread of the library. Exceptions from the blocks are rethrown here.
+template <typename T>
+void split_over_pool(GemmLibrary lib, Blocks blocks, bool ta, bool tb, int64_t m, int64_t n,
+                     int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
+                     T* c, int64_t ldc) {
+  const double work = double(m) * double(n) * double(k);
   const bool split_rows = m > n;
   const int64_t extent = split_rows ? m : n, align = 16;
   int64_t parts = num_threads();
-  if (work < double(parts) * kGemmGrain) parts = static_cast<int64_t>(work / kGemmGrain);
+  if (blocks == Blocks::one)
+    parts = 1;
+  else if (blocks == Blocks::rule && work < double(parts) * kGemmGrain)
+    parts = static_cast<int64_t>(work / kGemmGrain);
   parts = std::min(parts, (extent + align - 1) / align);
-  std::atomic<int> status{dnnl_success};
+  std::atomic<bool> failed{false};
+  std::string error;
+  ch_status error_status = CH_OK;
+  std::mutex error_mutex;
   auto block = [&](int64_t begin, int64_t end) {
     if (begin >= end) return;
-    dnnl_status_t s;
-    if (split_rows)
-      s = sgemm_one_thread(trans_a, trans_b, end - begin, n, k, alpha,
-                           trans_a ? a + begin : a + begin * lda, lda, b, ldb, beta,
-                           c + begin * ldc, ldc);
-    else
-      s = sgemm_one_thread(trans_a, trans_b, m, end - begin, k, alpha, a, lda,
-                           trans_b ? b + begin * ldb : b + begin, ldb, beta, c + begin, ldc);
-    if (s != dnnl_success) status = s;
+    try {
+      if (split_rows)
+        one_thread(lib, ta, tb, end - begin, n, k, alpha, ta ? a + begin : a + begin * lda, lda, b,
+                   ldb, beta, c + begin * ldc, ldc);
+      else
+        one_thread(lib, ta, tb, m, end - begin, k, alpha, a, lda, tb ? b + begin * ldb : b + begin,
+                   ldb, beta, c + begin, ldc);
+    } catch (const Error& e) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      error = e.what();
+      error_status = e.status();
+      failed = true;
+    }
   };
   if (parts <= 1) {
     block(0, extent);
@@ -102,41 +184,491 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
       block(edge(p0), edge(p1));
     });
   }
-  if (status != dnnl_success)
-    fail(CH_ERR_INTERNAL, "gemm: oneDNN's sgemm failed with status ", int(status), " (m=", m,
-         ", n=", n, ", k=", k, ")");
-#else
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, blas_int(m, "m"), blas_int(n, "n"),
-              blas_int(k, "k"), alpha, a, blas_int(lda, "lda"), b, blas_int(ldb, "ldb"), beta, c,
-              blas_int(ldc, "ldc"));
-#endif
+  if (failed) throw Error(error_status, error);
+}
+
+// Shapes every library accepts: dimensions in 32-bit ints (OpenBLAS's
+// interface) and row strides at least the rows' lengths.
+void check(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+           int64_t ldc) {
+  blas_int(m, "m");
+  blas_int(n, "n");
+  blas_int(k, "k");
+  blas_int(lda, "lda");
+  blas_int(ldb, "ldb");
+  blas_int(ldc, "ldc");
+  const int64_t a_row = ta ? m : k, b_row = tb ? k : n;
+  if (lda < std::max<int64_t>(1, a_row))
+    fail(CH_ERR_SHAPE, "gemm: lda = ", lda, " is shorter than a row of A (", a_row,
+         " elements, trans_a = ", ta, ")");
+  if (ldb < std::max<int64_t>(1, b_row))
+    fail(CH_ERR_SHAPE, "gemm: ldb = ", ldb, " is shorter than a row of B (", b_row,
+         " elements, trans_b = ", tb, ")");
+  if (ldc < std::max<int64_t>(1, n))
+    fail(CH_ERR_SHAPE, "gemm: ldc = ", ldc, " is shorter than a row of C (", n, " elements)");
+}
+
+// ---------------------------------------------------------------------------
+// The libraries.
+
+bool dnnl_built() { return CH_HAVE_DNNL != 0; }
+
+// e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64":
+// with DYNAMIC_ARCH it names the kernels it detected for this CPU.
+std::string openblas_description() { return openblas_get_config(); }
+
+// ---------------------------------------------------------------------------
+// The choice.
+
+int ceil_log2(int64_t v) {
+  int l = 0;
+  while ((int64_t{1} << l) < v && l < 62) ++l;
+  return l;
+}
+
+struct ClassKey {
+  bool f64, ta, tb;
+  int lm, ln, lk, threads;
+  uint64_t packed() const {
+    return uint64_t(f64) | uint64_t(ta) << 1 | uint64_t(tb) << 2 | uint64_t(lm) << 3 |
+           uint64_t(ln) << 9 | uint64_t(lk) << 15 | uint64_t(std::min(threads, 1 << 16)) << 21;
+  }
+};
+
+ClassKey class_of(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+  return ClassKey{f64, ta, tb, ceil_log2(m), ceil_log2(n), ceil_log2(k), num_threads()};
+}
+
+// A candidate: a library, and whether C is cut into one block per thread
+// (code lib * 2 + 1) or left in one block (lib * 2).
+constexpr int kCandidates = 2 * kGemmLibraries;
+GemmLibrary library_of(int candidate) { return GemmLibrary(candidate / 2); }
+bool split_of(int candidate) { return candidate % 2 == 1; }
+
+struct ClassState {
+  ClassKey key{};
+  std::vector<int> candidates;
+  int samples[kCandidates] = {};
+  double rates[kCandidates][kSamples] = {};  // flop/s of each timed call
+  bool dropped[kCandidates] = {};            // clearly slower: no more calls
+  int chosen = -1;
+
+  // The median of a candidate's samples (the upper one of an even count).
+  double median(int c) const {
+    double r[kSamples];
+    const int n = samples[c];
+    for (int i = 0; i < n; ++i) {  // insertion sort of at most kSamples values
+      int j = i;
+      for (; j > 0 && r[j - 1] > rates[c][i]; --j) r[j] = r[j - 1];
+      r[j] = rates[c][i];
+    }
+    return n == 0 ? 0 : r[n / 2];
+  }
+};
+
+// A candidate whose median is below this fraction of the leader's (both
+// with at least kDropAfter samples) is dropped from the measurement early.
+// Three, not two: a split's first calls find the data cold in the other
+// cores' caches, and one slow call must not drop it.
+constexpr double kDropBelow = 0.7;
+constexpr int kDropAfter = 3;
+// Where a class tries C both whole and split over the threads, the split is
+// chosen only if its median rate is this much higher.
+constexpr double kSplitMargin = 1.2;
+
+int library_index(const char* name) {
+  for (int i = 0; i < kGemmLibraries; ++i)
+    if (std::strcmp(name, gemm_library_name(GemmLibrary(i))) == 0) return i;
+  return -1;
+}
+
+std::string candidate_list() {
+  std::string s;
+  for (int i = 0; i < kGemmLibraries; ++i) {
+    const GemmLibrary lib = GemmLibrary(i);
+    if (!gemm_library_available(lib, false) && !gemm_library_available(lib, true)) continue;
+    s += (s.empty() ? "" : ", ") + std::string(gemm_library_name(lib));
+  }
+  return s;
+}
+
+class Chooser {
+ public:
+  static Chooser& instance() {
+    static Chooser* c = new Chooser;  // never destroyed: GEMMs may run in static destructors
+    return *c;
+  }
+
+  struct Pick {
+    GemmLibrary lib;
+    Blocks blocks;
+    bool measure;
+    uint64_t key;
+    int candidate;
+  };
+
+  Pick pick(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+    const ClassKey key = class_of(f64, ta, tb, m, n, k);
+    const uint64_t packed = key.packed();
+    std::lock_guard<std::mutex> lock(mutex_);
+    read_environment();
+    if (forced_ >= 0 && gemm_library_available(GemmLibrary(forced_), f64))
+      return {GemmLibrary(forced_), Blocks::rule, false, packed, -1};
+    ClassState& st = classes_[packed];
+    if (st.candidates.empty()) {
+      st.key = key;
+      st.candidates = candidates_for(key);
+      if (st.candidates.size() == 1) st.chosen = st.candidates[0];
+    }
+    if (st.chosen >= 0) return {library_of(st.chosen), blocks_of(st.chosen), false, packed, -1};
+    int next = -1;
+    for (int c : st.candidates)
+      if (!st.dropped[c] && (next < 0 || st.samples[c] < st.samples[next])) next = c;
+    return {library_of(next), blocks_of(next), true, packed, next};
+  }
+
+  void record(uint64_t packed, int candidate, double rate) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = classes_.find(packed);
+    if (it == classes_.end() || it->second.chosen >= 0) return;  // cleared or decided meanwhile
+    ClassState& st = it->second;
+    if (st.samples[candidate] >= kSamples) return;  // a concurrent extra call
+    st.rates[candidate][st.samples[candidate]++] = rate;
+    // The median decides: single calls slowed by the machine's other work or
+    // by a library's one-time set-up (oneDNN's JIT) do not count, and a
+    // split that pays only while the pool's workers happen to be awake is
+    // judged by its typical call, not its luckiest.
+    double lead = 0;
+    for (int c : st.candidates)
+      if (st.samples[c] >= kDropAfter) lead = std::max(lead, st.median(c));
+    for (int c : st.candidates)
+      if (st.samples[c] >= kDropAfter && st.median(c) < kDropBelow * lead) st.dropped[c] = true;
+    // A split must beat the best whole product by kSplitMargin: it also
+    // changes what the neighbouring operations find (a worker awake and
+    // polling, or asleep), which its own timing does not show.
+    int best = -1;
+    for (int c : st.candidates) {
+      if (st.dropped[c]) continue;
+      if (st.samples[c] < kSamples) return;
+      const double rate = st.median(c) / (split_of(c) ? kSplitMargin : 1.0);
+      if (best < 0 || rate > st.median(best) / (split_of(best) ? kSplitMargin : 1.0)) best = c;
+    }
+    st.chosen = best;
+  }
+
+  double time(int candidate, const std::function<void()>& call) {
+    GemmStopwatch sw;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      sw = stopwatch_;
+    }
+    if (sw) return sw(library_of(candidate), split_of(candidate), call);
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  void force(const char* name) {
+    int index = -1;
+    if (name && *name && std::strcmp(name, "auto") != 0) {
+      index = library_index(name);
+      if (index < 0 || (!gemm_library_available(GemmLibrary(index), false) &&
+                        !gemm_library_available(GemmLibrary(index), true)))
+        fail(CH_ERR_INVALID_ARGUMENT, "GEMM library \"", name,
+             "\" is not one of this build's and machine's: auto, ", candidate_list());
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    environment_read_ = true;  // an explicit choice overrides CH_GEMM
+    forced_ = index;
+    classes_.clear();
+  }
+
+  std::string forced() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    read_environment();
+    return forced_ >= 0 ? gemm_library_name(GemmLibrary(forced_)) : "auto";
+  }
+
+  int choice(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+    const uint64_t packed = class_of(f64, ta, tb, m, n, k).packed();
+    std::lock_guard<std::mutex> lock(mutex_);
+    read_environment();
+    if (forced_ >= 0 && gemm_library_available(GemmLibrary(forced_), f64)) return forced_;
+    auto it = classes_.find(packed);
+    return it == classes_.end() || it->second.chosen < 0 ? -1 : int(library_of(it->second.chosen));
+  }
+
+  void reread_environment() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    environment_read_ = false;
+    environment_error_.clear();
+    forced_ = -1;
+    classes_.clear();
+  }
+
+  void set_stopwatch(GemmStopwatch sw) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopwatch_ = std::move(sw);
+    classes_.clear();
+  }
+
+  // "float32 NT m<=128 n<=1024 k<=1024 2 threads: openblas (onednn 95%, blis 90%)", ...
+  std::string chosen_text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::map<uint64_t, const ClassState*> sorted;
+    for (const auto& [packed, st] : classes_)
+      if (st.chosen >= 0) sorted[packed] = &st;
+    std::string s;
+    for (const auto& [packed, st] : sorted) {
+      const ClassKey& k = st->key;
+      const double best = st->median(st->chosen);
+      s += s.empty() ? "" : "; ";
+      s += std::string(k.f64 ? "float64 " : "float32 ") + (k.ta ? "T" : "N") + (k.tb ? "T" : "N") +
+           " m<=" + std::to_string(int64_t{1} << k.lm) +
+           " n<=" + std::to_string(int64_t{1} << k.ln) +
+           " k<=" + std::to_string(int64_t{1} << k.lk) + " " + std::to_string(k.threads) +
+           (k.threads == 1 ? " thread: " : " threads: ") + candidate_name(k, st->chosen);
+      char rate[32];
+      std::snprintf(rate, sizeof rate, " %.1f GFLOP/s", best * 1e-9);
+      s += rate;
+      std::string others;
+      for (int i : st->candidates)
+        if (i != st->chosen && st->samples[i] > 0) {
+          std::snprintf(rate, sizeof rate, " %.0f%%", best > 0 ? 100 * st->median(i) / best : 0);
+          others += (others.empty() ? "" : ", ") + candidate_name(k, i) + rate;
+        }
+      if (!others.empty()) s += " (" + others + ")";
+    }
+    return s;
+  }
+
+ private:
+  // CH_GEMM, read once (lock held). An unknown or missing library fails the
+  // GEMMs with a message naming it, every time, rather than being ignored.
+  void read_environment() {
+    if (environment_read_) {
+      if (!environment_error_.empty()) fail(CH_ERR_INVALID_ARGUMENT, environment_error_);
+      return;
+    }
+    environment_read_ = true;
+    const char* env = std::getenv("CH_GEMM");
+    if (!env || !*env || std::strcmp(env, "auto") == 0) return;
+    const int index = library_index(env);
+    if (index < 0 || (!gemm_library_available(GemmLibrary(index), false) &&
+                      !gemm_library_available(GemmLibrary(index), true))) {
+      environment_error_ = std::string("CH_GEMM=") + env +
+                           " is not one of this build's and machine's GEMM libraries: auto, " +
+                           candidate_list();
+      fail(CH_ERR_INVALID_ARGUMENT, environment_error_);
+    }
+    forced_ = index;
+  }
+
+  static const std::vector<GemmLibrary>& candidates(bool f64) {
+    static const std::vector<GemmLibrary> f32s = gemm_candidates(false),
+                                          f64s = gemm_candidates(true);
+    return f64 ? f64s : f32s;
+  }
+
+  // The candidates of a class: each library in one block; with more than
+  // one thread, also (or, for large classes, only) in one block per thread.
+  // Whether splitting a mid-sized product pays depends on whether the pool's
+  // workers are awake, which only the real calls tell.
+  static std::vector<int> candidates_for(const ClassKey& key) {
+    const double most = std::ldexp(1.0, key.lm + key.ln + key.lk);  // multiply-adds, at most
+    const bool split = key.threads > 1 && most > double(kMinSplit);
+    const bool only_split = split && most / 8 >= double(key.threads) * double(kGemmGrain);
+    std::vector<int> out;
+    for (GemmLibrary lib : candidates(key.f64)) {
+      if (!only_split) out.push_back(int(lib) * 2);
+      if (split) out.push_back(int(lib) * 2 + 1);
+    }
+    return out;
+  }
+
+  static Blocks blocks_of(int candidate) {
+    return split_of(candidate) ? Blocks::per_thread : Blocks::one;
+  }
+
+  // "onednn", or with threads "onednn split" / "onednn unsplit".
+  static std::string candidate_name(const ClassKey& key, int candidate) {
+    std::string s = gemm_library_name(library_of(candidate));
+    if (key.threads > 1) s += split_of(candidate) ? " split" : " unsplit";
+    return s;
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<uint64_t, ClassState> classes_;
+  int forced_ = -1;
+  bool environment_read_ = false;
+  std::string environment_error_;
+  GemmStopwatch stopwatch_;
+};
+
+template <typename T>
+void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                 int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  check(ta, tb, m, n, k, lda, ldb, ldc);
+  if (k == 0) {  // C = beta C, as BLAS does for an empty inner dimension
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
+  openblas_one_thread();
+  constexpr bool f64 = std::is_same_v<T, double>;
+  Chooser& chooser = Chooser::instance();
+  const Chooser::Pick p = chooser.pick(f64, ta, tb, m, n, k);
+  auto run = [&] {
+    split_over_pool(p.lib, p.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  };
+  if (!p.measure) {
+    run();
+    return;
+  }
+  const double seconds = chooser.time(p.candidate, run);
+  chooser.record(p.key, p.candidate,
+                 2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
+}
+
+template <typename T>
+void gemm_using_any(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
+                    const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
+                    Blocks blocks) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  if (!gemm_library_available(lib, f64))
+    fail(CH_ERR_INVALID_ARGUMENT, "gemm: ", gemm_library_name(lib), " has no ",
+         f64 ? "float64" : "float32", " GEMM in this build or on this machine");
+  if (m == 0 || n == 0) return;
+  check(ta, tb, m, n, k, lda, ldb, ldc);
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
+  openblas_one_thread();
+  split_over_pool(lib, blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  gemm_chosen(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, blas_int(m, "m"), blas_int(n, "n"),
-              blas_int(k, "k"), alpha, a, blas_int(lda < 1 ? 1 : lda, "lda"), b,
-              blas_int(ldb < 1 ? 1 : ldb, "ldb"), beta, c, blas_int(ldc < 1 ? 1 : ldc, "ldc"));
+  gemm_chosen(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                float* c, int64_t ldc, GemmBlocks blocks) {
+  gemm_using_any(lib, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, blocks);
+}
+
+void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
+                double beta, double* c, int64_t ldc, GemmBlocks blocks) {
+  gemm_using_any(lib, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, blocks);
+}
+
+const char* gemm_library_name(GemmLibrary lib) {
+  switch (lib) {
+    case GemmLibrary::openblas:
+      return "openblas";
+    case GemmLibrary::onednn:
+      return "onednn";
+    case GemmLibrary::blis:
+      return "blis";
+  }
+  return "?";
+}
+
+bool gemm_library_available(GemmLibrary lib, bool f64) {
+  switch (lib) {
+    case GemmLibrary::openblas:
+      return true;
+    case GemmLibrary::onednn:
+      return !f64 && dnnl_built();
+    case GemmLibrary::blis:
+      return blis::available();
+  }
+  return false;
+}
+
+std::vector<GemmLibrary> gemm_candidates(bool f64) {
+  std::vector<GemmLibrary> out;
+  for (int i = 0; i < kGemmLibraries; ++i)
+    if (gemm_library_available(GemmLibrary(i), f64)) out.push_back(GemmLibrary(i));
+  return out;
+}
+
+std::string gemm_library_version(GemmLibrary lib) {
+  switch (lib) {
+    case GemmLibrary::openblas:
+      return openblas_description();
+    case GemmLibrary::onednn: {
+#if CH_HAVE_DNNL
+      const dnnl_version_t* v = dnnl_version();
+      return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+             std::to_string(v->patch) + " sgemm";
+#else
+      return {};
+#endif
+    }
+    case GemmLibrary::blis:
+      return blis::version();
+  }
+  return {};
+}
+
+void force_gemm_library(const char* name) { Chooser::instance().force(name); }
+std::string forced_gemm_library() { return Chooser::instance().forced(); }
+
+int gemm_choice(bool f64, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k) {
+  return Chooser::instance().choice(f64, trans_a, trans_b, m, n, k);
+}
+
+void reread_gemm_environment_for_testing() { Chooser::instance().reread_environment(); }
+
+void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch) {
+  Chooser::instance().set_stopwatch(std::move(stopwatch));
+}
+
+// "GEMM auto (measured per shape class) | openblas: OpenBLAS 0.3.21 ...;
+// onednn: oneDNN 2.6.3 sgemm (float32 only); blis: BLIS 0.9.0 ... | one
+// library thread per block of chainerc's 2-thread pool | chosen: float32 NT
+// m<=128 n<=1024 k<=1024 2 threads: openblas 105.0 GFLOP/s (onednn 91%,
+// blis 88%); ..."
 const char* blas_name() {
   thread_local std::string name;
-  name.clear();
-#if CH_HAVE_DNNL
-  const dnnl_version_t* v = dnnl_version();
-  name = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-         std::to_string(v->patch) + " sgemm (float32, " + std::to_string(num_threads()) +
-         " threads); ";
-#endif
-  name += std::string(openblas_get_config()) + " (" + std::to_string(openblas_get_num_threads()) +
-          " threads)";
+  std::string forced;
+  try {
+    forced = forced_gemm_library();
+  } catch (const Error& e) {
+    forced = e.what();
+  }
+  name = "GEMM " + (forced == "auto" ? std::string("auto (measured per shape class)") : forced) +
+         " | ";
+  bool first = true;
+  for (int i = 0; i < kGemmLibraries; ++i) {
+    const GemmLibrary lib = GemmLibrary(i);
+    const bool f32 = gemm_library_available(lib, false), f64 = gemm_library_available(lib, true);
+    if (!f32 && !f64) continue;
+    name += (first ? "" : "; ") + std::string(gemm_library_name(lib)) + ": " +
+            gemm_library_version(lib) + (f64 ? "" : " (float32 only)");
+    first = false;
+  }
+  name += " | one library thread per block of chainerc's " + std::to_string(num_threads()) +
+          "-thread pool";
+  const std::string chosen = Chooser::instance().chosen_text();
+  if (!chosen.empty()) name += " | chosen: " + chosen;
   return name.c_str();
 }
 
-void set_blas_threads(int n) { openblas_set_num_threads(n); }
+void set_blas_threads(int) { openblas_set_num_threads(1); }
 
 }  // namespace chainerc::cpu

@@ -1,22 +1,93 @@
-// Matrix products on the CPU through CBLAS (OpenBLAS in the default build).
+// Matrix products on the CPU. Several libraries can do them (OpenBLAS,
+// oneDNN's sgemm, BLIS; which are present depends on the build and the
+// machine), and which is fastest depends on the CPU and the shape: gemm()
+// measures the candidates on the first calls of each shape class and then
+// uses the fastest for that class (gemm.cpp explains the measurement). The
+// environment variable CH_GEMM, or force_gemm_library, fixes the choice.
+//
+// Threads: every library runs each call on one thread; gemm() splits C into
+// blocks over chainerc's own pool (parallel.h), so no library pool competes
+// with it for the cores.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace chainerc::cpu {
 
 // Row-major C (m x n) = alpha * op(A) * op(B) + beta * C, where op(A) is
 // m x k (A itself, or A transposed when trans_a) and op(B) is k x n.
-// lda/ldb/ldc are the row strides of A, B and C as stored.
+// lda/ldb/ldc are the row strides of A, B and C as stored. With beta == 0, C
+// is not read (NaNs in it do not propagate), as in BLAS.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc);
 
-// Which BLAS is linked, e.g. "OpenBLAS 0.3.21 (pthread, 2 threads)".
+// The GEMM libraries chainerc can call (whether each is present: below).
+enum class GemmLibrary : int { openblas = 0, onednn = 1, blis = 2 };
+constexpr int kGemmLibraries = 3;
+
+// "openblas", "onednn", "blis".
+const char* gemm_library_name(GemmLibrary lib);
+// Whether the library is built in and loadable here, for float64 (f64) or
+// float32 GEMMs (oneDNN has no float64 GEMM).
+bool gemm_library_available(GemmLibrary lib, bool f64);
+// The libraries available for the dtype, in enum order.
+std::vector<GemmLibrary> gemm_candidates(bool f64);
+// The library's own description, e.g. "OpenBLAS 0.3.21 ... Cooperlake".
+std::string gemm_library_version(GemmLibrary lib);
+
+// How gemm_using cuts C over the pool: by the size rule gemm() uses for a
+// forced library (rule), left whole (one block), or one block per thread.
+enum class GemmBlocks { rule, one, per_thread };
+
+// The same product through one library, on the pool as gemm() does (bench/gemm
+// and the tests call it; CH_ERR_INVALID_ARGUMENT if the library is not
+// available for the dtype).
+void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                float* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule);
+void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
+                double beta, double* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule);
+
+// Fixes the library every GEMM uses ("openblas", "onednn", "blis"), or goes
+// back to measuring per shape class (nullptr, "" or "auto"). A library that
+// lacks a dtype's GEMM (oneDNN for float64) leaves that dtype measured.
+// CH_ERR_INVALID_ARGUMENT for an unknown or unavailable name. Also clears
+// the choices made so far.
+void force_gemm_library(const char* name);
+// "auto" or the forced library's name.
+std::string forced_gemm_library();
+
+// The library gemm() has chosen for the shape class of this call, or -1
+// while the class is still being measured (or was never seen). A forced
+// library is reported as chosen.
+int gemm_choice(bool f64, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k);
+
+// Which BLAS libraries are in use and what was chosen, one line (for
+// ch_config_blas; gemm.cpp documents the format).
 const char* blas_name();
-// Threads the BLAS library may use (set_num_threads in parallel.h calls it).
+// Called by set_num_threads (parallel.h). The libraries always run one
+// thread per call (see above), so this only keeps them there.
 void set_blas_threads(int n);
+
+// Timed calls of each candidate per shape class before the choice.
+constexpr int kGemmSamples = 5;
+
+// For the tests: the stopwatch of the measurement. It runs `call` (one GEMM
+// through `lib`, in one block per pool thread if `split`, else in one block)
+// and returns the seconds it took. Passing an empty function restores the
+// steady clock. Clears the choices made so far.
+using GemmStopwatch =
+    std::function<double(GemmLibrary lib, bool split, const std::function<void()>& call)>;
+void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch);
+// For the tests: forget the forced library and the choices, and read CH_GEMM
+// again at the next GEMM.
+void reread_gemm_environment_for_testing();
 
 }  // namespace chainerc::cpu

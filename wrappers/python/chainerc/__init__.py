@@ -48,7 +48,21 @@ def seed(value):
 
 
 def blas():
+    """The CPU's GEMM: the candidate libraries, the mode, and the library
+    chosen per shape class (include/ch/config.h, ch_config_blas)."""
     return _capi.lib.ch_config_blas().decode()
+
+
+def set_gemm(library):
+    """Fix the library of the CPU's matrix products ("openblas", "onednn",
+    "blis"), or "auto" (the default): the fastest measured per shape class.
+    Raises for a library that is not available, naming the candidates."""
+    _capi.check(_capi.lib.ch_config_set_gemm(str(library).encode()))
+
+
+def get_gemm():
+    """"auto" or the library set by set_gemm or CH_GEMM."""
+    return _capi.lib.ch_config_gemm().decode()
 
 
 def set_use_cudnn(on):

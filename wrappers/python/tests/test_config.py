@@ -1,4 +1,4 @@
-"""Process-wide switches of include/ch/config.h: use_cudnn, allow_tf32, deterministic."""
+"""Process-wide switches of include/ch/config.h: use_cudnn, allow_tf32, deterministic, gemm."""
 
 import chainerc
 
@@ -32,3 +32,20 @@ def test_deterministic_starts_off_and_round_trips():
     finally:
         chainerc.set_deterministic(False)
     assert chainerc.get_deterministic() is False
+
+
+def test_gemm_starts_auto_and_round_trips():
+    assert chainerc.get_gemm() == "auto"
+    try:
+        chainerc.set_gemm("openblas")
+        assert chainerc.get_gemm() == "openblas"
+        try:
+            chainerc.set_gemm("no-such-blas")
+            raise AssertionError("no error for an unknown library")
+        except chainerc.InvalidArgumentError as e:
+            assert "no-such-blas" in str(e)
+        assert chainerc.get_gemm() == "openblas"
+        assert chainerc.blas().startswith("GEMM openblas | ")
+    finally:
+        chainerc.set_gemm("auto")
+    assert chainerc.get_gemm() == "auto"

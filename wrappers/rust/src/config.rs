@@ -1,7 +1,7 @@
 //! Process-wide settings (include/ch/config.h) and debugging counters.
-use crate::error::{check, Result};
+use crate::error::{check, Error, ErrorKind, Result};
 use chainerc_sys as sys;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 
 /// Train/test flag for functions that behave differently (dropout, batch
 /// normalization).
@@ -39,8 +39,22 @@ pub fn num_threads() -> i32 {
 pub fn seed(seed: u64) {
     unsafe { sys::ch_config_seed(seed) }
 }
+/// The CPU's GEMM: the candidate libraries, the mode, and the library chosen
+/// per shape class (include/ch/config.h, ch_config_blas).
 pub fn blas() -> String {
     unsafe { CStr::from_ptr(sys::ch_config_blas()).to_string_lossy().into_owned() }
+}
+/// Fixes the library of the CPU's matrix products ("openblas", "onednn",
+/// "blis"), or "auto" (the default): the fastest measured per shape class.
+/// An error names the candidates when the library is not available.
+pub fn set_gemm(library: &str) -> Result<()> {
+    let c = CString::new(library)
+        .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("set_gemm: {library:?} contains NUL")))?;
+    check(unsafe { sys::ch_config_set_gemm(c.as_ptr()) })
+}
+/// "auto" or the library set by set_gemm or CH_GEMM.
+pub fn gemm() -> String {
+    unsafe { CStr::from_ptr(sys::ch_config_gemm()).to_string_lossy().into_owned() }
 }
 /// Whether the CUDA backend may use cuDNN (the seed's use_cudnn; on at start).
 /// Off, or where cuDNN is absent, chainerc's own CUDA kernels run.

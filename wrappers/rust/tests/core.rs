@@ -287,6 +287,13 @@ fn config_and_memory_stats() {
     assert!(config::num_threads() >= 1);
     assert_eq!(config::set_num_threads(0).unwrap_err().kind(), ErrorKind::InvalidArgument);
     assert!(!config::blas().is_empty());
+    assert_eq!(config::gemm(), "auto");
+    config::set_gemm("openblas").unwrap();
+    assert_eq!(config::gemm(), "openblas");
+    assert_eq!(config::set_gemm("no-such-blas").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(config::gemm(), "openblas");
+    config::set_gemm("auto").unwrap();
+    assert_eq!(config::gemm(), "auto");
     assert!(config::use_cudnn() && !config::allow_tf32(), "defaults: cuDNN on, TF32 off");
     config::set_use_cudnn(false);
     config::set_allow_tf32(true);

@@ -332,6 +332,8 @@ extern "C" {
     pub fn ch_config_num_threads() -> i32;
     pub fn ch_config_seed(seed: u64);
     pub fn ch_config_blas() -> *const ::std::os::raw::c_char;
+    pub fn ch_config_set_gemm(library: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_config_gemm() -> *const ::std::os::raw::c_char;
     pub fn ch_config_set_use_cudnn(use_cudnn: i32);
     pub fn ch_config_use_cudnn() -> i32;
     pub fn ch_config_set_allow_tf32(allow_tf32: i32);

@@ -1,0 +1,321 @@
+// bench/gemm: the GEMM rate each installed library reaches on the models'
+// shapes, and what chainerc's choice reaches (bench/README.md).
+//
+// Shapes: the MLPs of bench/train (784-100-100-10 and 784-1000-1000-10 at
+// batch 100: forward y = x W^T, backward gW += gy^T x and gx = gy W, no gx for
+// the first layer) and the convnet's (its im2col GEMMs as Convolution2D calls
+// them on a chunk of samples, and its two Linear layers). Columns: each
+// library called one thread per block of chainerc's pool (what gemm() does;
+// with threads, the better of C left whole and C in one block per thread),
+// the same library with its own threads (OpenBLAS's pool, oneDNN's OpenMP,
+// BLIS's pool) at two threads, and chainerc::cpu::gemm after its choice. The
+// figure is the best GFLOP/s over interleaved repeats.
+//
+// Usage: gemm [--threads 1,2] [--only SUBSTRING] [--repeats N] [--min-time MS]
+//             [--no-float64]
+#include "backend/cpu/gemm.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/gemm_blis.h"
+#include "backend/cpu/parallel.h"
+
+#if CH_HAVE_DNNL
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+using namespace chainerc;
+using cpu::GemmLibrary;
+
+namespace {
+
+struct Shape {
+  std::string model, op;
+  bool ta, tb;
+  int64_t m, n, k;
+  int64_t calls_per_epoch;  // for the epoch's GEMM time (0: not summed)
+  bool f64 = false;
+};
+
+// Linear(in, out) at batch b: forward x W^T, gW += gy^T x, gx = gy W.
+void linear(std::vector<Shape>& out, const std::string& model, const std::string& layer, int64_t b,
+            int64_t in, int64_t out_size, bool gx, int64_t steps, bool f64 = false) {
+  out.push_back({model, layer + " y=xW^T", false, true, b, out_size, in, steps, f64});
+  out.push_back({model, layer + " gW=gy^Tx", true, false, out_size, in, b, steps, f64});
+  if (gx) out.push_back({model, layer + " gx=gyW", false, false, b, in, out_size, steps, f64});
+}
+
+std::vector<Shape> shapes(bool with_f64) {
+  std::vector<Shape> s;
+  const int64_t steps = 600;  // one epoch of 60,000 samples at batch 100
+  linear(s, "mlp", "l1 784-100", 100, 784, 100, false, steps);
+  linear(s, "mlp", "l2 100-100", 100, 100, 100, true, steps);
+  linear(s, "mlp", "l3 100-10", 100, 100, 10, true, steps);
+  linear(s, "mlp-large", "l1 784-1000", 100, 784, 1000, false, steps);
+  linear(s, "mlp-large", "l2 1000-1000", 100, 1000, 1000, true, steps);
+  linear(s, "mlp-large", "l3 1000-10", 100, 1000, 10, true, steps);
+  // The convnet's convolutions as convolution_2d.cpp calls gemm: on a chunk
+  // of 9 samples (conv1: 25 rows x 576 positions) and of 4 samples (conv2:
+  // 500 rows x 64 positions), forward W col, gW += gy col^T, gcol = W^T gy.
+  s.push_back({"convnet", "conv1 y=W col", false, false, 20, 9 * 576, 25, 0});
+  s.push_back({"convnet", "conv1 gW=gy col^T", false, true, 20, 25, 9 * 576, 0});
+  s.push_back({"convnet", "conv2 y=W col", false, false, 50, 4 * 64, 500, 0});
+  s.push_back({"convnet", "conv2 gW=gy col^T", false, true, 50, 500, 4 * 64, 0});
+  s.push_back({"convnet", "conv2 gcol=W^T gy", true, false, 500, 4 * 64, 50, 0});
+  linear(s, "convnet", "l1 800-500", 100, 800, 500, true, 0);
+  if (with_f64) linear(s, "mlp-large float64", "l2 1000-1000", 100, 1000, 1000, true, 0, true);
+  return s;
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A way of running the shape's GEMM; best is the best rate seen (flop/s).
+struct Variant {
+  std::string name;
+  std::function<void()> call;
+  long iters = 1;
+  double best = 0;
+};
+
+template <typename T>
+struct Operands {
+  std::vector<T> a, b, c;
+  Operands(const Shape& s) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(-1, 1);
+    a.resize(size_t(s.m * s.k));
+    b.resize(size_t(s.k * s.n));
+    c.resize(size_t(s.m * s.n));
+    for (T& v : a) v = u(rng);
+    for (T& v : b) v = u(rng);
+  }
+};
+
+// The library's own threading at `threads`, called from one thread.
+template <typename T>
+void own_threads(GemmLibrary lib, int threads, const Shape& s, Operands<T>& o) {
+  const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+  const auto ta = s.ta ? CblasTrans : CblasNoTrans, tb = s.tb ? CblasTrans : CblasNoTrans;
+  switch (lib) {
+    case GemmLibrary::openblas:
+      openblas_set_num_threads(threads);
+      if constexpr (std::is_same_v<T, float>)
+        cblas_sgemm(CblasRowMajor, ta, tb, int(s.m), int(s.n), int(s.k), 1.f, o.a.data(), int(lda),
+                    o.b.data(), int(ldb), 0.f, o.c.data(), int(s.n));
+      else
+        cblas_dgemm(CblasRowMajor, ta, tb, int(s.m), int(s.n), int(s.k), 1., o.a.data(), int(lda),
+                    o.b.data(), int(ldb), 0., o.c.data(), int(s.n));
+      openblas_set_num_threads(1);
+      return;
+    case GemmLibrary::onednn:
+#if CH_HAVE_DNNL
+      if constexpr (std::is_same_v<T, float>) {
+        omp_set_num_threads(threads);
+        dnnl_sgemm(s.ta ? 'T' : 'N', s.tb ? 'T' : 'N', s.m, s.n, s.k, 1.f, o.a.data(), lda,
+                   o.b.data(), ldb, 0.f, o.c.data(), s.n);
+      }
+#endif
+      return;
+    case GemmLibrary::blis:
+      cpu::blis::set_threads(threads);
+      if constexpr (std::is_same_v<T, float>)
+        cpu::blis::sgemm(s.ta, s.tb, s.m, s.n, s.k, 1.f, o.a.data(), lda, o.b.data(), ldb, 0.f,
+                         o.c.data(), s.n);
+      else
+        cpu::blis::dgemm(s.ta, s.tb, s.m, s.n, s.k, 1., o.a.data(), lda, o.b.data(), ldb, 0.,
+                         o.c.data(), s.n);
+      cpu::blis::set_threads(1);
+      return;
+  }
+}
+
+struct Row {
+  Shape shape;
+  int threads;
+  std::vector<Variant> variants;
+  std::string chosen;
+};
+
+template <typename T>
+Row measure(const Shape& s, int threads, int repeats, double min_time) {
+  cpu::set_num_threads(threads);
+  Operands<T> o(s);
+  const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+  const bool f64 = std::is_same_v<T, double>;
+  Row row{s, threads, {}, ""};
+  // Each library on the pool: with threads, the best of C in one block and
+  // C in one block per thread (the two ways gemm() tries).
+  for (GemmLibrary lib : cpu::gemm_candidates(f64))
+    for (cpu::GemmBlocks blocks : {cpu::GemmBlocks::one, cpu::GemmBlocks::per_thread}) {
+      if (threads == 1 && blocks == cpu::GemmBlocks::per_thread) continue;
+      row.variants.push_back({std::string(cpu::gemm_library_name(lib)) +
+                                  (blocks == cpu::GemmBlocks::one ? "|one" : "|split"),
+                              [=, &o] {
+                                cpu::gemm_using(lib, s.ta, s.tb, s.m, s.n, s.k, T(1), o.a.data(),
+                                                lda, o.b.data(), ldb, T(0), o.c.data(), s.n,
+                                                blocks);
+                              }});
+    }
+  if (threads > 1)
+    for (GemmLibrary lib : cpu::gemm_candidates(f64))
+      row.variants.push_back({std::string(cpu::gemm_library_name(lib)) + " own threads",
+                              [=, &o] { own_threads(lib, threads, s, o); }});
+  row.variants.push_back({"chainerc", [=, &o] {
+                            cpu::gemm(s.ta, s.tb, s.m, s.n, s.k, T(1), o.a.data(), lda, o.b.data(),
+                                      ldb, T(0), o.c.data(), s.n);
+                          }});
+  // Calibrate (which also lets chainerc's gemm make its choice on its first
+  // calls). chainerc goes first, before the libraries' own pools have run:
+  // their workers keep spinning for a while after each call and would be in
+  // the way of the measurement.
+  std::rotate(row.variants.begin(), row.variants.end() - 1, row.variants.end());
+  for (Variant& v : row.variants) {
+    for (int i = 0; i < 8 * cpu::kGemmSamples; ++i) v.call();
+    for (;;) {
+      const double t0 = now();
+      for (long i = 0; i < v.iters; ++i) v.call();
+      if (now() - t0 >= min_time || v.iters > (1L << 24)) break;
+      v.iters *= 2;
+    }
+  }
+  const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  for (int r = 0; r < repeats; ++r)
+    for (Variant& v : row.variants) {
+      const double t0 = now();
+      for (long i = 0; i < v.iters; ++i) v.call();
+      v.best = std::max(v.best, flop * double(v.iters) / (now() - t0));
+    }
+  const int c = cpu::gemm_choice(f64, s.ta, s.tb, s.m, s.n, s.k);
+  row.chosen = c < 0 ? "?" : cpu::gemm_library_name(GemmLibrary(c));
+  return row;
+}
+
+std::vector<int> parse_ints(const char* s) {
+  std::vector<int> out;
+  for (const char* p = s; *p;) {
+    out.push_back(std::atoi(p));
+    while (*p && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> threads = {1, 2};
+  std::string only;
+  int repeats = 5;
+  double min_time = 0.02;
+  bool with_f64 = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "gemm: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--threads")
+      threads = parse_ints(next());
+    else if (a == "--only")
+      only = next();
+    else if (a == "--repeats")
+      repeats = std::max(1, std::atoi(next()));
+    else if (a == "--min-time")
+      min_time = std::atof(next()) / 1000;
+    else if (a == "--no-float64")
+      with_f64 = false;
+    else {
+      std::printf(
+          "usage: gemm [--threads 1,2] [--only SUBSTRING] [--repeats N (5)] [--min-time MS (20)] "
+          "[--no-float64]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  // Column order: the candidates through the pool, their own threads, chainerc.
+  std::vector<std::string> columns;
+  for (GemmLibrary lib : cpu::gemm_candidates(false))
+    columns.push_back(cpu::gemm_library_name(lib));
+  for (GemmLibrary lib : cpu::gemm_candidates(false))
+    columns.push_back(std::string(cpu::gemm_library_name(lib)) + " own threads");
+
+  std::printf(
+      "GFLOP/s, best of %d interleaved repeats of >= %.0f ms; library columns: one library "
+      "thread per block of chainerc's pool (with threads, the better of C whole and C in one "
+      "block per thread); \"own threads\": the library's threading at "
+      "the row's count, called from one thread.\n\n",
+      repeats, min_time * 1000);
+  std::printf("| model | GEMM | T | m x n x k | threads |");
+  for (const std::string& c : columns) std::printf(" %s |", c.c_str());
+  std::printf(" chainerc (choice) | chainerc / best |\n|---|---|---|---|---|");
+  for (size_t i = 0; i < columns.size(); ++i) std::printf("---|");
+  std::printf("---|---|\n");
+  // Epoch GEMM seconds per (model, threads): at the best rate, at chainerc's.
+  struct Epoch {
+    std::string model;
+    int threads;
+    double best_s = 0, chainerc_s = 0;
+  };
+  std::vector<Epoch> epochs;
+  for (int t : threads)
+    for (const Shape& s : shapes(with_f64)) {
+      const std::string label = s.model + " " + s.op;
+      if (!only.empty() && label.find(only) == std::string::npos) continue;
+      const Row row = s.f64 ? measure<double>(s, t, repeats, min_time)
+                            : measure<float>(s, t, repeats, min_time);
+      std::printf("| %s | %s | %s | %lldx%lldx%lld | %d |", s.model.c_str(), s.op.c_str(),
+                  s.ta ? (s.tb ? "TT" : "TN") : (s.tb ? "NT" : "NN"), (long long)s.m,
+                  (long long)s.n, (long long)s.k, t);
+      double best = 0, chainerc = 0;
+      for (const std::string& c : columns) {
+        double rate = -1;  // the column's variants: "name" or "name|how"
+        for (const Variant& x : row.variants)
+          if (x.name == c || x.name.rfind(c + "|", 0) == 0) rate = std::max(rate, x.best);
+        if (rate >= 0) {
+          std::printf(" %.1f |", rate * 1e-9);
+          best = std::max(best, rate);
+        } else {
+          std::printf(" - |");
+        }
+      }
+      for (const Variant& x : row.variants)
+        if (x.name == "chainerc") chainerc = x.best;
+      std::printf(" %.1f (%s) | %.0f%% |\n", chainerc * 1e-9, row.chosen.c_str(),
+                  100 * chainerc / best);
+      std::fflush(stdout);
+      if (s.calls_per_epoch > 0) {
+        auto it = std::find_if(epochs.begin(), epochs.end(), [&](const Epoch& e) {
+          return e.model == s.model && e.threads == t;
+        });
+        if (it == epochs.end()) it = epochs.insert(epochs.end(), Epoch{s.model, t});
+        const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k) * s.calls_per_epoch;
+        it->best_s += flop / best;
+        it->chainerc_s += flop / chainerc;
+      }
+    }
+  if (!epochs.empty()) {
+    std::printf(
+        "\nOne epoch's GEMMs (600 steps of batch 100), seconds:\n\n| model | threads | at "
+        "the best rate of each GEMM | at chainerc's |\n|---|---|---|---|\n");
+    for (const Epoch& e : epochs)
+      std::printf("| %s | %d | %.3f | %.3f |\n", e.model.c_str(), e.threads, e.best_s,
+                  e.chainerc_s);
+  }
+  std::printf("\n- chainerc BLAS: %s\n", cpu::blas_name());
+  return 0;
+}
