@@ -16,12 +16,14 @@ struct Pool2D {
 };
 
 // y = the maximum of each window of x (padding never wins; -inf for a window
-// wholly in the padding), argmax (int32, y's shape) = its flat index in the
-// (h, w) plane, the first maximum in window order, or -1.
-inline Kernel<void(const Array& x, const Pool2D& p, Array& y, Array& argmax)> max_pool_2d_forward{
+// wholly in the padding; NaN for a window holding a NaN, as NumPy's max).
+inline Kernel<void(const Array& x, const Pool2D& p, Array& y)> max_pool_2d_forward{
     "max_pool_2d_forward"};
-// gx (zero-filled by the op) += gy routed to the argmax positions.
-inline Kernel<void(const Array& gy, const Array& argmax, const Pool2D& p, Array& gx)>
+// gx (zero-filled by the op) += gy routed, for each window, to the first
+// position in window order (row by row) where x equals forward's y (for a
+// NaN y, the first NaN): the first maximum. x and y are forward's (what
+// cudnnPoolingBackward takes too).
+inline Kernel<void(const Array& x, const Array& y, const Array& gy, const Pool2D& p, Array& gx)>
     max_pool_2d_backward{"max_pool_2d_backward"};
 
 // y = the sum of each window of x divided by kh * kw (padding counts as 0).

@@ -2,7 +2,8 @@
 // average_pooling_2d): forward and backward over window geometries with
 // strides, padding and cover_all (overlapping windows, windows cut by the
 // padding, a window wholly in the padding), ties (max pooling keeps the first
-// maximum in window order), float32 and float64; check_backward on cuda:0.
+// maximum in window order), NaN (propagated, its gradient to the first NaN),
+// float32 and float64; check_backward on cuda:0.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -98,6 +99,47 @@ TEST_F(GpuFunctions, MaxPoolingTiesGoToTheFirstMaximum) {
       expect_agreement({std::string("max_pooling_2d ties ") + g.name() + " " + dtype_name(dt),
                         {x},
                         pool(ops::max_pooling_2d, g)});
+    }
+}
+
+// NaN in some windows (the agreement harness counts NaN as a difference, so
+// the outputs are compared here): forward's NaN where a window holds one and
+// the CPU's values elsewhere, and the gradient routed as on the CPU (to the
+// first NaN of such a window), over every window geometry.
+TEST_F(GpuFunctions, MaxPoolingPropagatesNaNAsTheCpu) {
+  for (const Geometry& g : kGeometries)
+    for (DType dt : kDtypes) {
+      SCOPED_TRACE(g.name() + " " + dtype_name(dt));
+      Array x = uniform(dt, {2, 2, 7, 9}, -1, 1, 6);
+      for (int64_t i = 0; i < x.size(); i += 11) {
+        if (dt == DType::Float32)
+          x.data<float>()[i] = std::nanf("");
+        else
+          x.data<double>()[i] = std::nan("");
+      }
+      auto at = [dt](const Array& a, int64_t i) {
+        return dt == DType::Float32 ? static_cast<double>(a.data<float>()[i]) : a.data<double>()[i];
+      };
+      Array y_on[2], gx_on[2];
+      for (int d = 0; d < 2; ++d) {
+        auto v = std::make_shared<VariableImpl>(x.to_device(d ? gpu() : cpu()));
+        VarPtr y = ops::max_pooling_2d(v, g.kh, g.kw, g.sy, g.sx, g.ph, g.pw, g.cover_all);
+        y_on[d] = y->data.to_device(cpu());
+        y->grad = uniform(dt, y->data.shape(), 1, 2, 7).to_device(y->data.device());
+        backward(y, false);
+        gx_on[d] = v->grad.to_device(cpu());
+      }
+      int nans = 0;
+      for (int64_t i = 0; i < y_on[0].size(); ++i) {
+        const double a = at(y_on[0], i), b = at(y_on[1], i);
+        nans += std::isnan(a);
+        EXPECT_TRUE(std::isnan(a) ? std::isnan(b) : a == b) << "y[" << i << "]: " << a << " " << b;
+      }
+      if (g.kh > 1) {
+        EXPECT_GT(nans, 0);
+      }
+      for (int64_t i = 0; i < gx_on[0].size(); ++i)
+        EXPECT_NEAR(at(gx_on[1], i), at(gx_on[0], i), 1e-6) << "gx " << i;
     }
 }
 

@@ -12,111 +12,128 @@ namespace {
 
 using kernels::Pool2D;
 
-// One output position whose window may reach into the padding: the maximum
-// of the window's part inside the plane and its flat index (the first maximum
-// in window order; -inf and -1 for a window wholly in the padding).
+// Whether v replaces best as the window's maximum so far: a larger value, or
+// a NaN (which then stays: nothing is larger than a NaN, and a later NaN
+// replaces it by a NaN).
 template <typename T>
-void pool_window(const T* xs, T* ys, int32_t* as, const Pool2D& p, int64_t oy, int64_t ox) {
+inline bool wins(T v, T best) {
+  return v > best || v != v;
+}
+
+// One output position whose window may reach into the padding: the maximum
+// of the window's part inside the plane (-inf for a window wholly in the
+// padding).
+template <typename T>
+void pool_window(const T* xs, T* ys, const Pool2D& p, int64_t oy, int64_t ox) {
   const int64_t y0 = oy * p.sy - p.ph, x0 = ox * p.sx - p.pw;
   const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
   const int64_t xa = std::max<int64_t>(x0, 0), xb = std::min(x0 + p.kw, p.w);
   const int64_t o = oy * p.ow + ox;
   if (ya >= yb || xa >= xb) {
     ys[o] = -std::numeric_limits<T>::infinity();
-    as[o] = -1;
     return;
   }
-  int32_t arg = static_cast<int32_t>(ya * p.w + xa);
-  T best = xs[arg];
+  T best = xs[ya * p.w + xa];
   for (int64_t iy = ya; iy < yb; ++iy)
     for (int64_t ix = xa; ix < xb; ++ix) {
       const T v = xs[iy * p.w + ix];
-      if (v > best) {
-        best = v;
-        arg = static_cast<int32_t>(iy * p.w + ix);
-      }
+      best = wins(v, best) ? v : best;
     }
   ys[o] = best;
-  as[o] = arg;
 }
 
 // One (h, w) plane. Windows wholly inside the row range of the plane's
 // columns are done a window offset (ky, kx) at a time across the whole
 // output row: branch-free selects over consecutive outputs that the compiler
 // vectorises (a window at a time, maxima of random data mispredict half the
-// time and the loop overhead dominates 2x2 windows). Visiting the offsets in
-// window order with a strict > keeps the first maximum, as pool_window does.
+// time and the loop overhead dominates 2x2 windows).
 template <typename T>
-void pool_plane(const T* xs, T* ys, int32_t* as, const Pool2D& p) {
+void pool_plane(const T* xs, T* ys, const Pool2D& p) {
   // Output columns whose windows lie inside [0, w): x0 >= 0 and x0 + kw <= w.
   const int64_t lo = std::min(p.ow, (p.pw + p.sx - 1) / p.sx);
   const int64_t hi = std::max(
       lo, std::min(p.ow, p.w + p.pw - p.kw >= 0 ? (p.w + p.pw - p.kw) / p.sx + 1 : int64_t{0}));
   for (int64_t oy = 0; oy < p.oh; ++oy) {
-    for (int64_t ox = 0; ox < lo; ++ox) pool_window(xs, ys, as, p, oy, ox);
-    for (int64_t ox = hi; ox < p.ow; ++ox) pool_window(xs, ys, as, p, oy, ox);
+    for (int64_t ox = 0; ox < lo; ++ox) pool_window(xs, ys, p, oy, ox);
+    for (int64_t ox = hi; ox < p.ow; ++ox) pool_window(xs, ys, p, oy, ox);
     const int64_t y0 = oy * p.sy - p.ph;
     const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
     if (lo >= hi) continue;
     if (ya >= yb) {
-      for (int64_t ox = lo; ox < hi; ++ox) pool_window(xs, ys, as, p, oy, ox);
+      for (int64_t ox = lo; ox < hi; ++ox) pool_window(xs, ys, p, oy, ox);
       continue;
     }
     T* __restrict yrow = ys + oy * p.ow;
-    int32_t* __restrict arow = as + oy * p.ow;
     const int64_t sx = p.sx;
     for (int64_t iy = ya; iy < yb; ++iy)
       for (int64_t kx = 0; kx < p.kw; ++kx) {
-        const int64_t base = iy * p.w - p.pw + kx;  // flat index of (iy, ox * sx - pw + kx) at ox 0
-        const T* __restrict r = xs + base;
+        const T* __restrict r = xs + iy * p.w - p.pw + kx;  // (iy, ox * sx - pw + kx) at ox 0
         if (iy == ya && kx == 0) {
-          for (int64_t ox = lo; ox < hi; ++ox) {
-            yrow[ox] = r[ox * sx];
-            arow[ox] = static_cast<int32_t>(base + ox * sx);
-          }
+          for (int64_t ox = lo; ox < hi; ++ox) yrow[ox] = r[ox * sx];
           continue;
         }
         for (int64_t ox = lo; ox < hi; ++ox) {
           const T v = r[ox * sx], best = yrow[ox];
-          const int32_t m = -static_cast<int32_t>(v > best);  // all ones if v wins
-          arow[ox] = (static_cast<int32_t>(base + ox * sx) & m) | (arow[ox] & ~m);
-          yrow[ox] = std::max(best, v);
+          yrow[ox] = wins(v, best) ? v : best;
         }
       }
   }
 }
 
-void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y, Array& argmax) {
+void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y) {
   dispatch_floating(x.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
     const T* px = x.data<T>();
     T* py = y.data<T>();
-    int32_t* pa = argmax.data<int32_t>();
     const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
     parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
                  [&](int64_t b, int64_t e) {
                    for (int64_t q = b; q < e; ++q)
-                     pool_plane(px + q * plane_in, py + q * plane_out, pa + q * plane_out, p);
+                     pool_plane(px + q * plane_in, py + q * plane_out, p);
                  });
   });
 }
 
-void max_pool_2d_backward(const Array& gy, const Array& argmax, const Pool2D& p, Array& gx) {
+// One plane's backward: each output's gradient goes to the first position of
+// its window (in window order) holding forward's maximum (a NaN for a NaN).
+template <typename T>
+void unpool_plane(const T* xs, const T* ys, const T* gs, T* d, const Pool2D& p) {
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    const int64_t y0 = oy * p.sy - p.ph;
+    const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
+    for (int64_t ox = 0; ox < p.ow; ++ox) {
+      const int64_t x0 = ox * p.sx - p.pw;
+      const int64_t xa = std::max<int64_t>(x0, 0), xb = std::min(x0 + p.kw, p.w);
+      const int64_t o = oy * p.ow + ox;
+      const T target = ys[o];
+      const bool nan = target != target;
+      for (int64_t iy = ya; iy < yb; ++iy) {
+        const T* r = xs + iy * p.w;
+        int64_t ix = xa;
+        while (ix < xb && !(r[ix] == target || (nan && r[ix] != r[ix]))) ++ix;
+        if (ix < xb) {
+          d[iy * p.w + ix] += gs[o];
+          break;
+        }
+      }
+    }
+  }
+}
+
+void max_pool_2d_backward(const Array& x, const Array& y, const Array& gy, const Pool2D& p,
+                          Array& gx) {
   dispatch_floating(gx.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
+    const T* px = x.data<T>();
+    const T* py = y.data<T>();
     const T* pg = gy.data<T>();
-    const int32_t* pa = argmax.data<int32_t>();
     T* pgx = gx.data<T>();
     const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
     parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
                  [&](int64_t b, int64_t e) {
-                   for (int64_t q = b; q < e; ++q) {
-                     T* d = pgx + q * plane_in;
-                     const T* g = pg + q * plane_out;
-                     const int32_t* a = pa + q * plane_out;
-                     for (int64_t i = 0; i < plane_out; ++i)
-                       if (a[i] >= 0) d[a[i]] += g[i];
-                   }
+                   for (int64_t q = b; q < e; ++q)
+                     unpool_plane(px + q * plane_in, py + q * plane_out, pg + q * plane_out,
+                                  pgx + q * plane_in, p);
                  });
   });
 }
