@@ -4,7 +4,9 @@
 // gives NaN, as kernels/pooling.h's contract) and average pooling
 // (CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING: the window sum over kh * kw,
 // padding counting as 0), and cudnnPoolingBackward for max pooling from
-// forward's x and y (accumulating into gx, beta = 1).
+// forward's x and y (accumulating into gx, beta = 1). Max pooling's forward
+// keeps no argmax (the own CUDA kernels neither: either backward pairs with
+// either forward).
 //
 // The own kernels run where cuDNN's output size differs from the op's
 // (cover_all when it grows the output: cuDNN's size is the floor one), for
@@ -30,8 +32,9 @@
 namespace chainerc::cuda::cudnn {
 namespace {
 
-Own<void(const Array&, const kernels::Pool2D&, Array&)> g_own_average_forward, g_own_max_forward;
-Own<void(const Array&, const Array&, const Array&, const kernels::Pool2D&, Array&)>
+Own<void(const Array&, const kernels::Pool2D&, Array&)> g_own_average_forward;
+Own<void(const Array&, const kernels::Pool2D&, Array&, Array&)> g_own_max_forward;
+Own<void(const Array&, const Array&, const Array&, const Array&, const kernels::Pool2D&, Array&)>
     g_own_max_backward;
 
 class PoolDesc {
@@ -89,11 +92,11 @@ void average_pool_2d_forward(const Array& x, const kernels::Pool2D& p, Array& y)
   forward(h, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, x, p, y);
 }
 
-void max_pool_2d_forward(const Array& x, const kernels::Pool2D& p, Array& y) {
+void max_pool_2d_forward(const Array& x, const kernels::Pool2D& p, Array& y, Array& argmax) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
   cudnnHandle_t h = covered(p) ? handle(dev.index, lock) : nullptr;
-  if (!h) return g_own_max_forward(dev, x, p, y);
+  if (!h) return g_own_max_forward(dev, x, p, y, argmax);
   forward(h, max_mode(), x, p, y);
 }
 

@@ -1,5 +1,7 @@
 // CUDA kernels of max_pooling_2d on NCHW arrays. Forward: one thread per
-// output element (a NaN wins and stays, as the CPU's pool_window). Backward:
+// output element (a NaN wins and stays, as the CPU's pool_window); it keeps
+// no argmax (kernels/pooling.h allows either), so that a forward through
+// cuDNN and this backward, or the other way round, pair. Backward:
 // one thread per input element gathers the gradients of the outputs whose
 // first maximum (the first position of the window, in window order, where x
 // equals y) it is, in output order (no atomics: the sums are deterministic
@@ -79,7 +81,7 @@ __global__ void max_pool_backward_kernel(Pool2D p, const T* __restrict__ x, cons
   }
 }
 
-void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y) {
+void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y, Array& /*argmax: none*/) {
   DeviceGuard guard(x.device().index);
   dispatch_floating(x.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
@@ -88,8 +90,8 @@ void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y) {
   });
 }
 
-void max_pool_2d_backward(const Array& x, const Array& y, const Array& gy, const Pool2D& p,
-                          Array& gx) {
+void max_pool_2d_backward(const Array& x, const Array& y, const Array& /*argmax: none*/,
+                          const Array& gy, const Pool2D& p, Array& gx) {
   DeviceGuard guard(gx.device().index);
   dispatch_floating(gx.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);

@@ -2,8 +2,9 @@
 // NCHW array, windows shifted by the stride from -pad, as Chainer 1.0.1's
 // chainer.functions.max_pooling_2d (cover_all: the output grows so that every
 // input position is in some window; padding never wins the maximum).
-// The node keeps x and y; backward routes gy to the first position of each
-// window where x equals y (the first maximum).
+// The node keeps x and y, and the argmax when the device's forward gives one
+// (the CPU's); backward routes gy to the first position of each window where
+// x equals y (the first maximum).
 #include "kernels/pooling.h"
 #include "ops/ops.h"
 #include "ops/pooling/pool_util.h"
@@ -24,7 +25,8 @@ class MaxPooling2D final : public Function {
     bind_pool(p_, "max_pooling_2d", x);
     const Pool2D& p = p_;
     Array y = Array::empty(x.dtype(), Shape{p.n, p.c, p.oh, p.ow}, x.device());
-    kernels::max_pool_2d_forward(x, p, y);
+    argmax_ = Array();
+    kernels::max_pool_2d_forward(x, p, y, argmax_);
     y_ = y;
     return {y};
   }
@@ -34,13 +36,14 @@ class MaxPooling2D final : public Function {
     const Array& gy = gys[0];
     const Pool2D& p = p_;
     Array gx = Array::zeros_like(x);
-    kernels::max_pool_2d_backward(x, y_, gy, p, gx);
+    kernels::max_pool_2d_backward(x, y_, argmax_, gy, p, gx);
     return {gx};
   }
 
  private:
   Pool2D p_;
-  Array y_;  // forward's output
+  Array y_;       // forward's output
+  Array argmax_;  // int32, y's shape, or undefined (see kernels/pooling.h)
 };
 
 }  // namespace

@@ -6,10 +6,12 @@
 // float32 and float64; check_backward on cuda:0.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 
 #include "agreement.h"
+#include "kernels/pooling.h"
 
 namespace gputest {
 namespace {
@@ -141,6 +143,40 @@ TEST_F(GpuFunctions, MaxPoolingPropagatesNaNAsTheCpu) {
       for (int64_t i = 0; i < gx_on[0].size(); ++i)
         EXPECT_NEAR(at(gx_on[1], i), at(gx_on[0], i), 1e-6) << "gx " << i;
     }
+}
+
+// The argmax is an optional by-product of max pooling's forward (the CPU's
+// sets it, the CUDA ones do not): each backward, given it or not, routes the
+// same gradient. Ties and NaN, every window geometry, the kernels called
+// directly on both devices.
+TEST_F(GpuFunctions, MaxPoolingBackwardWithAndWithoutTheArgmax) {
+  for (const Geometry& g : kGeometries)
+    for (DType dt : kDtypes)
+      for (Device dev : {cpu(), gpu()}) {
+        SCOPED_TRACE(g.name() + " " + dtype_name(dt) + (dev.is_cpu() ? " cpu" : " cuda:0"));
+        Array xh = uniform(dt, {2, 3, 7, 9}, 0, 3, 8);
+        for (int64_t i = 0; i < xh.size(); ++i) {  // ties, and a NaN every 13 elements
+          if (dt == DType::Float32)
+            xh.data<float>()[i] = i % 13 == 5 ? std::nanf("") : std::floor(xh.data<float>()[i]);
+          else
+            xh.data<double>()[i] = i % 13 == 5 ? std::nan("") : std::floor(xh.data<double>()[i]);
+        }
+        const Array x = xh.to_device(dev);
+        kernels::Pool2D p{g.kh, g.kw, g.sy, g.sx, g.ph, g.pw, g.cover_all, 2, 3, 7, 9, 0, 0};
+        p.oh = g.cover_all ? (7 + 2 * g.ph - g.kh + g.sy - 1) / g.sy + 1
+                           : (7 + 2 * g.ph - g.kh) / g.sy + 1;
+        p.ow = g.cover_all ? (9 + 2 * g.pw - g.kw + g.sx - 1) / g.sx + 1
+                           : (9 + 2 * g.pw - g.kw) / g.sx + 1;
+        Array y = Array::empty(dt, Shape{2, 3, p.oh, p.ow}, dev), argmax;
+        kernels::max_pool_2d_forward(x, p, y, argmax);
+        EXPECT_EQ(argmax.defined(), dev.is_cpu());
+        const Array gy = uniform(dt, y.shape(), 1, 2, 9).to_device(dev);
+        Array with = Array::zeros(dt, x.shape(), dev), without = Array::zeros(dt, x.shape(), dev);
+        kernels::max_pool_2d_backward(x, y, argmax, gy, p, with);
+        kernels::max_pool_2d_backward(x, y, Array(), gy, p, without);
+        const Array a = with.to_device(cpu()), b = without.to_device(cpu());
+        EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
+      }
 }
 
 // Distinct values at least 0.05 apart, so that central differences never
