@@ -100,12 +100,12 @@ void max_pool_2d_forward(const Array& x, const kernels::Pool2D& p, Array& y, Arr
   forward(h, max_mode(), x, p, y);
 }
 
-void max_pool_2d_backward(const Array& x, const Array& y, const Array& gy, const kernels::Pool2D& p,
-                          Array& gx) {
+void max_pool_2d_backward(const Array& x, const Array& y, const Array& argmax, const Array& gy,
+                          const kernels::Pool2D& p, Array& gx) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
   cudnnHandle_t h = covered(p) ? handle(dev.index, lock) : nullptr;
-  if (!h) return g_own_max_backward(dev, x, y, gy, p, gx);
+  if (!h) return g_own_max_backward(dev, x, y, argmax, gy, p, gx);
   DeviceGuard guard(dev.index);
   const DType dt = x.dtype();
   const TensorDesc xd(dt, p.n, p.c, p.h, p.w), yd(dt, p.n, p.c, p.oh, p.ow);
