@@ -92,7 +92,11 @@ class FilterDesc {
 
 // Scratch memory from the device's caching allocator, returned on scope exit
 // (the allocator reuses a block on the same stream only after the work queued
-// before its release: the default stream, as every cuDNN call here).
+// before its release: the default stream, as every cuDNN call here). Taken
+// without the handle's lock held: on a failed allocation the allocator runs
+// the out-of-memory hook (ch_memory_set_oom_hook), user code that may wait
+// for another thread that needs the same handle; the caller releases the
+// lock, takes the workspace, then takes the handle again (null: fall back).
 class Workspace {
  public:
   Workspace(int32_t device, size_t bytes);
