@@ -26,8 +26,10 @@ inline Kernel<void(const Array& x, const Pool2D& p, Array& y, Array& argmax)> ma
 // gx (zero-filled by the op) += gy routed, for each window, to its first
 // maximum: the first position in window order (row by row) where x equals
 // forward's y (for a NaN y, the first NaN). x and y are forward's (what
-// cudnnPoolingBackward takes too); argmax is what forward set (routed by when
-// defined, else found from x and y).
+// cudnnPoolingBackward takes too); argmax is what forward set: when it is
+// defined the backward routes by it and x may be a placeholder without data
+// (the node then keeps neither x's data nor y), else it finds the first
+// maxima from x and y.
 inline Kernel<void(const Array& x, const Array& y, const Array& argmax, const Array& gy,
                    const Pool2D& p, Array& gx)>
     max_pool_2d_backward{"max_pool_2d_backward"};

@@ -180,9 +180,9 @@ void max_pool_2d_backward(const Array& x, const Array& y, const Array& argmax, c
                           const Pool2D& p, Array& gx) {
   dispatch_floating(gx.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
-    const T* px = x.data<T>();
-    const T* py = y.data<T>();
     const int32_t* pa = argmax.defined() ? argmax.data<int32_t>() : nullptr;
+    const T* px = pa ? nullptr : x.data<T>();  // x and y are read only without an argmax
+    const T* py = pa ? nullptr : y.data<T>();
     const T* pg = gy.data<T>();
     T* pgx = gx.data<T>();
     const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
