@@ -184,7 +184,11 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
     return g_own_forward(dev, x, W, b, g, y);
   }
   cd.set_math(c.math);
+  // The workspace is taken with the handle's lock released (see Workspace).
+  lock.unlock();
   const Workspace ws(dev.index, c.memory);
+  h = handle(dev.index, lock);
+  if (!h) return g_own_forward(dev, x, W, b, g, y);
   const Scalars s(dt);
   check(cudnnConvolutionForward(h, s.one(), xd, x.raw(), wd, W.raw(), cd,
                                 static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws.get(), ws.size(),
@@ -236,7 +240,11 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
     lock.unlock();
     return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
   }
+  // The workspace is taken with the handle's lock released (see Workspace).
+  lock.unlock();
   const Workspace ws(dev.index, std::max(cf.memory, cdata.memory));
+  h = handle(dev.index, lock);
+  if (!h) return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
   const Scalars s(dt);
   cd.set_math(cf.math);
   check(cudnnConvolutionBackwardFilter(h, s.one(), xd, x.raw(), yd, gy.raw(), cd,

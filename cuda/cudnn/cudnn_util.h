@@ -5,8 +5,8 @@
 // runs after every cuda/ops/ registration, keeps each kernel's previous
 // (own) implementation and calls it when ch_config_use_cudnn() is off, when
 // libcudnn.so.9 cannot be loaded (handle() returns null), or for a case cuDNN
-// does not cover (cover_all pooling, sizes beyond int, empty arrays). So the
-// contracts of src/kernels/*.h hold whichever runs.
+// does not cover (e.g. cover_all pooling that grows the output, sizes beyond
+// int, empty arrays). So the contracts of src/kernels/*.h hold whichever runs.
 #pragma once
 
 #include <cudnn.h>
@@ -27,6 +27,7 @@ void register_convolution_kernels();
 void register_pooling_kernels();
 void register_softmax_kernels();
 void register_activation_kernels();
+void register_normalization_kernels();
 
 // Device `device`'s cuDNN handle on the default stream, with `lock` (which
 // this locks) held for as long as it is used; null (and `lock` not taken)
@@ -91,7 +92,11 @@ class FilterDesc {
 
 // Scratch memory from the device's caching allocator, returned on scope exit
 // (the allocator reuses a block on the same stream only after the work queued
-// before its release: the default stream, as every cuDNN call here).
+// before its release: the default stream, as every cuDNN call here). Taken
+// without the handle's lock held: on a failed allocation the allocator runs
+// the out-of-memory hook (ch_memory_set_oom_hook), user code that may wait
+// for another thread that needs the same handle; the caller releases the
+// lock, takes the workspace, then takes the handle again (null: fall back).
 class Workspace {
  public:
   Workspace(int32_t device, size_t bytes);

@@ -115,6 +115,7 @@ void register_cudnn_kernels() {
   register_pooling_kernels();
   register_softmax_kernels();
   register_activation_kernels();
+  register_normalization_kernels();
 }
 
 }  // namespace chainerc::cuda::cudnn

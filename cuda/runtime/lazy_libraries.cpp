@@ -371,4 +371,63 @@ CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnActivationBa
          const void* dy, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta,
          const cudnnTensorDescriptor_t dxDesc, void* dx),
         (handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnPoolingBackward,
+        (cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc, const void* alpha,
+         const cudnnTensorDescriptor_t yDesc, const void* y, const cudnnTensorDescriptor_t dyDesc,
+         const void* dy, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta,
+         const cudnnTensorDescriptor_t dxDesc, void* dx),
+        (handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnDeriveBNTensorDescriptor,
+        (cudnnTensorDescriptor_t derivedBnDesc, const cudnnTensorDescriptor_t xDesc,
+         cudnnBatchNormMode_t mode),
+        (derivedBnDesc, xDesc, mode))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnBatchNormalizationForwardTraining,
+        (cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alpha, const void* beta,
+         const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnTensorDescriptor_t yDesc,
+         void* y, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void* bnScale,
+         const void* bnBias, double exponentialAverageFactor, void* resultRunningMean,
+         void* resultRunningVariance, double epsilon, void* resultSaveMean,
+         void* resultSaveInvVariance),
+        (handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias,
+         exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon,
+         resultSaveMean, resultSaveInvVariance))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnBatchNormalizationForwardInference,
+        (cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alpha, const void* beta,
+         const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnTensorDescriptor_t yDesc,
+         void* y, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void* bnScale,
+         const void* bnBias, const void* estimatedMean, const void* estimatedVariance,
+         double epsilon),
+        (handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias,
+         estimatedMean, estimatedVariance, epsilon))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnBatchNormalizationBackward,
+        (cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alphaDataDiff,
+         const void* betaDataDiff, const void* alphaParamDiff, const void* betaParamDiff,
+         const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnTensorDescriptor_t dyDesc,
+         const void* dy, const cudnnTensorDescriptor_t dxDesc, void* dx,
+         const cudnnTensorDescriptor_t dBnScaleBiasDesc, const void* bnScale, void* dBnScaleResult,
+         void* dBnBiasResult, double epsilon, const void* savedMean, const void* savedInvVariance),
+        (handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc,
+         dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon,
+         savedMean, savedInvVariance))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnCreateLRNDescriptor,
+        (cudnnLRNDescriptor_t * normDesc), (normDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnDestroyLRNDescriptor,
+        (cudnnLRNDescriptor_t lrnDesc), (lrnDesc))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnSetLRNDescriptor,
+        (cudnnLRNDescriptor_t normDesc, unsigned lrnN, double lrnAlpha, double lrnBeta,
+         double lrnK),
+        (normDesc, lrnN, lrnAlpha, lrnBeta, lrnK))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnLRNCrossChannelForward,
+        (cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, cudnnLRNMode_t lrnMode,
+         const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta,
+         const cudnnTensorDescriptor_t yDesc, void* y),
+        (handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnLRNCrossChannelBackward,
+        (cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, cudnnLRNMode_t lrnMode,
+         const void* alpha, const cudnnTensorDescriptor_t yDesc, const void* y,
+         const cudnnTensorDescriptor_t dyDesc, const void* dy, const cudnnTensorDescriptor_t xDesc,
+         const void* x, const void* beta, const cudnnTensorDescriptor_t dxDesc, void* dx),
+        (handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx))
 #endif

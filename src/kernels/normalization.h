@@ -15,18 +15,24 @@ struct BatchNorm {
   double eps;
 };
 // y = gamma * x_hat + beta with x_hat = (x - mean) * inv_std and inv_std =
-// 1 / sqrt(var + eps) per c (gamma, beta, avg_mean, avg_var, inv_std of C
-// elements). With use_batch, mean and var are the batch's (summed per row in
-// the element type, rows added in double) and avg_mean/avg_var move; without,
-// they are avg_mean and avg_var.
+// 1 / sqrt(var + eps) per c (gamma, beta, avg_mean, avg_var, mean, inv_std of
+// C elements). With use_batch, mean and var are the batch's (summed per row
+// in the element type, rows added in double; var biased), avg_mean/avg_var
+// move, and the kernel writes the batch's mean and inv_std into `mean` and
+// `inv_std` for backward (cuDNN's saved mean and saved inverse variance).
+// Without use_batch, mean and var are avg_mean and avg_var and `mean` and
+// `inv_std` are not written (the op keeps copies of the averages instead).
 inline Kernel<void(const Array& x, const Array& gamma, const Array& beta, const BatchNorm& p,
-                   Array& avg_mean, Array& avg_var, Array& y, Array& x_hat, Array& inv_std)>
+                   Array& avg_mean, Array& avg_var, Array& y, Array& mean, Array& inv_std)>
     batch_norm_forward{"batch_norm_forward"};
-// ggamma += sum(gy * x_hat), gbeta += sum(gy) per c; gx = gamma * inv_std *
-// (gy - (x_hat * ggamma_c + gbeta_c) / m) with use_batch, else gamma * inv_std * gy
-// (ggamma_c, gbeta_c: this call's sums).
-inline Kernel<void(const Array& gy, const Array& x_hat, const Array& inv_std, const Array& gamma,
-                   const BatchNorm& p, Array& ggamma, Array& gbeta, Array& gx)>
+// x_hat = (x - mean) * inv_std recomputed from forward's x; ggamma +=
+// sum(gy * x_hat), gbeta += sum(gy) per c; gx = gamma * inv_std * (gy -
+// (x_hat * ggamma_c + gbeta_c) / m) with use_batch, else gamma * inv_std * gy
+// (ggamma_c, gbeta_c: this call's sums). `mean` and `stat`: with use_batch
+// forward's `mean` and `inv_std`; without, the running mean and variance
+// forward normalized with, and inv_std = 1 / sqrt(stat + eps).
+inline Kernel<void(const Array& x, const Array& gy, const Array& mean, const Array& stat,
+                   const Array& gamma, const BatchNorm& p, Array& ggamma, Array& gbeta, Array& gx)>
     batch_norm_backward{"batch_norm_backward"};
 
 // LocalResponseNormalization across axis 1 of x viewed as (N, C, R): window
@@ -36,11 +42,11 @@ struct Lrn {
   double k, alpha, beta;
 };
 // unit_scale = k + alpha * window_sum(x^2), scale = unit_scale^-beta, y = x * scale.
-inline Kernel<void(const Array& x, const Lrn& p, Array& y, Array& scale, Array& unit_scale)>
-    lrn_forward{"lrn_forward"};
-// gx = gy * scale - 2 alpha beta x * window_sum(y gy / unit_scale).
-inline Kernel<void(const Array& x, const Array& y, const Array& gy, const Array& scale,
-                   const Array& unit_scale, const Lrn& p, Array& gx)>
+inline Kernel<void(const Array& x, const Lrn& p, Array& y)> lrn_forward{"lrn_forward"};
+// gx = gy * scale - 2 alpha beta x * window_sum(y gy / unit_scale), with
+// unit_scale and scale recomputed from x (forward keeps only x and y, what
+// cudnnLRNCrossChannelBackward takes too).
+inline Kernel<void(const Array& x, const Array& y, const Array& gy, const Lrn& p, Array& gx)>
     lrn_backward{"lrn_backward"};
 
 }  // namespace chainerc::kernels

@@ -16,12 +16,22 @@ struct Pool2D {
 };
 
 // y = the maximum of each window of x (padding never wins; -inf for a window
-// wholly in the padding), argmax (int32, y's shape) = its flat index in the
-// (h, w) plane, the first maximum in window order, or -1.
+// wholly in the padding; NaN for a window holding a NaN, as NumPy's max).
+// `argmax` (undefined on entry) may be set by a backend that finds its
+// backward faster with it: int32, y's shape, each output's first maximum
+// (below) as a flat index in the (h, w) plane, -1 for none. The CPU's forward
+// sets it; the CUDA ones (own and cuDNN) leave it undefined.
 inline Kernel<void(const Array& x, const Pool2D& p, Array& y, Array& argmax)> max_pool_2d_forward{
     "max_pool_2d_forward"};
-// gx (zero-filled by the op) += gy routed to the argmax positions.
-inline Kernel<void(const Array& gy, const Array& argmax, const Pool2D& p, Array& gx)>
+// gx (zero-filled by the op) += gy routed, for each window, to its first
+// maximum: the first position in window order (row by row) where x equals
+// forward's y (for a NaN y, the first NaN). x and y are forward's (what
+// cudnnPoolingBackward takes too); argmax is what forward set: when it is
+// defined the backward routes by it and x may be a placeholder without data
+// (the node then keeps neither x's data nor y), else it finds the first
+// maxima from x and y.
+inline Kernel<void(const Array& x, const Array& y, const Array& argmax, const Array& gy,
+                   const Pool2D& p, Array& gx)>
     max_pool_2d_backward{"max_pool_2d_backward"};
 
 // y = the sum of each window of x divided by kh * kw (padding counts as 0).

@@ -3,7 +3,8 @@
 // channel's L * R elements in turn, their partial sums (in double) are added
 // by block_sum; thread 0 moves the running averages and the parameter
 // gradients, and every thread then writes its elements through the shared
-// per-element math of pointwise/normalization.h.
+// per-element math of pointwise/normalization.h. Backward recomputes x_hat
+// from x and the kept statistics.
 #include <cmath>
 
 #include "cuda/ops/elementwise.cuh"
@@ -45,8 +46,8 @@ template <typename T>
 __global__ void batch_norm_forward_kernel(BatchNorm bn, const T* __restrict__ x,
                                           const T* __restrict__ gamma, const T* __restrict__ beta,
                                           T* __restrict__ avg_mean, T* __restrict__ avg_var,
-                                          T* __restrict__ y, T* __restrict__ x_hat,
-                                          T* __restrict__ inv_std) {
+                                          T* __restrict__ y, T* __restrict__ mean_out,
+                                          T* __restrict__ inv_std_out) {
   __shared__ double scratch[kBlockThreads];
   const int64_t m = bn.L * bn.R;
   for (int64_t c = blockIdx.x; c < bn.C; c += gridDim.x) {
@@ -72,29 +73,35 @@ __global__ void batch_norm_forward_kernel(BatchNorm bn, const T* __restrict__ x,
     }
     const T inv = static_cast<T>(1.0 / sqrt(var + bn.eps));
     const T mu = static_cast<T>(mean), g = gamma[c], b = beta[c];
-    if (threadIdx.x == 0) inv_std[c] = inv;
+    if (bn.use_batch && threadIdx.x == 0) {
+      mean_out[c] = mu;
+      inv_std_out[c] = inv;
+    }
     const pointwise::BatchNormApply apply{};
     for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
       const int64_t i = w.index();
-      apply(x[i], mu, inv, g, b, x_hat[i], y[i]);
+      y[i] = apply(x[i], mu, inv, g, b);
     }
   }
 }
 
 template <typename T>
-__global__ void batch_norm_backward_kernel(BatchNorm bn, const T* __restrict__ gy,
-                                           const T* __restrict__ x_hat,
-                                           const T* __restrict__ inv_std,
-                                           const T* __restrict__ gamma, T* __restrict__ ggamma,
-                                           T* __restrict__ gbeta, T* __restrict__ gx) {
+__global__ void batch_norm_backward_kernel(BatchNorm bn, const T* __restrict__ x,
+                                           const T* __restrict__ gy, const T* __restrict__ mean,
+                                           const T* __restrict__ stat, const T* __restrict__ gamma,
+                                           T* __restrict__ ggamma, T* __restrict__ gbeta,
+                                           T* __restrict__ gx) {
   __shared__ double scratch[kBlockThreads];
   const int64_t m = bn.L * bn.R;
+  const pointwise::BatchNormHat hat{};
   for (int64_t c = blockIdx.x; c < bn.C; c += gridDim.x) {
+    const T mu = mean[c];
+    const T inv = bn.use_batch ? stat[c] : static_cast<T>(1.0 / sqrt(stat[c] + bn.eps));
     double sb = 0, sg = 0;
     for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
       const int64_t i = w.index();
       sb += gy[i];
-      sg += gy[i] * x_hat[i];
+      sg += gy[i] * hat(x[i], mu, inv);
     }
     const double gb = block_sum(sb, scratch);
     const double gg = block_sum(sg, scratch);
@@ -102,14 +109,14 @@ __global__ void batch_norm_backward_kernel(BatchNorm bn, const T* __restrict__ g
       gbeta[c] += static_cast<T>(gb);
       ggamma[c] += static_cast<T>(gg);
     }
-    const T coeff = gamma[c] * inv_std[c];
+    const T coeff = gamma[c] * inv;
     if (bn.use_batch) {
       const T mg = static_cast<T>(gg / static_cast<double>(m));
       const T mb = static_cast<T>(gb / static_cast<double>(m));
       const pointwise::BatchNormGrad grad{};
       for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
         const int64_t i = w.index();
-        gx[i] = grad(gy[i], x_hat[i], coeff, mg, mb);
+        gx[i] = grad(gy[i], hat(x[i], mu, inv), coeff, mg, mb);
       }
     } else {
       for (ChannelWalk w(bn, c, threadIdx.x, blockDim.x); w.more(bn); w.next(bn)) {
@@ -121,7 +128,7 @@ __global__ void batch_norm_backward_kernel(BatchNorm bn, const T* __restrict__ g
 }
 
 void batch_norm_forward(const Array& x, const Array& gamma, const Array& beta, const BatchNorm& bn,
-                        Array& avg_mean, Array& avg_var, Array& y, Array& x_hat, Array& inv_std) {
+                        Array& avg_mean, Array& avg_var, Array& y, Array& mean, Array& inv_std) {
   if (bn.C <= 0) return;
   DeviceGuard guard(x.device().index);
   dispatch_floating(x.dtype(), "batch_normalization", [&](auto t) {
@@ -129,12 +136,13 @@ void batch_norm_forward(const Array& x, const Array& gamma, const Array& beta, c
     check_launch(
         launch(batch_norm_forward_kernel<T>, blocks_for(bn.C * kBlockThreads), kBlockThreads, 0,
                nullptr, bn, x.data<T>(), gamma.data<T>(), beta.data<T>(), avg_mean.data<T>(),
-               avg_var.data<T>(), y.data<T>(), x_hat.data<T>(), inv_std.data<T>()),
+               avg_var.data<T>(), y.data<T>(), bn.use_batch ? mean.data<T>() : nullptr,
+               bn.use_batch ? inv_std.data<T>() : nullptr),
         "batch_normalization");
   });
 }
 
-void batch_norm_backward(const Array& gy, const Array& x_hat, const Array& inv_std,
+void batch_norm_backward(const Array& x, const Array& gy, const Array& mean, const Array& stat,
                          const Array& gamma, const BatchNorm& bn, Array& ggamma, Array& gbeta,
                          Array& gx) {
   if (bn.C <= 0) return;
@@ -143,8 +151,8 @@ void batch_norm_backward(const Array& gy, const Array& x_hat, const Array& inv_s
     using T = decltype(t);
     check_launch(
         launch(batch_norm_backward_kernel<T>, blocks_for(bn.C * kBlockThreads), kBlockThreads, 0,
-               nullptr, bn, gy.data<T>(), x_hat.data<T>(), inv_std.data<T>(), gamma.data<T>(),
-               ggamma.data<T>(), gbeta.data<T>(), gx.data<T>()),
+               nullptr, bn, x.data<T>(), gy.data<T>(), mean.data<T>(), stat.data<T>(),
+               gamma.data<T>(), ggamma.data<T>(), gbeta.data<T>(), gx.data<T>()),
         "batch_normalization");
   });
 }

@@ -1,7 +1,8 @@
 // CUDA kernels of local_response_normalization across axis 1 of x viewed as
 // (N, C, R): one thread per element sums its channel window (n channels at
 // most, clipped) in channel order, as the CPU's running window does, and
-// applies the shared per-element math of pointwise/normalization.h.
+// applies the shared per-element math of pointwise/normalization.h. The
+// node keeps x and y only: backward recomputes the unit scales from x.
 #include "cuda/ops/elementwise.cuh"
 #include "cuda/ops/kernel_list.h"
 #include "kernels/normalization.h"
@@ -21,35 +22,38 @@ __device__ __forceinline__ void lrn_window(const LrnGeometry& g, int64_t c, int6
   hi = c + g.half < g.C - 1 ? c + g.half : g.C - 1;
 }
 
+// unit_scale of element i: k + alpha * the sum of x^2 over its channel window.
 template <typename T>
-__global__ void lrn_forward_kernel(LrnGeometry g, T k, T alpha, T beta, const T* __restrict__ x,
-                                   T* __restrict__ y, T* __restrict__ scale,
-                                   T* __restrict__ unit_scale, int64_t n) {
-  const pointwise::LrnScale lrn_scale{};
-  for (int64_t i = grid_start(); i < n; i += grid_step()) {
-    const int64_t c = (i / g.R) % g.C;
-    const int64_t base = i - (c * g.R);  // channel 0 at this position
-    int64_t lo, hi;
-    lrn_window(g, c, lo, hi);
-    T s = 0;
-    for (int64_t j = lo; j <= hi; ++j) {
-      const T v = x[base + j * g.R];
-      s += v * v;
-    }
-    T u, sc;
-    lrn_scale(s, k, alpha, beta, u, sc);
-    unit_scale[i] = u;
-    scale[i] = sc;
-    y[i] = x[i] * sc;
+__device__ __forceinline__ T unit_scale_of(const LrnGeometry& g, T k, T alpha,
+                                           const T* __restrict__ x, int64_t i) {
+  const int64_t c = (i / g.R) % g.C;
+  const int64_t base = i - (c * g.R);  // channel 0 at this position
+  int64_t lo, hi;
+  lrn_window(g, c, lo, hi);
+  T s = 0;
+  for (int64_t j = lo; j <= hi; ++j) {
+    const T v = x[base + j * g.R];
+    s += v * v;
   }
+  return pointwise::LrnUnitScale{}(s, k, alpha);
 }
 
 template <typename T>
-__global__ void lrn_backward_kernel(LrnGeometry g, T c2, const T* __restrict__ x,
-                                    const T* __restrict__ y, const T* __restrict__ gy,
-                                    const T* __restrict__ scale, const T* __restrict__ unit_scale,
-                                    T* __restrict__ gx, int64_t n) {
+__global__ void lrn_forward_kernel(LrnGeometry g, T k, T alpha, T beta, const T* __restrict__ x,
+                                   T* __restrict__ y, int64_t n) {
+  const pointwise::LrnScale lrn_scale{};
+  for (int64_t i = grid_start(); i < n; i += grid_step())
+    y[i] = x[i] * lrn_scale(unit_scale_of(g, k, alpha, x, i), beta);
+}
+
+// The window sum of y gy / unit_scale needs the unit_scale of every channel
+// in the window: each is recomputed from x (n channels of x^2 each).
+template <typename T>
+__global__ void lrn_backward_kernel(LrnGeometry g, T k, T alpha, T beta, T c2,
+                                    const T* __restrict__ x, const T* __restrict__ y,
+                                    const T* __restrict__ gy, T* __restrict__ gx, int64_t n) {
   const pointwise::LrnGrad grad{};
+  const pointwise::LrnScale lrn_scale{};
   for (int64_t i = grid_start(); i < n; i += grid_step()) {
     const int64_t c = (i / g.R) % g.C;
     const int64_t base = i - (c * g.R);
@@ -58,9 +62,9 @@ __global__ void lrn_backward_kernel(LrnGeometry g, T c2, const T* __restrict__ x
     T s = 0;
     for (int64_t j = lo; j <= hi; ++j) {
       const int64_t q = base + j * g.R;
-      s += y[q] * gy[q] / unit_scale[q];
+      s += y[q] * gy[q] / unit_scale_of(g, k, alpha, x, q);
     }
-    gx[i] = grad(gy[i], x[i], scale[i], s, c2);
+    gx[i] = grad(gy[i], x[i], lrn_scale(unit_scale_of(g, k, alpha, x, i), beta), s, c2);
   }
 }
 
@@ -69,27 +73,27 @@ LrnGeometry geometry(const Array& x, const kernels::Lrn& lrn) {
   return LrnGeometry{C, N > 0 && C > 0 ? x.size() / (N * C) : 0, lrn.n / 2};
 }
 
-void lrn_forward(const Array& x, const kernels::Lrn& lrn, Array& y, Array& scale,
-                 Array& unit_scale) {
+void lrn_forward(const Array& x, const kernels::Lrn& lrn, Array& y) {
   DeviceGuard guard(x.device().index);
   const LrnGeometry g = geometry(x, lrn);
   dispatch_floating(x.dtype(), "local_response_normalization", [&](auto t) {
     using T = decltype(t);
     launch_elementwise("local_response_normalization", x.size(), lrn_forward_kernel<T>, g,
                        static_cast<T>(lrn.k), static_cast<T>(lrn.alpha), static_cast<T>(lrn.beta),
-                       x.data<T>(), y.data<T>(), scale.data<T>(), unit_scale.data<T>(), x.size());
+                       x.data<T>(), y.data<T>(), x.size());
   });
 }
 
-void lrn_backward(const Array& x, const Array& y, const Array& gy, const Array& scale,
-                  const Array& unit_scale, const kernels::Lrn& lrn, Array& gx) {
+void lrn_backward(const Array& x, const Array& y, const Array& gy, const kernels::Lrn& lrn,
+                  Array& gx) {
   DeviceGuard guard(x.device().index);
   const LrnGeometry g = geometry(x, lrn);
   dispatch_floating(x.dtype(), "local_response_normalization", [&](auto t) {
     using T = decltype(t);
     launch_elementwise("local_response_normalization", x.size(), lrn_backward_kernel<T>, g,
+                       static_cast<T>(lrn.k), static_cast<T>(lrn.alpha), static_cast<T>(lrn.beta),
                        static_cast<T>(2 * lrn.alpha * lrn.beta), x.data<T>(), y.data<T>(),
-                       gy.data<T>(), scale.data<T>(), unit_scale.data<T>(), gx.data<T>(), x.size());
+                       gy.data<T>(), gx.data<T>(), x.size());
   });
 }
 

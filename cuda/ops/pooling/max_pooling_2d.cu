@@ -1,8 +1,11 @@
 // CUDA kernels of max_pooling_2d on NCHW arrays. Forward: one thread per
-// output element (the first maximum in window order, as the CPU's
-// pool_window). Backward: one thread per input element gathers the gradients
-// of the outputs whose argmax it is, in output order (no atomics: the sums
-// are deterministic and equal the CPU's).
+// output element (a NaN wins and stays, as the CPU's pool_window); it keeps
+// no argmax (kernels/pooling.h allows either), so that a forward through
+// cuDNN and this backward, or the other way round, pair. Backward:
+// one thread per input element gathers the gradients of the outputs whose
+// first maximum (the first position of the window, in window order, where x
+// equals y) it is, in output order (no atomics: the sums are deterministic
+// and equal the CPU's).
 #include "cuda/ops/elementwise.cuh"
 #include "cuda/ops/kernel_list.h"
 #include "cuda/ops/pooling/pool_window.cuh"
@@ -13,67 +16,87 @@ namespace {
 
 using kernels::Pool2D;
 
+// Whether v replaces best as the window's maximum so far (a NaN wins and stays).
+template <typename T>
+__device__ __forceinline__ bool wins(T v, T best) {
+  return v > best || v != v;
+}
+// Whether v is the window's maximum `target` (a NaN for a NaN).
+template <typename T>
+__device__ __forceinline__ bool matches(T v, T target) {
+  return v == target || (v != v && target != target);
+}
+
 template <typename T>
 __global__ void max_pool_forward_kernel(Pool2D p, const T* __restrict__ x, T* __restrict__ y,
-                                        int32_t* __restrict__ argmax, int64_t n) {
+                                        int64_t n) {
   for (int64_t i = grid_start(); i < n; i += grid_step()) {
     const int64_t ox = i % p.ow, oy = (i / p.ow) % p.oh, plane = i / (p.ow * p.oh);
     const Window win = window_of(p, oy, ox);
     if (win.ya >= win.yb || win.xa >= win.xb) {
       y[i] = negative_infinity<T>();
-      argmax[i] = -1;
       continue;
     }
     const T* xs = x + plane * p.h * p.w;
-    int64_t arg = win.ya * p.w + win.xa;
-    T best = xs[arg];
+    T best = xs[win.ya * p.w + win.xa];
     for (int64_t iy = win.ya; iy < win.yb; ++iy)
       for (int64_t ix = win.xa; ix < win.xb; ++ix) {
         const T v = xs[iy * p.w + ix];
-        if (v > best) {
-          best = v;
-          arg = iy * p.w + ix;
-        }
+        best = wins(v, best) ? v : best;
       }
     y[i] = best;
-    argmax[i] = static_cast<int32_t>(arg);
   }
 }
 
+// Whether (iy, ix) is the first position of window `win` (in window order)
+// holding `target`, given that it holds it.
 template <typename T>
-__global__ void max_pool_backward_kernel(Pool2D p, const T* __restrict__ gy,
-                                         const int32_t* __restrict__ argmax, T* __restrict__ gx,
-                                         int64_t n) {
+__device__ bool first_maximum(const T* xs, const Pool2D& p, const Window& win, T target, int64_t iy,
+                              int64_t ix) {
+  for (int64_t wy = win.ya; wy <= iy; ++wy) {
+    const int64_t end = wy < iy ? win.xb : ix;
+    for (int64_t wx = win.xa; wx < end; ++wx)
+      if (matches(xs[wy * p.w + wx], target)) return false;
+  }
+  return true;
+}
+
+template <typename T>
+__global__ void max_pool_backward_kernel(Pool2D p, const T* __restrict__ x, const T* __restrict__ y,
+                                         const T* __restrict__ gy, T* __restrict__ gx, int64_t n) {
   for (int64_t i = grid_start(); i < n; i += grid_step()) {
     const int64_t ix = i % p.w, iy = (i / p.w) % p.h, plane = i / (p.w * p.h);
     const Covering cov = covering(p, iy, ix);
     const int64_t base = plane * p.oh * p.ow;
-    const int32_t self = static_cast<int32_t>(iy * p.w + ix);
+    const T* xs = x + plane * p.h * p.w;
+    const T v = x[i];
     T acc = 0;
     for (int64_t oy = cov.oya; oy < cov.oyb; ++oy)
       for (int64_t ox = cov.oxa; ox < cov.oxb; ++ox) {
         const int64_t o = base + oy * p.ow + ox;
-        if (argmax[o] == self) acc += gy[o];
+        if (matches(v, y[o]) && first_maximum(xs, p, window_of(p, oy, ox), y[o], iy, ix))
+          acc += gy[o];
       }
     gx[i] += acc;
   }
 }
 
-void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y, Array& argmax) {
+void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y, Array& /*argmax: none*/) {
   DeviceGuard guard(x.device().index);
   dispatch_floating(x.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
     launch_elementwise("max_pooling_2d", y.size(), max_pool_forward_kernel<T>, p, x.data<T>(),
-                       y.data<T>(), argmax.data<int32_t>(), y.size());
+                       y.data<T>(), y.size());
   });
 }
 
-void max_pool_2d_backward(const Array& gy, const Array& argmax, const Pool2D& p, Array& gx) {
+void max_pool_2d_backward(const Array& x, const Array& y, const Array& /*argmax: none*/,
+                          const Array& gy, const Pool2D& p, Array& gx) {
   DeviceGuard guard(gx.device().index);
   dispatch_floating(gx.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
-    launch_elementwise("max_pooling_2d", gx.size(), max_pool_backward_kernel<T>, p, gy.data<T>(),
-                       argmax.data<int32_t>(), gx.data<T>(), gx.size());
+    launch_elementwise("max_pooling_2d", gx.size(), max_pool_backward_kernel<T>, p, x.data<T>(),
+                       y.data<T>(), gy.data<T>(), gx.data<T>(), gx.size());
   });
 }
 

@@ -9,14 +9,19 @@
 
 namespace chainerc::pointwise {
 
-// BatchNormalization forward for one element of channel c: x_hat = (x - mean)
-// * inv_std, y = gamma * x_hat + beta.
+// BatchNormalization's normalized element: x_hat = (x - mean) * inv_std
+// (forward, and backward's recomputation from x).
+struct BatchNormHat {
+  template <typename T>
+  CH_HOST_DEVICE T operator()(T x, T mean, T inv_std) const {
+    return (x - mean) * inv_std;
+  }
+};
+// BatchNormalization forward for one element of channel c: y = gamma * x_hat + beta.
 struct BatchNormApply {
   template <typename T>
-  CH_HOST_DEVICE void operator()(T x, T mean, T inv_std, T gamma, T beta, T& x_hat, T& y) const {
-    const T h = (x - mean) * inv_std;
-    x_hat = h;
-    y = gamma * h + beta;
+  CH_HOST_DEVICE T operator()(T x, T mean, T inv_std, T gamma, T beta) const {
+    return gamma * BatchNormHat{}(x, mean, inv_std) + beta;
   }
 };
 // BatchNormalization's gradient of one element with batch statistics:
@@ -29,14 +34,18 @@ struct BatchNormGrad {
   }
 };
 
-// LRN's scales from the window sum of squares s: unit_scale = k + alpha s,
-// scale = unit_scale^-beta.
+// LRN's unit_scale from the window sum of squares s: k + alpha s.
+struct LrnUnitScale {
+  template <typename T>
+  CH_HOST_DEVICE T operator()(T s, T k, T alpha) const {
+    return k + alpha * s;
+  }
+};
+// LRN's scale from unit_scale u: u^-beta.
 struct LrnScale {
   template <typename T>
-  CH_HOST_DEVICE void operator()(T s, T k, T alpha, T beta, T& unit_scale, T& scale) const {
-    const T u = k + alpha * s;
-    unit_scale = u;
-    scale = pow(u, -beta);
+  CH_HOST_DEVICE T operator()(T u, T beta) const {
+    return pow(u, -beta);
   }
 };
 // LRN's gradient of one element: gy scale - 2 alpha beta x window_sum, where

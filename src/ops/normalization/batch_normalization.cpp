@@ -70,8 +70,17 @@ class BatchNormalization final : public Function {
       state_->avg_var = std::move(var);
     }
     Array y = Array::empty_like(x);
-    x_hat_ = Array::empty_like(x);
-    inv_std_ = Array::empty(x.dtype(), Shape{C}, x.device());
+    // Kept for backward (C elements each; x itself is kept as the input):
+    // with batch statistics the batch's mean and inv_std, which the kernel
+    // writes; in test mode copies of the running averages as this forward
+    // uses them (later applications may move them before this backward).
+    if (use_batch_) {
+      mean_ = Array::empty(x.dtype(), Shape{C}, x.device());
+      stat_ = Array::empty(x.dtype(), Shape{C}, x.device());
+    } else {
+      mean_ = state_->avg_mean.copy();
+      stat_ = state_->avg_var.copy();
+    }
     double decay = c_.decay;
     if (use_batch_ && finetune_) {
       state_->n += 1;
@@ -80,7 +89,7 @@ class BatchNormalization final : public Function {
     const double adjust = static_cast<double>(m) / std::max(static_cast<double>(m) - 1.0, 1.0);
     const kernels::BatchNorm bn{L, C, R, use_batch_, decay, adjust, c_.eps};
     kernels::batch_norm_forward(x, gamma, (*parameters)[1].param, bn, state_->avg_mean,
-                                state_->avg_var, y, x_hat_, inv_std_);
+                                state_->avg_var, y, mean_, stat_);
     return {y};
   }
 
@@ -91,7 +100,7 @@ class BatchNormalization final : public Function {
     const int64_t R = L > 0 && C > 0 ? x.size() / (L * C) : 0;
     Array gx = Array::empty_like(x);
     const kernels::BatchNorm bn{L, C, R, use_batch_, c_.decay, 1.0, c_.eps};
-    kernels::batch_norm_backward(gy, x_hat_, inv_std_, (*parameters)[0].param, bn,
+    kernels::batch_norm_backward(x, gy, mean_, stat_, (*parameters)[0].param, bn,
                                  (*parameters)[0].grad, (*parameters)[1].grad, gx);
     return {gx};
   }
@@ -101,7 +110,9 @@ class BatchNormalization final : public Function {
   std::shared_ptr<BatchNormState> state_;
   bool train_, finetune_;
   bool use_batch_ = true;
-  Array x_hat_, inv_std_;
+  // With use_batch the batch's mean and inv_std; without, copies of the
+  // running mean and variance forward normalized with.
+  Array mean_, stat_;
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // local_response_normalization: y = x / (k + alpha * sum of x^2 over the n
 // neighbouring channels)^beta, across axis 1 (channels) of an array of rank
 // >= 2, as Chainer 1.0.1 (window: channels i - n/2 .. i + n/2, clipped).
-// Backward as Chainer: gx = gy * scale - 2 alpha beta x * window_sum(y gy / unit_scale).
+// Backward as Chainer: gx = gy * scale - 2 alpha beta x * window_sum(y gy / unit_scale),
+// the scales recomputed from x (the node keeps x and y only).
 #include "kernels/normalization.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -23,9 +24,7 @@ class LocalResponseNormalization final : public Function {
       fail(CH_ERR_SHAPE, who, ": x must have at least 2 dimensions (batch, channels, ...); got a ",
            x.describe());
     Array y = Array::empty_like(x);
-    scale_ = Array::empty_like(x);
-    unit_scale_ = Array::empty_like(x);
-    kernels::lrn_forward(x, params(), y, scale_, unit_scale_);
+    kernels::lrn_forward(x, params(), y);
     y_ = y;
     return {y};
   }
@@ -34,7 +33,7 @@ class LocalResponseNormalization final : public Function {
     const Array& x = in[0];
     const Array& gy = gys[0];
     Array gx = Array::empty_like(x);
-    kernels::lrn_backward(x, y_, gy, scale_, unit_scale_, params(), gx);
+    kernels::lrn_backward(x, y_, gy, params(), gx);
     return {gx};
   }
 
@@ -43,7 +42,7 @@ class LocalResponseNormalization final : public Function {
 
   int64_t n_;
   double k_, alpha_, beta_;
-  Array y_, scale_, unit_scale_;
+  Array y_;  // forward's output (with x, what backward reads)
 };
 
 }  // namespace

@@ -2,7 +2,9 @@
 // NCHW array, windows shifted by the stride from -pad, as Chainer 1.0.1's
 // chainer.functions.max_pooling_2d (cover_all: the output grows so that every
 // input position is in some window; padding never wins the maximum).
-// Forward keeps the position of each maximum; backward routes gy there.
+// The node keeps the argmax when the device's forward gives one (the CPU's),
+// else x and y; backward routes gy to the first position of each window
+// where x equals y (the first maximum).
 #include "kernels/pooling.h"
 #include "ops/ops.h"
 #include "ops/pooling/pool_util.h"
@@ -14,8 +16,9 @@ class MaxPooling2D final : public Function {
  public:
   explicit MaxPooling2D(const Pool2D& p) : p_(p) {}
   const char* name() const override { return "MaxPooling2D"; }
-  // Backward routes gy through the kept argmax: only x's shape is read.
-  bool retains_input(size_t) const override { return false; }
+  // Asked after forward: with an argmax (the CPU's forward) backward routes
+  // by it and reads only x's shape; without (CUDA), it reads x and y.
+  bool retains_input(size_t) const override { return !argmax_.defined(); }
   FuncPtr clone() const override { return std::make_shared<MaxPooling2D>(p_); }
 
   Arrays forward(const Arrays& in) override {
@@ -25,8 +28,9 @@ class MaxPooling2D final : public Function {
     bind_pool(p_, "max_pooling_2d", x);
     const Pool2D& p = p_;
     Array y = Array::empty(x.dtype(), Shape{p.n, p.c, p.oh, p.ow}, x.device());
-    argmax_ = Array::empty(DType::Int32, y.shape(), x.device());
+    argmax_ = Array();
     kernels::max_pool_2d_forward(x, p, y, argmax_);
+    y_ = argmax_.defined() ? Array() : y;
     return {y};
   }
 
@@ -35,13 +39,14 @@ class MaxPooling2D final : public Function {
     const Array& gy = gys[0];
     const Pool2D& p = p_;
     Array gx = Array::zeros_like(x);
-    kernels::max_pool_2d_backward(gy, argmax_, p, gx);
+    kernels::max_pool_2d_backward(x, y_, argmax_, gy, p, gx);
     return {gx};
   }
 
  private:
   Pool2D p_;
-  Array argmax_;  // int32, y's shape: flat index in the input plane, -1 if none
+  Array y_;       // forward's output, when forward gave no argmax
+  Array argmax_;  // int32, y's shape, or undefined (see kernels/pooling.h)
 };
 
 }  // namespace

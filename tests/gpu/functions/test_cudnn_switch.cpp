@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "kernels/activation.h"
 #include "kernels/connection.h"
+#include "kernels/normalization.h"
 #include "kernels/pooling.h"
 
 namespace gputest {
@@ -78,8 +79,9 @@ std::vector<SwitchCase> cases() {
                     conv},
                    {&kernels::conv2d_forward, &kernels::conv2d_backward}});
     }
-    // Average pooling with padding (cuDNN's case) and with cover_all-free
-    // stride; max pooling (own kernels either way).
+    // Average pooling with padding (cuDNN's case); max pooling with cover_all
+    // growing the output (the own kernels either way) and without (cuDNN's
+    // case).
     r.push_back({{"average_pooling_2d" + t,
                   {img},
                   [](const std::vector<VarPtr>& x, const FuncPtr&) {
@@ -92,6 +94,40 @@ std::vector<SwitchCase> cases() {
                     return std::vector<VarPtr>{ops::max_pooling_2d(x[0], 3, 3, 2, 2, 1, 1, true)};
                   }},
                  {&kernels::max_pool_2d_forward, &kernels::max_pool_2d_backward}});
+    r.push_back({{"max_pooling_2d exact" + t,
+                  {img},
+                  [](const std::vector<VarPtr>& x, const FuncPtr&) {
+                    return std::vector<VarPtr>{ops::max_pooling_2d(x[0], 3, 2, 2, 2, 1, 0, true)};
+                  }},
+                 {&kernels::max_pool_2d_forward, &kernels::max_pool_2d_backward}});
+    // BatchNormalization with batch statistics (cuDNN's training forward and
+    // backward) and with the running averages (its inference forward, the
+    // own backward), on NCHW (spatial) and 2-d (per-activation) input.
+    for (bool train : {true, false})
+      for (const Shape& s : {Shape{2, 3, 7, 6}, Shape{5, 3}}) {
+        FuncPtr bn = ops::batch_normalization_new(Shape{3}, 0.9, 2e-5, dt);
+        (*bn->parameters)[0].param = uniform(dt, Shape{3}, 0.5, 1.5, 14);
+        (*bn->parameters)[1].param = uniform(dt, Shape{3}, -1, 1, 15);
+        ops::batch_normalization_state(bn)->avg_var = uniform(dt, Shape{3}, 0.5, 2, 16);
+        r.push_back({{std::string("batch_normalization ") + (train ? "train " : "test ") +
+                          s.to_string() + t,
+                      {uniform(dt, s, -2, 3, 17)},
+                      [train](const std::vector<VarPtr>& x, const FuncPtr& f) {
+                        return std::vector<VarPtr>{
+                            apply1(ops::batch_normalization_node(f, train, false), {x[0]})};
+                      },
+                      bn},
+                     {&kernels::batch_norm_forward, &kernels::batch_norm_backward}});
+      }
+    // LRN with an odd window (cuDNN's case) and an even one (the own kernels).
+    for (int64_t n : {5, 4})
+      r.push_back({{"local_response_normalization n " + std::to_string(n) + t,
+                    {img},
+                    [n](const std::vector<VarPtr>& x, const FuncPtr&) {
+                      return std::vector<VarPtr>{
+                          ops::local_response_normalization(x[0], n, 2.0, 1e-2, 0.75)};
+                    }},
+                   {&kernels::lrn_forward, &kernels::lrn_backward}});
   }
   return r;
 }

@@ -2,13 +2,16 @@
 // average_pooling_2d): forward and backward over window geometries with
 // strides, padding and cover_all (overlapping windows, windows cut by the
 // padding, a window wholly in the padding), ties (max pooling keeps the first
-// maximum in window order), float32 and float64; check_backward on cuda:0.
+// maximum in window order), NaN (propagated, its gradient to the first NaN),
+// float32 and float64; check_backward on cuda:0.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 
 #include "agreement.h"
+#include "kernels/pooling.h"
 
 namespace gputest {
 namespace {
@@ -99,6 +102,81 @@ TEST_F(GpuFunctions, MaxPoolingTiesGoToTheFirstMaximum) {
                         {x},
                         pool(ops::max_pooling_2d, g)});
     }
+}
+
+// NaN in some windows (the agreement harness counts NaN as a difference, so
+// the outputs are compared here): forward's NaN where a window holds one and
+// the CPU's values elsewhere, and the gradient routed as on the CPU (to the
+// first NaN of such a window), over every window geometry.
+TEST_F(GpuFunctions, MaxPoolingPropagatesNaNAsTheCpu) {
+  for (const Geometry& g : kGeometries)
+    for (DType dt : kDtypes) {
+      SCOPED_TRACE(g.name() + " " + dtype_name(dt));
+      Array x = uniform(dt, {2, 2, 7, 9}, -1, 1, 6);
+      for (int64_t i = 0; i < x.size(); i += 11) {
+        if (dt == DType::Float32)
+          x.data<float>()[i] = std::nanf("");
+        else
+          x.data<double>()[i] = std::nan("");
+      }
+      auto at = [dt](const Array& a, int64_t i) {
+        return dt == DType::Float32 ? static_cast<double>(a.data<float>()[i]) : a.data<double>()[i];
+      };
+      Array y_on[2], gx_on[2];
+      for (int d = 0; d < 2; ++d) {
+        auto v = std::make_shared<VariableImpl>(x.to_device(d ? gpu() : cpu()));
+        VarPtr y = ops::max_pooling_2d(v, g.kh, g.kw, g.sy, g.sx, g.ph, g.pw, g.cover_all);
+        y_on[d] = y->data.to_device(cpu());
+        y->grad = uniform(dt, y->data.shape(), 1, 2, 7).to_device(y->data.device());
+        backward(y, false);
+        gx_on[d] = v->grad.to_device(cpu());
+      }
+      int nans = 0;
+      for (int64_t i = 0; i < y_on[0].size(); ++i) {
+        const double a = at(y_on[0], i), b = at(y_on[1], i);
+        nans += std::isnan(a);
+        EXPECT_TRUE(std::isnan(a) ? std::isnan(b) : a == b) << "y[" << i << "]: " << a << " " << b;
+      }
+      if (g.kh > 1) {
+        EXPECT_GT(nans, 0);
+      }
+      for (int64_t i = 0; i < gx_on[0].size(); ++i)
+        EXPECT_NEAR(at(gx_on[1], i), at(gx_on[0], i), 1e-6) << "gx " << i;
+    }
+}
+
+// The argmax is an optional by-product of max pooling's forward (the CPU's
+// sets it, the CUDA ones do not): each backward, given it or not, routes the
+// same gradient. Ties and NaN, every window geometry, the kernels called
+// directly on both devices.
+TEST_F(GpuFunctions, MaxPoolingBackwardWithAndWithoutTheArgmax) {
+  for (const Geometry& g : kGeometries)
+    for (DType dt : kDtypes)
+      for (Device dev : {cpu(), gpu()}) {
+        SCOPED_TRACE(g.name() + " " + dtype_name(dt) + (dev.is_cpu() ? " cpu" : " cuda:0"));
+        Array xh = uniform(dt, {2, 3, 7, 9}, 0, 3, 8);
+        for (int64_t i = 0; i < xh.size(); ++i) {  // ties, and a NaN every 13 elements
+          if (dt == DType::Float32)
+            xh.data<float>()[i] = i % 13 == 5 ? std::nanf("") : std::floor(xh.data<float>()[i]);
+          else
+            xh.data<double>()[i] = i % 13 == 5 ? std::nan("") : std::floor(xh.data<double>()[i]);
+        }
+        const Array x = xh.to_device(dev);
+        kernels::Pool2D p{g.kh, g.kw, g.sy, g.sx, g.ph, g.pw, g.cover_all, 2, 3, 7, 9, 0, 0};
+        p.oh = g.cover_all ? (7 + 2 * g.ph - g.kh + g.sy - 1) / g.sy + 1
+                           : (7 + 2 * g.ph - g.kh) / g.sy + 1;
+        p.ow = g.cover_all ? (9 + 2 * g.pw - g.kw + g.sx - 1) / g.sx + 1
+                           : (9 + 2 * g.pw - g.kw) / g.sx + 1;
+        Array y = Array::empty(dt, Shape{2, 3, p.oh, p.ow}, dev), argmax;
+        kernels::max_pool_2d_forward(x, p, y, argmax);
+        EXPECT_EQ(argmax.defined(), dev.is_cpu());
+        const Array gy = uniform(dt, y.shape(), 1, 2, 9).to_device(dev);
+        Array with = Array::zeros(dt, x.shape(), dev), without = Array::zeros(dt, x.shape(), dev);
+        kernels::max_pool_2d_backward(x, y, argmax, gy, p, with);
+        kernels::max_pool_2d_backward(x, y, Array(), gy, p, without);
+        const Array a = with.to_device(cpu()), b = without.to_device(cpu());
+        EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
+      }
 }
 
 // Distinct values at least 0.05 apart, so that central differences never

@@ -2,6 +2,7 @@
 // (outputs, gradients of x, gamma and beta, running statistics), numerical
 // gradient checks, the process default mode through ch_function_apply,
 // start_finetuning, the state API and bad inputs.
+#include <cmath>
 #include <cstring>
 
 #include "conv_test_util.h"
@@ -166,6 +167,41 @@ TEST_F(BNTest, StartFinetuningRestartsTheCount) {
   State s = state(f);
   EXPECT_TRUE(all_equal(s.mean, CH_FLOAT64, {1}, {12}));
   EXPECT_TRUE(all_equal(s.var, CH_FLOAT64, {1}, {8}));  // biased var 4, times m/(m-1) = 2
+}
+
+// Test mode's backward uses the running averages as its forward saw them,
+// even after a training application of the same function moved them before
+// the backward: gx = gamma * gy / sqrt(var + eps) and ggamma = sum(gy *
+// (x - mean) / sqrt(var + eps)) with the averages at forward time.
+TEST_F(BNTest, TestModeBackwardKeepsTheAveragesOfItsForward) {
+  const int64_t size[] = {2};
+  Func f;
+  ASSERT_EQ(ch_functions_batch_normalization_new(f.out(), size, 1, 0.5, 1e-5, CH_FLOAT64), CH_OK);
+  auto set = [](const Array& a, const std::vector<double>& v) {
+    Array src = make_array(CH_FLOAT64, {static_cast<int64_t>(v.size())}, v);
+    std::memcpy(ch_array_data(a.get()), ch_array_data(src.get()), ch_array_nbytes(src.get()));
+  };
+  State s = state(f);
+  set(s.mean, {1.0, -2.0});
+  set(s.var, {4.0, 0.25});
+  set(param(f, 0).value, {3.0, 0.5});
+  Var x = make_var(CH_FLOAT64, {2, 2}, {1, 2, 3, 4}), y;
+  ASSERT_EQ(ch_functions_batch_normalization_apply(y.out(), f.get(), x.get(), CH_MODE_TEST, 0),
+            CH_OK);
+  Var x2 = make_var(CH_FLOAT64, {2, 2}, {10, 20, 30, 40}), y2;
+  ASSERT_EQ(ch_functions_batch_normalization_apply(y2.out(), f.get(), x2.get(), CH_MODE_TRAIN, 0),
+            CH_OK);
+  EXPECT_NE(values_of(state(f).mean.get())[0], 1.0);  // the averages moved
+  backward(y, make_array(CH_FLOAT64, {2, 2}, {1, -1, 2, 0.5}));
+  const double i0 = 1 / std::sqrt(4.0 + 1e-5), i1 = 1 / std::sqrt(0.25 + 1e-5);
+  const std::vector<double> gx = values_of(grad_of(x).get());
+  const std::vector<double> want_gx = {3 * i0, -0.5 * i1, 6 * i0, 0.25 * i1};
+  ASSERT_EQ(gx.size(), want_gx.size());
+  for (size_t i = 0; i < gx.size(); ++i) EXPECT_NEAR(gx[i], want_gx[i], 1e-12) << i;
+  const std::vector<double> gg = values_of(param(f, 0).grad.get());
+  ASSERT_EQ(gg.size(), 2u);
+  EXPECT_NEAR(gg[0], (1 * (1 - 1.0) + 2 * (3 - 1.0)) * i0, 1e-12);
+  EXPECT_NEAR(gg[1], (-1 * (2 + 2.0) + 0.5 * (4 + 2.0)) * i1, 1e-12);
 }
 
 TEST_F(BNTest, BadInputs) {

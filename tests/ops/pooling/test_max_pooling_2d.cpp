@@ -94,6 +94,36 @@ TEST_F(MaxPool2DTest, TiesGoToTheFirstMaximumInWindowOrder) {
   EXPECT_TRUE(all_equal(grad_of(x), CH_FLOAT64, {1, 1, 5, 6}, gx));
 }
 
+// A window holding a NaN gives NaN (NumPy's max over the window, as Chainer
+// 1.x's CPU kernel), and its gradient goes to the window's first NaN in
+// window order (numpy.argmax): here a NaN after a number, a NaN before a
+// larger number and a later NaN, and a window without NaN.
+TEST_F(MaxPool2DTest, NaNPropagatesAndTakesTheGradient) {
+  const double nan = std::nan("");
+  for (ch_dtype dt : {CH_FLOAT32, CH_FLOAT64}) {
+    Var x = make_var(dt, {1, 1, 2, 6}, {1, nan, nan, 9, 4, 3, 5, 6, 2, nan, 7, 2}), y;
+    ASSERT_EQ(ch_functions_max_pooling_2d(y.out(), x.get(), 2, 2, 2, 2, 0, 0, 0), CH_OK);
+    const std::vector<double> v = values_of(y);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_TRUE(std::isnan(v[0]));
+    EXPECT_TRUE(std::isnan(v[1]));
+    EXPECT_EQ(v[2], 7);
+    backward(y, make_array(dt, {1, 1, 1, 3}, {1, 2, 3}));
+    EXPECT_TRUE(all_equal(grad_of(x), dt, {1, 1, 2, 6}, {0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0}));
+  }
+}
+
+// Overlapping windows (3x3, stride 1) over a plane of equal values: each
+// window's gradient goes to its own first position, so position (i, j)
+// collects the gradient of output (i, j) alone.
+TEST_F(MaxPool2DTest, OverlappingWindowsRouteTiesToTheirOwnFirstPosition) {
+  Var x = make_var(CH_FLOAT64, {1, 1, 4, 4}, std::vector<double>(16, 1.0)), y;
+  ASSERT_EQ(ch_functions_max_pooling_2d(y.out(), x.get(), 3, 3, 1, 1, 0, 0, 0), CH_OK);
+  backward(y, make_array(CH_FLOAT64, {1, 1, 2, 2}, {1, 2, 3, 4}));
+  EXPECT_TRUE(all_equal(grad_of(x), CH_FLOAT64, {1, 1, 4, 4},
+                        {1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+}
+
 TEST_F(MaxPool2DTest, BadInputs) {
   Var y;
   Var r3 = make_var(iota(CH_FLOAT32, {2, 4, 4}));

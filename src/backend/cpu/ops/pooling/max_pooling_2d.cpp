@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "backend/cpu/kernel_list.h"
 #include "backend/cpu/parallel.h"
@@ -12,10 +13,22 @@ namespace {
 
 using kernels::Pool2D;
 
+// Whether v replaces best as the window's maximum so far: a larger value, or
+// (in a plane holding a NaN) the window's first NaN (nothing is larger than a
+// NaN: it stays). Planes without NaN take the plain comparison.
+template <bool Nan, typename T>
+inline bool wins(T v, T best) {
+  if constexpr (Nan)
+    return (v > best) | ((v != v) & (best == best));  // no short circuit: vectorises
+  else
+    return v > best;
+}
+
 // One output position whose window may reach into the padding: the maximum
 // of the window's part inside the plane and its flat index (the first maximum
-// in window order; -inf and -1 for a window wholly in the padding).
-template <typename T>
+// in window order, the first NaN for a window holding one; -inf and -1 for a
+// window wholly in the padding).
+template <bool Nan, typename T>
 void pool_window(const T* xs, T* ys, int32_t* as, const Pool2D& p, int64_t oy, int64_t ox) {
   const int64_t y0 = oy * p.sy - p.ph, x0 = ox * p.sx - p.pw;
   const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
@@ -31,7 +44,7 @@ void pool_window(const T* xs, T* ys, int32_t* as, const Pool2D& p, int64_t oy, i
   for (int64_t iy = ya; iy < yb; ++iy)
     for (int64_t ix = xa; ix < xb; ++ix) {
       const T v = xs[iy * p.w + ix];
-      if (v > best) {
+      if (wins<Nan>(v, best)) {
         best = v;
         arg = static_cast<int32_t>(iy * p.w + ix);
       }
@@ -46,20 +59,25 @@ void pool_window(const T* xs, T* ys, int32_t* as, const Pool2D& p, int64_t oy, i
 // vectorises (a window at a time, maxima of random data mispredict half the
 // time and the loop overhead dominates 2x2 windows). Visiting the offsets in
 // window order with a strict > keeps the first maximum, as pool_window does.
-template <typename T>
-void pool_plane(const T* xs, T* ys, int32_t* as, const Pool2D& p) {
+// Without Nan, a NaN at a window's first offset stays (nothing is larger)
+// but a later one is skipped: returns whether such a NaN was seen (the
+// caller then does the plane again with Nan). Windows cut by the edges are
+// done one by one, NaN-aware either way.
+template <bool Nan, typename T>
+bool pool_plane(const T* xs, T* ys, int32_t* as, const Pool2D& p) {
+  int32_t seen = 0;  // a NaN after a window's first offset (without Nan)
   // Output columns whose windows lie inside [0, w): x0 >= 0 and x0 + kw <= w.
   const int64_t lo = std::min(p.ow, (p.pw + p.sx - 1) / p.sx);
   const int64_t hi = std::max(
       lo, std::min(p.ow, p.w + p.pw - p.kw >= 0 ? (p.w + p.pw - p.kw) / p.sx + 1 : int64_t{0}));
   for (int64_t oy = 0; oy < p.oh; ++oy) {
-    for (int64_t ox = 0; ox < lo; ++ox) pool_window(xs, ys, as, p, oy, ox);
-    for (int64_t ox = hi; ox < p.ow; ++ox) pool_window(xs, ys, as, p, oy, ox);
+    for (int64_t ox = 0; ox < lo; ++ox) pool_window<true>(xs, ys, as, p, oy, ox);
+    for (int64_t ox = hi; ox < p.ow; ++ox) pool_window<true>(xs, ys, as, p, oy, ox);
     const int64_t y0 = oy * p.sy - p.ph;
     const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
     if (lo >= hi) continue;
     if (ya >= yb) {
-      for (int64_t ox = lo; ox < hi; ++ox) pool_window(xs, ys, as, p, oy, ox);
+      for (int64_t ox = lo; ox < hi; ++ox) pool_window<true>(xs, ys, as, p, oy, ox);
       continue;
     }
     T* __restrict yrow = ys + oy * p.ow;
@@ -78,15 +96,18 @@ void pool_plane(const T* xs, T* ys, int32_t* as, const Pool2D& p) {
         }
         for (int64_t ox = lo; ox < hi; ++ox) {
           const T v = r[ox * sx], best = yrow[ox];
-          const int32_t m = -static_cast<int32_t>(v > best);  // all ones if v wins
+          const int32_t m = -static_cast<int32_t>(wins<Nan>(v, best));  // all ones if v wins
           arow[ox] = (static_cast<int32_t>(base + ox * sx) & m) | (arow[ox] & ~m);
-          yrow[ox] = std::max(best, v);
+          yrow[ox] = Nan ? (m ? v : best) : std::max(best, v);
+          if constexpr (!Nan) seen |= static_cast<int32_t>(v != v);
         }
       }
   }
+  return seen != 0;
 }
 
 void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y, Array& argmax) {
+  argmax = Array::empty(DType::Int32, y.shape(), x.device());
   dispatch_floating(x.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
     const T* px = x.data<T>();
@@ -95,25 +116,85 @@ void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y, Array& argma
     const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
     parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
                  [&](int64_t b, int64_t e) {
-                   for (int64_t q = b; q < e; ++q)
-                     pool_plane(px + q * plane_in, py + q * plane_out, pa + q * plane_out, p);
+                   for (int64_t q = b; q < e; ++q) {
+                     const T* xs = px + q * plane_in;
+                     if (pool_plane<false>(xs, py + q * plane_out, pa + q * plane_out, p))
+                       pool_plane<true>(xs, py + q * plane_out, pa + q * plane_out, p);
+                   }
                  });
   });
 }
 
-void max_pool_2d_backward(const Array& gy, const Array& argmax, const Pool2D& p, Array& gx) {
+// Whether v is a window's maximum `target` (a NaN for a NaN).
+template <typename T>
+inline bool matches(T v, T target) {
+  return (v == target) | ((v != v) & (target != target));  // no short circuit: vectorises
+}
+
+// The position of output (oy, ox)'s first maximum in its window: the first
+// position in window order where x matches y (-1 for a window wholly in the
+// padding).
+template <typename T>
+int32_t first_maximum(const T* xs, T target, const Pool2D& p, int64_t oy, int64_t ox) {
+  const int64_t y0 = oy * p.sy - p.ph, x0 = ox * p.sx - p.pw;
+  const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
+  const int64_t xa = std::max<int64_t>(x0, 0), xb = std::min(x0 + p.kw, p.w);
+  for (int64_t iy = ya; iy < yb; ++iy)
+    for (int64_t ix = xa; ix < xb; ++ix)
+      if (matches(xs[iy * p.w + ix], target)) return static_cast<int32_t>(iy * p.w + ix);
+  return -1;
+}
+
+// One plane's argmax from x and forward's y, into `as` (the plane's outputs),
+// for a forward that kept none: windows cut by the plane's edges one by one,
+// the others a window offset at a time across an output row with
+// branch-free selects, as pool_plane (an output takes the first offset, in
+// window order, whose x matches its y).
+template <typename T>
+void argmax_plane(const T* xs, const T* ys, int32_t* as, const Pool2D& p) {
+  const int64_t lo = std::min(p.ow, (p.pw + p.sx - 1) / p.sx);
+  const int64_t hi = std::max(
+      lo, std::min(p.ow, p.w + p.pw - p.kw >= 0 ? (p.w + p.pw - p.kw) / p.sx + 1 : int64_t{0}));
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    const T* yrow = ys + oy * p.ow;
+    int32_t* __restrict arow = as + oy * p.ow;
+    for (int64_t ox = 0; ox < lo; ++ox) arow[ox] = first_maximum(xs, yrow[ox], p, oy, ox);
+    for (int64_t ox = hi; ox < p.ow; ++ox) arow[ox] = first_maximum(xs, yrow[ox], p, oy, ox);
+    for (int64_t ox = lo; ox < hi; ++ox) arow[ox] = -1;
+    const int64_t y0 = oy * p.sy - p.ph;
+    const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + p.kh, p.h);
+    const int64_t sx = p.sx;
+    for (int64_t iy = ya; iy < yb; ++iy)
+      for (int64_t kx = 0; kx < p.kw; ++kx) {
+        const int64_t base = iy * p.w - p.pw + kx;  // flat index of (iy, ox * sx - pw + kx) at ox 0
+        const T* __restrict r = xs + base;
+        for (int64_t ox = lo; ox < hi; ++ox) {
+          const int32_t m = -static_cast<int32_t>((arow[ox] < 0) & matches(r[ox * sx], yrow[ox]));
+          arow[ox] = (static_cast<int32_t>(base + ox * sx) & m) | (arow[ox] & ~m);
+        }
+      }
+  }
+}
+
+void max_pool_2d_backward(const Array& x, const Array& y, const Array& argmax, const Array& gy,
+                          const Pool2D& p, Array& gx) {
   dispatch_floating(gx.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
+    const int32_t* pa = argmax.defined() ? argmax.data<int32_t>() : nullptr;
+    const T* px = pa ? nullptr : x.data<T>();  // x and y are read only without an argmax
+    const T* py = pa ? nullptr : y.data<T>();
     const T* pg = gy.data<T>();
-    const int32_t* pa = argmax.data<int32_t>();
     T* pgx = gx.data<T>();
     const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
     parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
                  [&](int64_t b, int64_t e) {
+                   std::vector<int32_t> scratch(pa ? 0 : static_cast<size_t>(plane_out));
                    for (int64_t q = b; q < e; ++q) {
+                     const int32_t* a = pa ? pa + q * plane_out : scratch.data();
+                     if (!pa)
+                       argmax_plane(px + q * plane_in, py + q * plane_out, scratch.data(), p);
                      T* d = pgx + q * plane_in;
                      const T* g = pg + q * plane_out;
-                     const int32_t* a = pa + q * plane_out;
                      for (int64_t i = 0; i < plane_out; ++i)
                        if (a[i] >= 0) d[a[i]] += g[i];
                    }
