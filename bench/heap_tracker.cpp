@@ -25,14 +25,20 @@ void* __libc_memalign(size_t, size_t);
 namespace {
 
 std::atomic<int64_t> g_in_use{0}, g_peak{0};
+std::atomic<int64_t> g_phase_peak{0};  // the peak since heap_reset_phase_peak (attribution)
+
+void raise_peak(std::atomic<int64_t>& peak, int64_t now) {
+  int64_t p = peak.load(std::memory_order_relaxed);
+  while (now > p && !peak.compare_exchange_weak(p, now)) {
+  }
+}
 
 void* counted(void* p) {
   if (p) {
     const int64_t now = g_in_use.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) +
                         static_cast<int64_t>(malloc_usable_size(p));
-    int64_t peak = g_peak.load(std::memory_order_relaxed);
-    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
-    }
+    raise_peak(g_peak, now);
+    raise_peak(g_phase_peak, now);
   }
   return p;
 }
@@ -84,5 +90,13 @@ int64_t heap_reset_peak() {
 }
 
 int64_t heap_peak() { return g_peak.load(); }
+
+int64_t heap_reset_phase_peak() {
+  const int64_t now = g_in_use.load();
+  g_phase_peak.store(now);
+  return now;
+}
+
+int64_t heap_phase_peak() { return g_phase_peak.load(); }
 
 }  // namespace bench

@@ -22,7 +22,7 @@
 // table takes the best per row and names it; a second table lists every setting's time.
 //
 // Usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N]
-//              [--repeats N] [--only chainerc|libtorch] [--peer all|NAME,...]
+//              [--repeats N] [--only chainerc|libtorch] [--peer all|NAME,...] [--heap-phases]
 
 #include <ch/ch.h>
 #include <sys/wait.h>
@@ -51,6 +51,8 @@
 #endif
 
 namespace {
+
+bool heap_phases = false;  // --heap-phases: the chainerc child reports its heap per function
 
 // Resident memory figures of this process from /proc/self/status, in MiB.
 double proc_status_mib(const char* key) {
@@ -85,6 +87,7 @@ Data make_data(int64_t n) {
 }
 
 constexpr int64_t kBatch = 100;
+constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kLr = 0.01;
 
 struct Result {
@@ -189,6 +192,28 @@ Result run_chainerc(const Model& m, const Data& d, int threads) {
   {
     Blas blas{&r};
     ChainercNet net(m);
+    if (std::getenv("CH_BENCH_HEAP_PHASES")) {
+      // --heap-phases: the heap during the third step (steady state), function by function,
+      // on stderr: held after each, and the peak while it ran, above the run's start.
+      net.net.on_phase = [&net, heap0, calls = 0](const char* what) mutable {
+        const bool report = calls / (net.net.conv ? 11 : 9) == 2;
+        ++calls;
+        if (report) {
+          ch_memory_stats ms{};
+          CH_BENCH_CHECK(ch_memory_stats_get(&ms, ch_device_cpu()));
+          std::fprintf(stderr,
+                       "heap %-10s held %6.2f MiB, peak during it %6.2f MiB; arrays in use %6.2f "
+                       "MiB, cached %6.2f MiB, arrays' peak %6.2f MiB\n",
+                       what, static_cast<double>(bench::heap_in_use() - heap0) / kMiB,
+                       static_cast<double>(bench::heap_phase_peak() - heap0) / kMiB,
+                       static_cast<double>(ms.bytes_in_use) / kMiB,
+                       static_cast<double>(ms.bytes_cached) / kMiB,
+                       static_cast<double>(ms.peak_bytes_in_use) / kMiB);
+        }
+        bench::heap_reset_phase_peak();
+      };
+      bench::heap_reset_phase_peak();
+    }
     net.step(d, 0);  // warm-up
     const double t0 = bench::now_s();
     for (int64_t b = 0; b + kBatch <= m.samples; b += kBatch) r.loss = net.step(d, b);
@@ -286,6 +311,7 @@ bool in_child(const char* self, const std::string& model, int threads, const cha
     close(fd[0]);
     if (dup2(fd[1], STDOUT_FILENO) < 0) _exit(4);
     close(fd[1]);
+    if (heap_phases && !peer) setenv("CH_BENCH_HEAP_PHASES", "1", 1);
     if (peer) {
       for (auto [var, value] : {std::pair{"OMP_WAIT_POLICY", peer->wait},
                                 std::pair{"OPENBLAS_CORETYPE", peer->coretype}}) {
@@ -381,13 +407,16 @@ int main(int argc, char** argv) {
       std::string s = next();
       run_ch = s == "chainerc";
       run_torch_side = s == "libtorch" && CH_BENCH_HAVE_TORCH;
+    } else if (a == "--heap-phases") {
+      heap_phases = true;
     } else if (a == "--peer") {
       const std::string s = next();
       if (s != "all") peers = bench::split(s, ',');
     } else {
       std::printf(
           "usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N] "
-          "[--repeats N] [--only chainerc|libtorch] [--peer all|SETTING,...]\n"
+          "[--repeats N] [--only chainerc|libtorch] [--peer all|SETTING,...] [--heap-phases]\n"
+          "--heap-phases: chainerc's heap during its third step, function by function (stderr)\n"
           "libtorch settings (n: the run's thread count; torch threads / OpenBLAS threads):\n");
       for (const PeerSetting& p : kPeerSettings) std::printf("  %-22s %s\n", p.name, p.what);
       return a == "--help" ? 0 : 2;
@@ -449,6 +478,7 @@ int main(int argc, char** argv) {
       if (ch_ok) note(ch_blas, ch.blas);
       size_t best = ps.size();
       for (size_t k = 0; k < ps.size(); ++k) {
+        if (!run_torch_side) break;
         tried.push_back({name, th, ps[k], tr[k], tr_ok[k] != 0});
         if (!tr_ok[k]) continue;
         const std::pair<std::string, std::string> pb{ps[k]->name, tr[k].blas};
