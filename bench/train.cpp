@@ -192,11 +192,13 @@ Result run_chainerc(const Model& m, const Data& d, int threads) {
   {
     Blas blas{&r};
     ChainercNet net(m);
-    if (std::getenv("CH_BENCH_HEAP_PHASES")) {
+    if (const char* phases = std::getenv("CH_BENCH_HEAP_PHASES")) {
       // --heap-phases: the heap during the third step (steady state), function by function,
       // on stderr: held after each, and the peak while it ran, above the run's start.
-      net.net.on_phase = [&net, heap0, calls = 0](const char* what) mutable {
-        const bool report = calls / (net.net.conv ? 11 : 9) == 2;
+      // (CH_BENCH_HEAP_PHASES=K in the child's environment: step K instead, 0 the first.)
+      const int at = std::atoi(phases);
+      net.net.on_phase = [&net, heap0, at, calls = 0](const char* what) mutable {
+        const bool report = calls / (net.net.conv ? 11 : 9) == at;
         ++calls;
         if (report) {
           ch_memory_stats ms{};
@@ -213,6 +215,11 @@ Result run_chainerc(const Model& m, const Data& d, int threads) {
         bench::heap_reset_phase_peak();
       };
       bench::heap_reset_phase_peak();
+      ch_memory_stats ms{};
+      CH_BENCH_CHECK(ch_memory_stats_get(&ms, ch_device_cpu()));
+      std::fprintf(stderr, "heap %-10s held %6.2f MiB; arrays in use %6.2f MiB\n", "model",
+                   static_cast<double>(bench::heap_in_use() - heap0) / kMiB,
+                   static_cast<double>(ms.bytes_in_use) / kMiB);
     }
     net.step(d, 0);  // warm-up
     const double t0 = bench::now_s();
@@ -311,7 +318,7 @@ bool in_child(const char* self, const std::string& model, int threads, const cha
     close(fd[0]);
     if (dup2(fd[1], STDOUT_FILENO) < 0) _exit(4);
     close(fd[1]);
-    if (heap_phases && !peer) setenv("CH_BENCH_HEAP_PHASES", "1", 1);
+    if (heap_phases && !peer) setenv("CH_BENCH_HEAP_PHASES", "2", 1);
     if (peer) {
       for (auto [var, value] : {std::pair{"OMP_WAIT_POLICY", peer->wait},
                                 std::pair{"OPENBLAS_CORETYPE", peer->coretype}}) {
