@@ -414,6 +414,8 @@ int main(int argc, char** argv) {
       std::string s = next();
       run_ch = s == "chainerc";
       run_torch_side = s == "libtorch" && CH_BENCH_HAVE_TORCH;
+    } else if (a == "--quick") {
+      repeats = 1;  // scripts/bench.sh --quick passes it to every benchmark
     } else if (a == "--heap-phases") {
       heap_phases = true;
     } else if (a == "--peer") {

@@ -5,7 +5,7 @@
 # header). Prints a markdown table.
 #
 #   bench/examples/run.sh [--build DIR] [--epochs N] [--repeats N] [--threads "1 2"]
-#                         [--hidden "100 1000"] [--data DIR] [--optimizer sgd|adam]
+#                         [--hidden "100 1000"] [--data DIR] [--optimizer sgd|adam] [--quick]
 #
 # For each (threads, hidden units) the runs are interleaved (the example, then libtorch
 # under each of its settings, repeated --repeats times), so that a change in background load
@@ -40,7 +40,8 @@ while [ $# -gt 0 ]; do
     --hidden) hidden_list="$2"; shift 2 ;;
     --data) data="$2"; shift 2 ;;
     --optimizer) optimizer="$2"; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --quick) repeats=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
