@@ -4,11 +4,12 @@
 # example against a standalone libtorch program of its loop (bench/examples/run.sh).
 #
 # Installs what is missing (the build's packages, oneDNN among them, plus
-# libtorch-dev and libopenblas-dev for the peer), builds a release build with benchmarks in
-# build-bench/ (BUILD_DIR overrides it), runs bench/overhead on one thread and
-# prints a markdown table, also saved to build-bench/overhead.md.
+# libtorch-dev and libopenblas-dev for the peer, time for bench/examples/run.sh),
+# builds a release build with benchmarks in build-bench/ (BUILD_DIR overrides
+# it), runs the benchmarks and prints markdown tables, also saved to
+# build-bench/{overhead,train,functions,examples}.md.
 #
-#   scripts/bench.sh              # full run (about half a minute)
+#   scripts/bench.sh              # full run (about 15 minutes on 2 cores)
 #   scripts/bench.sh --quick      # fewer, shorter repeats
 #   BENCH_CPU=2 scripts/bench.sh  # pin the run to CPU 2 (needs taskset)
 #
@@ -22,7 +23,7 @@ set -euo pipefail
 BUILD_DIR="${BUILD_DIR:-$CH_ROOT/build-bench}"
 
 ch_ensure_deps
-mapfile -t peer_missing < <(ch_apt_missing libtorch-dev libopenblas-dev)
+mapfile -t peer_missing < <(ch_apt_missing libtorch-dev libopenblas-dev time)
 if [ "${#peer_missing[@]}" -gt 0 ]; then
   # The peer is optional: if it cannot be installed, benchmark chainerc alone.
   ( ch_apt_install "${peer_missing[@]}" ) ||
