@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
         "784-%d-%d-10; %s lr %g; %d threads per rank; NCCL %s\n",
         size, ch_communicator_intra_size(comm), (long long)n_mine, size, o.batch, o.hidden,
         o.hidden, o.optimizer, o.lr, ch_config_num_threads(),
-        ch_communicator_has_nccl() ? "compiled" : "not compiled");
+        ch_communicator_has_nccl() ? "available" : "not available");
 
   for (epoch = 1; epoch <= o.epochs; ++epoch) {
     double tr[3] = {0, 0, 0}, te[3] = {0, 0, 0}, t0, dt;

@@ -109,8 +109,8 @@ CH_API ch_status ch_communicator_bcast_data(ch_communicator* comm, ch_function_s
  * communicator): after the model check, the gradients are packed into one
  * contiguous buffer per dtype, summed in one MPI_Allreduce each and divided
  * by the number of ranks. CUDA gradients go through NCCL on the device's
- * default stream in builds with NCCL (ch_communicator_has_nccl), else
- * through host memory. Collective. */
+ * default stream where NCCL is available (ch_communicator_has_nccl, CH_NCCL),
+ * else through host memory. Collective. */
 CH_API ch_status ch_communicator_allreduce_grads(ch_communicator* comm, ch_function_set* set);
 
 /* Sum or mean of `array` over the ranks, in place (e.g. a metric: summed
@@ -156,8 +156,16 @@ CH_API ch_status ch_communicator_scatter_indices(int64_t* out, int64_t capacity,
  * is CH_ERR_INVALID_ARGUMENT (MPI cannot be initialised twice). Collective. */
 CH_API ch_status ch_communicator_finalize(void);
 
-/* 1 when this library was built with NCCL (CUDA arrays are reduced on the
- * GPU), else 0. Cannot fail. */
+/* 1 when CUDA gradients can be reduced with NCCL on this rank: the library
+ * was built with NCCL support (the CUDA backend and nccl.h) and
+ * libnccl.so.2 can be loaded (it is opened by this call, or on the first
+ * reduction of CUDA gradients; it is never linked). Else 0. Which path runs
+ * is chosen by all ranks together at the first reduction of CUDA gradients,
+ * from the environment variable CH_NCCL: unset or "auto", NCCL when every
+ * rank has it, else MPI through host memory; "0", MPI through host memory;
+ * "1", NCCL required: CH_ERR_UNSUPPORTED on every rank, naming a rank
+ * without it, when one lacks it (an invalid value is
+ * CH_ERR_INVALID_ARGUMENT). Cannot fail. */
 CH_API int32_t ch_communicator_has_nccl(void);
 
 #ifdef __cplusplus

@@ -2,8 +2,9 @@
 //
 // Built only on libchainerc's public C API (function sets, optimizers, arrays,
 // ch_error_set), so the shared library links the shared libchainerc and
-// libchainerc never needs MPI. CUDA arrays go through nccl.cpp when NCCL is
-// compiled in, else through host memory (ch_array_read / ch_array_write).
+// libchainerc never needs MPI. CUDA gradients go through nccl.cpp when NCCL
+// support is compiled in and libnccl loads (use_nccl), else through host
+// memory (ch_array_read / ch_array_write), as every other array does.
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -113,9 +114,27 @@ std::string signature_of(const std::vector<Param>& ps) {
   return sig;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+// FNV-1a over bytes, continuing from h.
+uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+// The hash of what signature_of describes (paths, dtypes, shapes, device
+// types, in order), from the raw fields: every step hashes this, the text is
+// made only when the ranks differ.
+uint64_t signature_hash(const std::vector<Param>& ps) {
+  uint64_t h = fnv1a(nullptr, 0);
+  for (const Param& p : ps) {
+    const int64_t head[3] = {static_cast<int64_t>(p.path.size()), ch_array_dtype(p.param),
+                             ch_array_device(p.param).type == CH_DEVICE_CUDA ? 1 : 0};
+    const int32_t nd = ch_array_ndim(p.param);
+    h = fnv1a(head, sizeof head, h);
+    h = fnv1a(p.path.data(), p.path.size(), h);
+    h = fnv1a(&nd, sizeof nd, h);
+    h = fnv1a(ch_array_shape(p.param), sizeof(int64_t) * static_cast<size_t>(nd), h);
+  }
   return h;
 }
 
@@ -195,6 +214,30 @@ void divide(char* buf, size_t count, ch_dtype d, int size) {
   }
 }
 
+// dst[i] = src[i] / size for `count` elements of dtype d. For a power of two
+// the division is a multiplication by its exact reciprocal (the same results,
+// several times faster).
+void divide_into(void* dst, const void* src, size_t count, ch_dtype d, int size) {
+  const bool pow2 = (size & (size - 1)) == 0;
+  if (d == CH_FLOAT32) {
+    float* q = static_cast<float*>(dst);
+    const float* p = static_cast<const float*>(src);
+    const float s = static_cast<float>(size), r = 1.0f / s;
+    if (pow2)
+      for (size_t i = 0; i < count; ++i) q[i] = p[i] * r;
+    else
+      for (size_t i = 0; i < count; ++i) q[i] = p[i] / s;
+  } else {
+    double* q = static_cast<double*>(dst);
+    const double* p = static_cast<const double*>(src);
+    const double s = static_cast<double>(size), r = 1.0 / s;
+    if (pow2)
+      for (size_t i = 0; i < count; ++i) q[i] = p[i] * r;
+    else
+      for (size_t i = 0; i < count; ++i) q[i] = p[i] / s;
+  }
+}
+
 // Arrays of one dtype through one host buffer: read them all, run `op` on the
 // packed buffer, write them back (when `write_back`).
 template <typename Op>
@@ -230,6 +273,55 @@ std::map<std::pair<int, int>, std::vector<ch_array*>> group(const std::vector<Pa
     g[{ch_array_device(a).type, ch_array_dtype(a)}].push_back(a);
   }
   return g;
+}
+
+// Why NCCL cannot be used by this rank; empty when it can.
+std::string nccl_unavailable() {
+#if CH_MPI_HAVE_NCCL
+  return nccl_load_error();
+#else
+  return "this libchainerc_mpi was built without NCCL (no CUDA backend or no nccl.h at build "
+         "time)";
+#endif
+}
+
+// Whether CUDA gradients go through NCCL, decided once per communicator at
+// its first reduction of CUDA gradients (that is when libnccl is opened) by
+// the environment variable CH_NCCL:
+//   unset or "auto"  NCCL when every rank can load it, else the MPI path
+//                    through host memory on every rank;
+//   "0"              the MPI path through host memory;
+//   "1"              NCCL required: when a rank cannot load it, every rank
+//                    fails with CH_ERR_UNSUPPORTED naming that rank.
+// The ranks agree (an allreduce) before either path runs, so a job whose
+// machines differ never mixes NCCL and MPI collectives.
+bool use_nccl(Comm& c, const char* who) {
+  if (c.nccl_mode != Comm::NcclMode::kUndecided) return c.nccl_mode == Comm::NcclMode::kNccl;
+  const char* env = std::getenv("CH_NCCL");
+  const std::string want = env ? env : "auto";
+  const bool valid = want == "auto" || want == "0" || want == "1";
+  const std::string why = valid && want != "0" ? nccl_unavailable() : std::string();
+  // This rank's answer: 1 it can use NCCL, 0 it will not (CH_NCCL=0, or auto
+  // without NCCL), -1 NCCL is required here but missing, -2 CH_NCCL is not valid.
+  const int mine = !valid ? -2 : want == "0" ? 0 : why.empty() ? 1 : want == "1" ? -1 : 0;
+  int range[2] = {-mine, mine}, all[2] = {0, 0};  // {-min, max}
+  check_mpi(MPI_Allreduce(range, all, 2, MPI_INT, MPI_MAX, c.comm), who, "MPI_Allreduce");
+  const int lowest = -all[0], highest = all[1];
+  if (lowest < 0) {
+    // Name the first rank at fault (every rank takes part).
+    int culprit = mine == lowest ? c.rank : c.size, first = c.size;
+    check_mpi(MPI_Allreduce(&culprit, &first, 1, MPI_INT, MPI_MIN, c.comm), who, "MPI_Allreduce");
+    if (lowest == -2)
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": CH_NCCL is '", c.rank == first ? want : "?",
+           "' on rank ", first,
+           "; expected 0 (MPI through host memory), 1 (NCCL required) or auto");
+    fail(CH_ERR_UNSUPPORTED, who, ": CH_NCCL=1 asks for NCCL for CUDA gradients but rank ", first,
+         " cannot use it", c.rank == first ? " (" + why + ")" : std::string(),
+         "; install NCCL or add its folder to the loader's path, or unset CH_NCCL (auto: MPI "
+         "through host memory where NCCL is missing)");
+  }
+  c.nccl_mode = lowest == 1 && highest == 1 ? Comm::NcclMode::kNccl : Comm::NcclMode::kHost;
+  return c.nccl_mode == Comm::NcclMode::kNccl;
 }
 
 struct HookData {
@@ -340,8 +432,8 @@ Comm::~Comm() {
 }
 
 void check_models(Comm& c, const std::vector<Param>& ps, const char* who) {
-  std::string sig = signature_of(ps);
-  uint64_t h = fnv1a(sig);
+  if (c.size == 1) return;  // nothing to compare with
+  const uint64_t h = signature_hash(ps);
   uint64_t mine[2] = {h, ~h}, all[2] = {0, 0};
   check_mpi(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, c.comm), who, "MPI_Allreduce");
   if (all[0] == h && all[1] == ~h) return;  // max == min == h on every rank
@@ -353,6 +445,7 @@ void check_models(Comm& c, const std::vector<Param>& ps, const char* who) {
   int other = 1;
   while (other < c.size && hashes[static_cast<size_t>(other)] == hashes[0]) ++other;
   if (other == c.size) other = 1;  // cannot happen: the allreduce saw a difference
+  const std::string sig = signature_of(ps);
   std::vector<std::string> a = split_lines(bcast_string(c, sig, 0, who));
   std::vector<std::string> b = split_lines(bcast_string(c, sig, other, who));
   std::ostringstream os;
@@ -373,21 +466,46 @@ void check_models(Comm& c, const std::vector<Param>& ps, const char* who) {
 void allreduce_grads(Comm& c, const std::vector<Param>& ps, const char* who) {
   for (const Param& p : ps)
     if (!p.grad) fail(CH_ERR_INVALID_ARGUMENT, who, ": parameter '", p.path, "' has no gradient");
+  if (c.size == 1) return;  // the mean over one rank is its own gradient
   for (auto& [key, arrays] : group(ps, true)) {
     ch_dtype d = key.second;
     if (d != CH_FLOAT32 && d != CH_FLOAT64)
       fail(CH_ERR_DTYPE, who, ": gradients of dtype ", dtype_name(d), " cannot be averaged");
+    if (key.first == CH_DEVICE_CUDA && use_nccl(c, who)) {
 #if CH_MPI_HAVE_NCCL
-    if (key.first == CH_DEVICE_CUDA) {
       nccl_allreduce_mean(c, arrays, d, who);
       continue;
-    }
 #endif
+    }
     MPI_Datatype t = mpi_type(d, who);
-    through_host(c, arrays, d, true, who, [&](char* buf, size_t count) {
+    auto sum = [&](char* buf, size_t count) {
       chunked(buf, count, dtype_size(d), [&](char* p, int n) {
         check_mpi(MPI_Allreduce(MPI_IN_PLACE, p, n, t, MPI_SUM, c.comm), who, "MPI_Allreduce");
       });
+    };
+    if (key.first == CH_DEVICE_CPU) {
+      // Host arrays (C-contiguous): packed with memcpy, and the division by
+      // the number of ranks done while copying back (one pass fewer).
+      size_t total = 0;
+      for (ch_array* a : arrays) total += ch_array_nbytes(a);
+      if (c.buffer.size() < total) c.buffer.resize(total);
+      char* buf = c.buffer.data();
+      size_t off = 0;
+      for (ch_array* a : arrays) {
+        std::memcpy(buf + off, ch_array_data(a), ch_array_nbytes(a));
+        off += ch_array_nbytes(a);
+      }
+      sum(buf, total / dtype_size(d));
+      off = 0;
+      for (ch_array* a : arrays) {
+        const size_t nb = ch_array_nbytes(a);
+        divide_into(ch_array_data(a), buf + off, nb / dtype_size(d), d, c.size);
+        off += nb;
+      }
+      continue;
+    }
+    through_host(c, arrays, d, true, who, [&](char* buf, size_t count) {
+      sum(buf, count);
       divide(buf, count, d, c.size);
     });
   }
@@ -652,6 +770,12 @@ ch_status ch_communicator_finalize(void) {
   CH_DIST_END
 }
 
-int32_t ch_communicator_has_nccl(void) { return CH_MPI_HAVE_NCCL ? 1 : 0; }
+int32_t ch_communicator_has_nccl(void) {
+  try {
+    return nccl_unavailable().empty() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
 
 }  // extern "C"

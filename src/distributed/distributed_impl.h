@@ -46,6 +46,9 @@ struct Comm {
   int rank = 0, size = 1, intra_rank = 0, intra_size = 1;
   std::vector<char> buffer;  // host packing buffer, grown on demand
   std::shared_ptr<NcclState> nccl;
+  // Whether CUDA gradients go through NCCL: decided by all ranks together at
+  // the first reduction of CUDA gradients (use_nccl in communicator.cpp).
+  enum class NcclMode { kUndecided, kNccl, kHost } nccl_mode = NcclMode::kUndecided;
   Comm() = default;
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -80,6 +83,8 @@ void scatter(int64_t* out, int64_t capacity, int64_t* count, Comm& c, int64_t n,
 void nccl_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype d,
                          const char* who);
 void nccl_destroy(Comm& c) noexcept;
+// Opens libnccl on the first call; empty when it is loaded, else why not.
+std::string nccl_load_error();
 #endif
 
 }  // namespace chainerc::distributed

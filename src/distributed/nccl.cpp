@@ -1,9 +1,20 @@
 // libchainerc_mpi: gradients of CUDA arrays averaged with NCCL on the device's
 // default stream (the stream chainerc's own work runs on), the NCCL id made by
-// rank 0 and broadcast through MPI. Compiled where NCCL is found; never run in
-// CI (no GPU): see the README.
+// rank 0 and broadcast through MPI. Compiled where the CUDA backend is built
+// and nccl.h is found; never run in CI (no GPU): see the README.
+//
+// libnccl is not linked: libnccl.so.<NCCL_MAJOR> is opened on first use on
+// CUDA arrays (dlopen, as cuda/runtime/lazy_libraries.cpp does for cuDNN), so
+// libchainerc_mpi loads on a machine without NCCL; communicator.cpp
+// (use_nccl) chooses between NCCL and the MPI path through host memory.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
 
 #include "distributed_impl.h"
 
@@ -18,12 +29,59 @@ struct NcclState {
 
 namespace {
 
+#define CH_NCCL_STR2_(x) #x
+#define CH_NCCL_STR_(x) CH_NCCL_STR2_(x)
+const char* const kSoname = "libnccl.so." CH_NCCL_STR_(NCCL_MAJOR);
+
+// The NCCL functions this file calls, resolved from the library opened on
+// first use (decltype: a signature that differs from nccl.h does not compile).
+struct Nccl {
+  decltype(&::ncclGetUniqueId) get_unique_id = nullptr;
+  decltype(&::ncclCommInitRank) comm_init_rank = nullptr;
+  decltype(&::ncclAllReduce) all_reduce = nullptr;
+  decltype(&::ncclCommDestroy) comm_destroy = nullptr;
+  decltype(&::ncclGetErrorString) error_string = nullptr;
+  std::string error;  // why it could not be loaded; empty when loaded
+};
+
+const Nccl& nccl() {
+  static Nccl lib;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* h = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      lib.error = std::string(kSoname) + " could not be loaded (" + (e ? e : "unknown error") + ")";
+      return;
+    }
+    auto sym = [h](const char* name) {
+      void* f = dlsym(h, name);
+      if (!f && lib.error.empty()) lib.error = std::string(kSoname) + " has no symbol " + name;
+      return f;
+    };
+    lib.get_unique_id = reinterpret_cast<decltype(lib.get_unique_id)>(sym("ncclGetUniqueId"));
+    lib.comm_init_rank = reinterpret_cast<decltype(lib.comm_init_rank)>(sym("ncclCommInitRank"));
+    lib.all_reduce = reinterpret_cast<decltype(lib.all_reduce)>(sym("ncclAllReduce"));
+    lib.comm_destroy = reinterpret_cast<decltype(lib.comm_destroy)>(sym("ncclCommDestroy"));
+    lib.error_string = reinterpret_cast<decltype(lib.error_string)>(sym("ncclGetErrorString"));
+    if (!lib.error.empty()) {
+      // A library without what we call is no NCCL for us.
+      lib.get_unique_id = nullptr;
+      lib.comm_init_rank = nullptr;
+      lib.all_reduce = nullptr;
+      lib.comm_destroy = nullptr;
+      lib.error_string = nullptr;
+    }
+  });
+  return lib;
+}
+
 void check_cuda(cudaError_t e, const char* who, const char* what) {
   if (e != cudaSuccess) fail(CH_ERR_DEVICE, who, ": ", what, " failed: ", cudaGetErrorString(e));
 }
 
 void check_nccl(ncclResult_t r, const char* who, const char* what) {
-  if (r != ncclSuccess) fail(CH_ERR_IO, who, ": ", what, " failed: ", ncclGetErrorString(r));
+  if (r != ncclSuccess) fail(CH_ERR_IO, who, ": ", what, " failed: ", nccl().error_string(r));
 }
 
 NcclState& state_for(Comm& c, int device, const char* who) {
@@ -31,13 +89,15 @@ NcclState& state_for(Comm& c, int device, const char* who) {
   if (c.nccl)
     fail(CH_ERR_DEVICE, who, ": this rank's gradients moved from CUDA device ", c.nccl->device,
          " to ", device, "; one rank reduces on one device");
+  const Nccl& lib = nccl();
   ncclUniqueId id;
-  if (c.rank == 0) check_nccl(ncclGetUniqueId(&id), who, "ncclGetUniqueId");
+  std::memset(&id, 0, sizeof id);
+  if (c.rank == 0) check_nccl(lib.get_unique_id(&id), who, "ncclGetUniqueId");
   check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c.comm), who, "MPI_Bcast of the NCCL id");
   auto s = std::make_shared<NcclState>();
   s->device = device;
   check_cuda(cudaSetDevice(device), who, "cudaSetDevice");
-  check_nccl(ncclCommInitRank(&s->comm, c.size, id, c.rank), who, "ncclCommInitRank");
+  check_nccl(lib.comm_init_rank(&s->comm, c.size, id, c.rank), who, "ncclCommInitRank");
   c.nccl = s;
   return *s;
 }
@@ -73,8 +133,8 @@ void nccl_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype
     off += nb;
   }
   const size_t elem = d == CH_FLOAT64 ? 8 : 4;
-  check_nccl(ncclAllReduce(buf, buf, total / elem, d == CH_FLOAT64 ? ncclFloat64 : ncclFloat32,
-                           ncclAvg, s.comm, stream),
+  check_nccl(nccl().all_reduce(buf, buf, total / elem, d == CH_FLOAT64 ? ncclFloat64 : ncclFloat32,
+                               ncclAvg, s.comm, stream),
              who, "ncclAllReduce");
   off = 0;
   for (ch_array* a : arrays) {
@@ -86,9 +146,11 @@ void nccl_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype
   check_cuda(cudaStreamSynchronize(stream), who, "cudaStreamSynchronize");
 }
 
+std::string nccl_load_error() { return nccl().error; }
+
 void nccl_destroy(Comm& c) noexcept {
   if (!c.nccl) return;
-  if (c.nccl->comm) ncclCommDestroy(c.nccl->comm);
+  if (c.nccl->comm) nccl().comm_destroy(c.nccl->comm);
   if (c.nccl->buffer) cudaFree(c.nccl->buffer);
   c.nccl.reset();
 }

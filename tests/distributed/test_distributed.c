@@ -15,11 +15,19 @@
  *                              the combined batches (computed here)
  *   test_distributed mismatch  models that differ: CH_ERR_INVALID_ARGUMENT on
  *                              every rank naming the first difference
+ *   test_distributed cuda      as train, with the models and data on cuda:0
+ *                              (the emulated devices of -Dcuda-emulation=true:
+ *                              the MPI path through host memory), and CH_NCCL:
+ *                              1 (NCCL required, absent from such a build)
+ *                              is CH_ERR_UNSUPPORTED on every rank, an
+ *                              invalid value CH_ERR_INVALID_ARGUMENT
  *   test_distributed die       the last rank exits with status 3 before a
  *                              collective; the job must end non-zero (the
  *                              meson test expects failure within its timeout)
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <ch/ch.h>
+#include <ch/cuda.h>
 #include <ch/distributed.h>
 #include <math.h>
 #include <stdio.h>
@@ -200,7 +208,10 @@ typedef struct Model {
   ch_function* l[2];
 } Model;
 
-/* in -> hidden -> 3, initialised from `seed`. */
+/* The device of the train tests: the CPU, or cuda:0 in mode cuda. */
+static ch_device g_device;
+
+/* in -> hidden -> 3, initialised from `seed` (on the CPU), on g_device. */
 static Model make_model(int64_t in, int64_t hidden, ch_dtype dtype, uint64_t seed) {
   Model m;
   ch_config_seed(seed);
@@ -209,6 +220,7 @@ static Model make_model(int64_t in, int64_t hidden, ch_dtype dtype, uint64_t see
   CHECK(ch_functions_linear_new(&m.l[1], hidden, 3, dtype, 1.0, 0.0, 0, NULL, NULL));
   CHECK(ch_function_set_add_function(m.set, "l1", m.l[0]));
   CHECK(ch_function_set_add_function(m.set, "l2", m.l[1]));
+  if (g_device.type != CH_DEVICE_CPU) CHECK(ch_function_set_to_gpu(m.set, g_device));
   return m;
 }
 
@@ -246,6 +258,15 @@ static void loss_backward(const Model* m, ch_dtype dtype, int64_t in, int step, 
     }
     ((int32_t*)ch_array_data(ta))[i] = (int32_t)((row * 7 + step) % 3);
   }
+  if (g_device.type != CH_DEVICE_CPU) {
+    ch_array* moved;
+    CHECK(ch_array_to_device(&moved, xa, g_device));
+    ch_array_release(xa);
+    xa = moved;
+    CHECK(ch_array_to_device(&moved, ta, g_device));
+    ch_array_release(ta);
+    ta = moved;
+  }
   CHECK(ch_variable_new(&x, xa, 0));
   CHECK(ch_variable_new(&t, ta, 0));
   CHECK(ch_variable_set_requires_grad(x, 0));
@@ -280,9 +301,20 @@ static int bit_identical_to_rank0(ch_communicator* comm, const Model* m, int64_t
   CHECK(ch_communicator_bcast_data(comm, c.set));
   for (k = 0; k < n; ++k) {
     ch_array *p, *q;
+    size_t nb;
+    char *bp, *bq;
     CHECK(ch_function_set_parameter(&p, NULL, NULL, m->set, k));
     CHECK(ch_function_set_parameter(&q, NULL, NULL, c.set, k));
-    if (memcmp(ch_array_data(p), ch_array_data(q), ch_array_nbytes(p)) != 0) same = 0;
+    /* Through host copies: the arrays may be on a CUDA device. */
+    nb = ch_array_nbytes(p);
+    bp = (char*)malloc(nb ? nb : 1);
+    bq = (char*)malloc(nb ? nb : 1);
+    if (!bp || !bq) exit(2);
+    CHECK(ch_array_read(p, bp, nb));
+    CHECK(ch_array_read(q, bq, nb));
+    if (memcmp(bp, bq, nb) != 0) same = 0;
+    free(bp);
+    free(bq);
     ch_array_release(p);
     ch_array_release(q);
   }
@@ -302,8 +334,9 @@ static void test_train(ch_communicator* comm, ch_dtype dtype, const char* opt_na
   size_t k, n;
   int step;
   char what[96];
-  snprintf(what, sizeof what, "%s %s %s", opt_name, dtype == CH_FLOAT32 ? "float32" : "float64",
-           use_multi_node ? "multi-node optimizer" : "allreduce_grads");
+  snprintf(what, sizeof what, "%s %s %s%s", opt_name, dtype == CH_FLOAT32 ? "float32" : "float64",
+           use_multi_node ? "multi-node optimizer" : "allreduce_grads",
+           g_device.type == CH_DEVICE_CPU ? "" : " on cuda:0");
   CHECK(ch_communicator_bcast_data(comm, m.set));
   bit_identical_to_rank0(comm, &m, in, dtype, "after bcast_data");
   ref = make_model(in, 4, dtype, 7);
@@ -340,6 +373,15 @@ static void test_train(ch_communicator* comm, ch_dtype dtype, const char* opt_na
   }
   bit_identical_to_rank0(comm, &m, in, dtype, what);
   n = ch_function_set_parameter_count(m.set);
+  for (k = 0; k < n; ++k) { /* the training really ran on g_device */
+    ch_array *p, *g;
+    CHECK(ch_function_set_parameter(&p, &g, NULL, m.set, k));
+    EXPECT(
+        ch_array_device(p).type == g_device.type && g && ch_array_device(g).type == g_device.type,
+        "%s: parameter %d and its gradient on the device", what, (int)k);
+    ch_array_release(p);
+    ch_array_release(g);
+  }
   for (k = 0; k < n; ++k) {
     ch_array *p, *q;
     int64_t i;
@@ -378,6 +420,37 @@ static void test_train(ch_communicator* comm, ch_dtype dtype, const char* opt_na
   ch_optimizer_release(ref_opt);
   free_model(&m);
   free_model(&ref);
+}
+
+/* CH_NCCL on CUDA gradients in a build without NCCL support (the emulated
+ * devices): "1" fails on every rank, naming the first rank without NCCL; an
+ * invalid value is refused; unset (auto) takes the MPI path. */
+static void test_nccl_choice(ch_communicator* comm) {
+  const int rank = ch_communicator_rank(comm);
+  Model m = make_model(5, 4, CH_FLOAT32, 1);
+  ch_status st;
+  EXPECT(ch_communicator_has_nccl() == 0, "no NCCL in this build");
+  loss_backward(&m, CH_FLOAT32, 5, 0, 0, 3); /* gradients on cuda:0 */
+  setenv("CH_NCCL", "1", 1);
+  st = ch_communicator_allreduce_grads(comm, m.set);
+  EXPECT(st == CH_ERR_UNSUPPORTED, "CH_NCCL=1: %s", ch_status_name(st));
+  EXPECT(strstr(ch_error_message(),
+                "CH_NCCL=1 asks for NCCL for CUDA gradients but rank 0 cannot "
+                "use it") != NULL,
+         "message '%s'", ch_error_message());
+  EXPECT(rank != 0 || strstr(ch_error_message(), "built without NCCL") != NULL, "message '%s'",
+         ch_error_message());
+  /* Only the last rank has a bad value: every rank refuses. */
+  setenv("CH_NCCL", rank == ch_communicator_size(comm) - 1 ? "yes" : "auto", 1);
+  st = ch_communicator_allreduce_grads(comm, m.set);
+  EXPECT(st == CH_ERR_INVALID_ARGUMENT, "CH_NCCL=yes: %s", ch_status_name(st));
+  EXPECT(strstr(ch_error_message(),
+                "expected 0 (MPI through host memory), 1 (NCCL required) or "
+                "auto") != NULL,
+         "message '%s'", ch_error_message());
+  unsetenv("CH_NCCL");
+  CHECK(ch_communicator_allreduce_grads(comm, m.set)); /* auto: through host memory */
+  free_model(&m);
 }
 
 static void expect_mismatch(ch_status st, const char* what, const char* needle) {
@@ -441,6 +514,7 @@ static void test_mismatch(ch_communicator* comm) {
 int main(int argc, char** argv) {
   ch_communicator* comm = NULL;
   const char* mode = argc > 1 ? argv[1] : "basic";
+  g_device = ch_device_cpu();
   CHECK(ch_communicator_new_mpi(&comm));
   g_rank = ch_communicator_rank(comm);
   if (!strcmp(mode, "basic")) {
@@ -451,6 +525,16 @@ int main(int argc, char** argv) {
     test_train(comm, CH_FLOAT64, "Adam", 0);
     test_train(comm, CH_FLOAT32, "SGD", 1);
     test_train(comm, CH_FLOAT32, "Adam", 1);
+  } else if (!strcmp(mode, "cuda")) {
+    g_device = ch_device_cuda(0);
+    if (ch_cuda_device_count() < 1) {
+      fprintf(stderr, "rank %d: no CUDA device: %s\n", g_rank, ch_cuda_unavailable_reason());
+      return 2;
+    }
+    test_nccl_choice(comm);
+    test_train(comm, CH_FLOAT32, "SGD", 1);
+    test_train(comm, CH_FLOAT64, "Adam", 1);
+    test_train(comm, CH_FLOAT32, "Adam", 0);
   } else if (!strcmp(mode, "mismatch")) {
     test_mismatch(comm);
   } else if (!strcmp(mode, "die") || !strcmp(mode, "crash")) {

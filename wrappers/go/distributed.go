@@ -116,7 +116,9 @@ func (c *Communicator) IntraSize() int { return int(C.gd_intra_size(c.p)) }
 // would otherwise finalize, and Open MPI then reports the rank as failed.
 func FinalizeMPI() error { return errOf(C.gd_finalize()) }
 
-// HasNCCL says whether CUDA gradients are reduced with NCCL in this build.
+// HasNCCL says whether CUDA gradients can be reduced with NCCL here: built with
+// NCCL support and libnccl.so.2 loadable (opened on first use, never linked;
+// the environment variable CH_NCCL=auto|0|1 chooses, see <ch/distributed.h>).
 func HasNCCL() bool { return C.gd_has_nccl() != 0 }
 
 // Barrier waits for every rank.

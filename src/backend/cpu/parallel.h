@@ -1,5 +1,5 @@
 // CPU threading for the kernels: one process-wide pool of worker threads
-// (which poll for about 100 microseconds after a job, then sleep on a
+// (which poll for about 1 millisecond after a job, then sleep on a
 // condition variable, so an idle process uses no CPU), and parallel_for that
 // splits a range among them when it is large enough to pay for the hand-off.
 // The GEMMs run on this pool as well (gemm.cpp), so no second pool competes

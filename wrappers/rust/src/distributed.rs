@@ -103,6 +103,9 @@ impl Communicator {
     pub fn intra_size(&self) -> i32 {
         unsafe { ch_communicator_intra_size(self.as_ptr()) }
     }
+    /// Whether CUDA gradients can be reduced with NCCL here: built with NCCL
+    /// support and libnccl.so.2 loadable (opened on first use, never linked;
+    /// `CH_NCCL=auto|0|1` chooses, see `<ch/distributed.h>`).
     pub fn has_nccl() -> bool {
         unsafe { ch_communicator_has_nccl() != 0 }
     }

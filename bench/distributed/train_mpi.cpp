@@ -1,0 +1,160 @@
+// bench/distributed: samples/s of data-parallel training with libchainerc_mpi,
+// the peer of ddp_train.py (PyTorch DistributedDataParallel on gloo).
+//
+// The models of bench/train (bench/chainerc_net.h): the MNIST MLP 784-H-H-10
+// or the convnet conv(20, 5x5)-maxpool(2)-conv(50, 5x5)-maxpool(2)-
+// linear(500)-ReLU-linear(10); float32, SGD lr 0.01, softmax cross entropy.
+// The data is bench/train's synthetic set (pixels uniform in [0, 1), labels
+// uniform in 0..9, the same on every rank); rank r of N trains on the
+// contiguous share [r S / N, (r + 1) S / N) of the S samples of an epoch, in
+// batches of B / N (B: the global batch), so a step of N ranks computes what
+// one process computes on B samples. Every step: forward, backward,
+// ch_optimizer_update on the multi-node optimizer (the gradients averaged over
+// the ranks in one flat allreduce, then SGD). Nothing is read back per step.
+//
+// One warm-up epoch, then --repeats timed epochs, each between barriers; rank
+// 0 prints one line per timed epoch and the best:
+//   chainerc model mlp ranks 2 threads 1 batch 100: 123456 samples/s (best of 3)
+//
+//   mpirun -np N train_mpi [--model mlp|convnet] [--hidden 100] [--batch 100]
+//       [--samples 20000] [--threads 1] [--repeats 3] [--local]
+//
+// --local trains without the allreduce (each rank alone, plain SGD): the
+// difference to the normal run is the communication's cost.
+#include <ch/ch.h>
+#include <ch/distributed.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../bench_util.h"
+#include "../chainerc_net.h"
+
+namespace {
+
+struct Options {
+  std::string model = "mlp";
+  int64_t hidden = 100, batch = 100, samples = 20000;
+  int threads = 1, repeats = 3;
+  bool local = false;
+};
+
+[[noreturn]] void usage(int code) {
+  std::fprintf(code ? stderr : stdout,
+               "usage: mpirun -np N train_mpi [--model mlp|convnet] [--hidden H] [--batch B]\n"
+               "           [--samples S] [--threads T] [--repeats R] [--local]\n");
+  std::exit(code);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") usage(0);
+    if (a == "--local") {
+      o.local = true;
+      continue;
+    }
+    if (i + 1 >= argc) usage(2);
+    const char* v = argv[++i];
+    if (a == "--model")
+      o.model = v;
+    else if (a == "--hidden")
+      o.hidden = std::atoll(v);
+    else if (a == "--batch")
+      o.batch = std::atoll(v);
+    else if (a == "--samples")
+      o.samples = std::atoll(v);
+    else if (a == "--threads")
+      o.threads = std::atoi(v);
+    else if (a == "--repeats")
+      o.repeats = std::atoi(v);
+    else
+      usage(2);
+  }
+  if ((o.model != "mlp" && o.model != "convnet") || o.hidden < 1 || o.batch < 1 ||
+      o.samples < o.batch || o.threads < 1 || o.repeats < 1)
+    usage(2);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  ch_communicator* comm = nullptr;
+  CH_BENCH_CHECK(ch_communicator_new_mpi(&comm));
+  const int rank = ch_communicator_rank(comm), size = ch_communicator_size(comm);
+  if (o.batch % size != 0) bench::die("--batch must be a multiple of the number of ranks");
+  const int64_t local_batch = o.batch / size;
+  const int64_t steps = o.samples / o.batch;
+  CH_BENCH_CHECK(ch_config_set_num_threads(o.threads));
+  ch_config_seed(1);
+
+  // bench/train's data set; this rank's share is the contiguous block
+  // [rank * steps * local_batch, ...): `steps` batches of local_batch.
+  const int64_t n = steps * o.batch;
+  std::vector<float> x(static_cast<size_t>(n) * 784);
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  {
+    std::mt19937 gen(1234);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    for (float& v : x) v = u(gen);
+    for (int32_t& v : t) v = static_cast<int32_t>(gen() % 10);
+  }
+  const int64_t begin = rank * steps * local_batch;
+
+  const bool conv = o.model == "convnet";
+  bench::ChainercNet net(conv, o.hidden, 0.01, ch_device_cpu());
+  ch_optimizer* mn = nullptr;
+  if (!o.local) {
+    CH_BENCH_CHECK(ch_optimizer_new_multi_node(&mn, net.opt, comm));
+    CH_BENCH_CHECK(ch_communicator_bcast_data(comm, net.set));
+  }
+
+  auto step = [&](int64_t s) {
+    const int64_t off = begin + s * local_batch;
+    const int64_t conv_shape[4] = {local_batch, 1, 28, 28};
+    const int64_t flat_shape[2] = {local_batch, 784};
+    ch_array *xa, *ta;
+    CH_BENCH_CHECK(ch_array_wrap(&xa, CH_FLOAT32, conv ? conv_shape : flat_shape, conv ? 4 : 2,
+                                 x.data() + off * 784, ch_device_cpu(), nullptr, nullptr));
+    CH_BENCH_CHECK(ch_array_wrap(&ta, CH_INT32, &local_batch, 1, t.data() + off, ch_device_cpu(),
+                                 nullptr, nullptr));
+    ch_variable *xv, *tv;
+    CH_BENCH_CHECK(ch_variable_new(&xv, xa, 0));
+    CH_BENCH_CHECK(ch_variable_new(&tv, ta, 0));
+    CH_BENCH_CHECK(ch_variable_set_requires_grad(xv, 0));
+    CH_BENCH_CHECK(ch_variable_set_requires_grad(tv, 0));
+    ch_array_release(xa);
+    ch_array_release(ta);
+    ch_variable* loss = net.train_step(xv, tv);  // the multi-node update when not --local
+    for (ch_variable* v : {loss, xv, tv}) ch_variable_release(v);
+  };
+
+  std::vector<double> rates;
+  for (int e = 0; e <= o.repeats; ++e) {
+    CH_BENCH_CHECK(ch_communicator_barrier(comm));
+    const double t0 = bench::now_s();
+    for (int64_t s = 0; s < steps; ++s) step(s);
+    CH_BENCH_CHECK(ch_communicator_barrier(comm));
+    const double dt = bench::now_s() - t0;
+    if (e == 0) continue;  // warm-up
+    rates.push_back(static_cast<double>(n) / dt);
+    if (rank == 0)
+      std::printf("  epoch %d: %.0f samples/s (%.1f us per step)\n", e, rates.back(),
+                  dt / static_cast<double>(steps) * 1e6);
+  }
+  if (rank == 0)
+    std::printf("chainerc model %s ranks %d threads %d batch %lld%s: %.0f samples/s (best of %d)\n",
+                o.model.c_str(), size, ch_config_num_threads(), static_cast<long long>(o.batch),
+                o.local ? " local" : "", *std::max_element(rates.begin(), rates.end()), o.repeats);
+  if (mn) ch_optimizer_release(mn);
+  CH_BENCH_CHECK(ch_communicator_release(comm));
+  return 0;
+}

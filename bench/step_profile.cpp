@@ -1,0 +1,254 @@
+// One training step of bench/train's models (bench/chainerc_net.h) over the
+// internal C++ API, for profilers: valgrind refuses the address range the C
+// API's handle table reserves, so this driver builds the same nets from src/
+// directly, and releases each intermediate variable the way a C handle's
+// release does (variable_handle_destroyed), so that the step does the work
+// bench/train's does.
+//
+//   step_profile [mlp|convnet] [threads] [steps] [--hidden N] [--gemm|--ops]
+//
+// Prints the mean microseconds per step after one warm-up step (the data is
+// synthetic: a fixed pattern, labels i % 10), the time in each phase and the
+// last loss; with --gemm (last) only the MLP step's GEMMs, timed alone; with
+// --ops each function's forward and backward alone.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/parallel.h"
+#include "core/allocator.h"
+#include "core/random.h"
+#include "core/variable.h"
+#include "ops/ops.h"
+#include "train/function_set.h"
+#include "train/optimizer.h"
+#include "train/optimizers/optimizers.h"
+
+using namespace chainerc;
+
+namespace {
+
+constexpr int64_t kBatch = 100;
+
+struct Net {
+  bool conv;
+  std::vector<FuncPtr> layers;
+  OptimizerPtr opt;
+
+  Net(bool convnet, int64_t hidden) : conv(convnet) {
+    if (conv) {
+      layers.push_back(
+          ops::convolution_2d_new(1, 20, 5, 5, 1, 1, 0, 0, DType::Float32, 1, 0, false, 0, 0));
+      layers.push_back(
+          ops::convolution_2d_new(20, 50, 5, 5, 1, 1, 0, 0, DType::Float32, 1, 0, false, 0, 0));
+      layers.push_back(ops::linear_new(800, 500, DType::Float32, 1, 0, false, 0, 0));
+      layers.push_back(ops::linear_new(500, 10, DType::Float32, 1, 0, false, 0, 0));
+    } else {
+      layers.push_back(ops::linear_new(784, hidden, DType::Float32, 1, 0, false, 0, 0));
+      layers.push_back(ops::linear_new(hidden, hidden, DType::Float32, 1, 0, false, 0, 0));
+      layers.push_back(ops::linear_new(hidden, 10, DType::Float32, 1, 0, false, 0, 0));
+    }
+    std::vector<NamedParameter> params;
+    for (size_t i = 0; i < layers.size(); ++i)
+      for (const Parameter& p : *layers[i]->parameters)
+        params.push_back(NamedParameter{"l" + std::to_string(i) + "/" + p.name, p.param, p.grad});
+    opt = make_sgd(0.01, "step_profile");
+    opt->setup(std::move(params), "step_profile");
+  }
+
+  // What releasing the last C handle of an intermediate variable does.
+  static void drop(VarPtr& v) {
+    std::shared_ptr<void> h = std::move(v);
+    variable_handle_destroyed(h);
+  }
+
+  using Clock = std::chrono::steady_clock;
+  Clock::duration phase[4] = {};  // forward, zero_grads, backward, update
+
+  double step(const VarPtr& x, const VarPtr& t) {
+    const auto t0 = Clock::now();
+    VarPtr h = x;
+    auto advance = [&](VarPtr next) {
+      if (h != x) drop(h);
+      h = std::move(next);
+    };
+    auto apply = [](const FuncPtr& f, const VarPtr& in) { return apply1(f->clone(), {in}); };
+    if (conv) {
+      advance(apply(layers[0], h));
+      advance(ops::max_pooling_2d(h, 2, 2, 2, 2, 0, 0, true));
+      advance(apply(layers[1], h));
+      advance(ops::max_pooling_2d(h, 2, 2, 2, 2, 0, 0, true));
+      advance(apply(layers[2], h));
+      advance(ops::relu(h));
+      advance(apply(layers[3], h));
+    } else {
+      for (size_t i = 0; i < layers.size(); ++i) {
+        advance(apply(layers[i], h));
+        if (i + 1 < layers.size()) advance(ops::relu(h));
+      }
+    }
+    VarPtr loss = ops::softmax_cross_entropy(h, t);
+    advance(nullptr);
+    const auto t1 = Clock::now();
+    opt->zero_grads();
+    const auto t2 = Clock::now();
+    backward(loss, false);
+    const auto t3 = Clock::now();
+    opt->update("step_profile");
+    const auto t4 = Clock::now();
+    phase[0] += t1 - t0;
+    phase[1] += t2 - t1;
+    phase[2] += t3 - t2;
+    phase[3] += t4 - t3;
+    return loss->data.get(0);
+  }
+};
+
+// The GEMMs of one MLP step (784-H-H-10, batch 100) alone, as Linear calls
+// them: microseconds per step spent in GEMM at the current thread count.
+double mlp_gemm_us(int64_t hidden, long steps) {
+  struct G {
+    bool ta, tb;
+    int64_t m, n, k;
+  };
+  const int64_t n = kBatch, h = hidden;
+  const G gs[] = {{false, true, n, h, 784}, {false, true, n, h, h},   {false, true, n, 10, h},
+                  {true, false, 10, h, n},  {false, false, n, h, 10}, {true, false, h, h, n},
+                  {false, false, n, h, h},  {true, false, h, 784, n}};
+  std::vector<std::vector<float>> a, b, c;
+  for (const G& g : gs) {
+    a.emplace_back(static_cast<size_t>(g.m * g.k), 0.5f);
+    b.emplace_back(static_cast<size_t>(g.k * g.n), 0.25f);
+    c.emplace_back(static_cast<size_t>(g.m * g.n), 0.0f);
+  }
+  auto once = [&] {
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; ++i) {
+      const G& g = gs[i];
+      cpu::gemm(g.ta, g.tb, g.m, g.n, g.k, 1.0f, a[i].data(), g.ta ? g.m : g.k, b[i].data(),
+                g.tb ? g.k : g.n, i == 3 || i == 5 || i == 7 ? 1.0f : 0.0f, c[i].data(), g.n);
+    }
+  };
+  once();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long s = 0; s < steps; ++s) once();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+         static_cast<double>(steps);
+}
+
+// Each function of the net's step alone (forward, then backward with a
+// gradient of ones), `steps` times each: microseconds per call.
+void per_function(Net& net, const VarPtr& x, const VarPtr& t, long steps) {
+  std::vector<VarPtr> vars{x};
+  std::vector<std::string> names;
+  auto add = [&](VarPtr y) { vars.push_back(std::move(y)); };
+  auto apply = [](const FuncPtr& f, const VarPtr& in) { return apply1(f->clone(), {in}); };
+  if (net.conv) {
+    add(apply(net.layers[0], vars.back()));
+    add(ops::max_pooling_2d(vars.back(), 2, 2, 2, 2, 0, 0, true));
+    add(apply(net.layers[1], vars.back()));
+    add(ops::max_pooling_2d(vars.back(), 2, 2, 2, 2, 0, 0, true));
+    add(apply(net.layers[2], vars.back()));
+    add(ops::relu(vars.back()));
+    add(apply(net.layers[3], vars.back()));
+  } else {
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+      add(apply(net.layers[i], vars.back()));
+      if (i + 1 < net.layers.size()) add(ops::relu(vars.back()));
+    }
+  }
+  add(ops::softmax_cross_entropy(vars.back(), t));
+  using Clock = std::chrono::steady_clock;
+  auto us = [&](Clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
+           static_cast<double>(steps);
+  };
+  for (size_t i = 1; i < vars.size(); ++i) {
+    const FuncPtr& f = vars[i]->creator;
+    Arrays in;
+    for (const VarPtr& v : f->inputs) in.push_back(v->data);
+    f->input_grad_mask = i == 1 ? 0 : ~uint64_t{0};
+    Arrays gys{Array::full(vars[i]->data.dtype(), vars[i]->data.shape(), 1.0)};
+    auto t0 = Clock::now();
+    for (long s = 0; s < steps; ++s) {
+      FuncPtr g = f->clone();
+      if (!g) g = f;  // built-ins without clone: forward again on the node
+      g->forward(in);
+    }
+    const double fwd = us(t0);
+    t0 = Clock::now();
+    for (long s = 0; s < steps; ++s) f->backward(in, gys);
+    std::printf("  %-22s forward %8.1f us  backward %8.1f us\n", f->name(), fwd, us(t0));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model = argc > 1 ? argv[1] : "mlp";
+  int threads = argc > 2 ? std::atoi(argv[2]) : 1;
+  long steps = argc > 3 ? std::atol(argv[3]) : 100;
+  int64_t hidden = 100;
+  for (int i = 4; i + 1 < argc; i += 2)
+    if (!std::strcmp(argv[i], "--hidden")) hidden = std::atoll(argv[i + 1]);
+  if ((model != "mlp" && model != "convnet") || threads < 1 || steps < 1) {
+    std::fprintf(stderr, "usage: step_profile [mlp|convnet] [threads] [steps] [--hidden N]\n");
+    return 2;
+  }
+  const bool conv = model == "convnet";
+  cpu::set_num_threads(threads);
+  if (argc > 4 && !std::strcmp(argv[argc - 1], "--gemm")) {
+    std::printf("mlp GEMMs alone, threads=%d: %.1f us/step\n", threads, mlp_gemm_us(hidden, steps));
+    return 0;
+  }
+  random::seed(1);
+  Net net(conv, hidden);
+
+  Shape xs = conv ? Shape{kBatch, 1, 28, 28} : Shape{kBatch, 784};
+  Array xa = Array::empty(DType::Float32, xs);
+  Array ta = Array::empty(DType::Int32, Shape{kBatch});
+  for (int64_t i = 0; i < xa.size(); ++i)
+    xa.data<float>()[i] = static_cast<float>((i * 7919) % 256) / 255.0f;
+  for (int64_t i = 0; i < kBatch; ++i) ta.data<int32_t>()[i] = static_cast<int32_t>(i % 10);
+
+  auto make_vars = [&](VarPtr& x, VarPtr& t) {
+    x = std::make_shared<VariableImpl>(xa);
+    t = std::make_shared<VariableImpl>(ta);
+    x->requires_grad = false;
+    t->requires_grad = false;
+  };
+  VarPtr x, t;
+  make_vars(x, t);
+  if (argc > 4 && !std::strcmp(argv[argc - 1], "--ops")) {
+    std::printf("%s, threads=%d, each function alone:\n", model.c_str(), threads);
+    per_function(net, x, t, steps);
+    return 0;
+  }
+  double loss = net.step(x, t);  // warm-up
+  for (auto& p : net.phase) p = {};
+  const ch_memory_stats m0 = host_memory_stats();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long s = 0; s < steps; ++s) {
+    make_vars(x, t);
+    loss = net.step(x, t);
+  }
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%s threads=%d steps=%ld: %.1f us/step, loss %.6f\n", model.c_str(), threads, steps,
+              us / static_cast<double>(steps), loss);
+  const ch_memory_stats m1 = host_memory_stats();
+  std::printf("  host allocations %.1f per step (%lld reached the system), peak in use %.1f MiB\n",
+              static_cast<double>(m1.allocations - m0.allocations) / static_cast<double>(steps),
+              static_cast<long long>(m1.cache_misses - m0.cache_misses),
+              static_cast<double>(m1.peak_bytes_in_use) / (1024.0 * 1024.0));
+  const char* names[4] = {"forward", "zero_grads", "backward", "update"};
+  for (int i = 0; i < 4; ++i)
+    std::printf("  %-10s %8.1f us/step\n", names[i],
+                std::chrono::duration<double, std::micro>(net.phase[i]).count() /
+                    static_cast<double>(steps));
+  return 0;
+}
