@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "peer_blas.h"
+
 namespace bench {
 
 inline double now_s() {
@@ -106,42 +108,6 @@ inline std::string loaded_realpath(const char* needle) {
   std::string r = real;
   std::free(real);
   return r;
-}
-
-// libtorch calls BLAS through Debian's libblas.so.3, here OpenBLAS: a second
-// copy of OpenBLAS with its own thread pool, beside the one chainerc links.
-// torch::set_num_threads does not reach it, and by default it uses every
-// core, so a "one thread" libtorch would multiply on all of them.
-inline void* peer_blas_symbol(const char* name) {
-  void* lib = dlopen("libblas.so.3", RTLD_LAZY | RTLD_NOLOAD);
-  if (!lib) return nullptr;
-  void* sym = dlsym(lib, name);
-  dlclose(lib);  // only drops the reference RTLD_NOLOAD took
-  return sym;
-}
-// Sets that copy's thread count; does nothing when libblas.so.3 is not OpenBLAS.
-inline void set_peer_blas_threads(int n) {
-  auto set = reinterpret_cast<void (*)(int)>(peer_blas_symbol("openblas_set_num_threads"));
-  if (set) set(n);
-}
-
-// The BLAS_INFO entry of libtorch's build configuration (pass
-// at::show_config()), or "unknown".
-inline std::string torch_blas_info(const std::string& show_config) {
-  const size_t p = show_config.find("BLAS_INFO=");
-  if (p == std::string::npos) return "unknown";
-  return show_config.substr(p + 10, show_config.find_first_of(", \n", p) - p - 10);
-}
-
-// libtorch's BLAS for the benchmarks' environment lines: its BLAS_INFO, the
-// libblas actually loaded, and whether set_peer_blas_threads reaches it.
-inline std::string torch_blas_description(const std::string& show_config) {
-  const std::string so = loaded_realpath("libblas.so");
-  return "BLAS_INFO=" + torch_blas_info(show_config) + ", libblas loaded from " +
-         (so.empty() ? std::string("-") : so) +
-         (peer_blas_symbol("openblas_set_num_threads")
-              ? "; its OpenBLAS threads set to each run's thread count"
-              : "; not OpenBLAS: its threads are not set");
 }
 
 inline const char* env_or(const char* name, const char* fallback) {

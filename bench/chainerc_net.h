@@ -5,6 +5,7 @@
 
 #include <ch/ch.h>
 
+#include <functional>
 #include <vector>
 
 #include "bench_util.h"
@@ -16,6 +17,9 @@ struct ChainercNet {
   ch_function_set* set = nullptr;
   ch_optimizer* opt = nullptr;
   bool conv;
+  // Called after each function of a step and after each phase (zero_grads, backward, update)
+  // with its name, when set (bench/train --heap-phases attributes the heap's peak with it).
+  std::function<void(const char*)> on_phase;
 
   // The MLP with `hidden` units, or the convnet; SGD with `lr`; the model on
   // `device` (moved there before the optimizer's setup).
@@ -77,9 +81,18 @@ struct ChainercNet {
   ch_variable* train_step(ch_variable* x, ch_variable* t) {
     ch_variable* h = x;
     // h becomes `next`; the previous h's handle goes (x's is the caller's).
+    const char* const* name = nullptr;
+    static const char* const conv_names[] = {"conv1", "pool1", "conv2", "pool2",
+                                             "l3",    "relu3", "l4"};
+    static const char* const mlp_names[] = {"l1", "relu1", "l2", "relu2", "l3"};
+    name = conv ? conv_names : mlp_names;
+    auto phase = [&](const char* what) {
+      if (on_phase) on_phase(what);
+    };
     auto advance = [&](ch_variable* next) {
       if (h != x) ch_variable_release(h);
       h = next;
+      if (next) phase(*name++);
     };
     ch_variable* tmp = nullptr;
     if (conv) {
@@ -105,9 +118,13 @@ struct ChainercNet {
     ch_variable* loss;
     CH_BENCH_CHECK(ch_functions_softmax_cross_entropy(&loss, h, t));
     advance(nullptr);
+    phase("loss");
     CH_BENCH_CHECK(ch_optimizer_zero_grads(opt));
+    phase("zero_grads");
     CH_BENCH_CHECK(ch_variable_backward(loss, 0));
+    phase("backward");
     CH_BENCH_CHECK(ch_optimizer_update(opt));
+    phase("update");
     return loss;
   }
 };

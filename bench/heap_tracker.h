@@ -10,5 +10,9 @@ int64_t heap_in_use();
 // Starts a new peak at the current figure, which it returns.
 int64_t heap_reset_peak();
 int64_t heap_peak();
+// A second peak for attributing the first to the phases of a step (bench/train
+// --heap-phases): reset at each phase's start without disturbing heap_peak.
+int64_t heap_reset_phase_peak();
+int64_t heap_phase_peak();
 
 }  // namespace bench

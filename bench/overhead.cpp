@@ -634,18 +634,16 @@ int run(const Options& opt) {
   }
 #if CH_BENCH_HAVE_TORCH
   {
-    const std::string blas = bench::torch_blas_info(at::show_config());
     const NeededQuery q = needed_of("libtorch_cpu");
     std::vector<std::string> blas_libs;
     for (const std::string& l : q.needed)
       if (mentions_blas({l}) || l.find("omp") != std::string::npos) blas_libs.push_back(l);
-    const std::string blas_so = loaded_realpath("libblas.so");
     std::printf(
         "- libtorch %s: torch::get_num_threads() = %d, get_num_interop_threads() = %d; "
-        "BLAS_INFO=%s; libtorch_cpu links: %s; libblas loaded from: %s\n",
-        TORCH_VERSION, torch::get_num_threads(), at::get_num_interop_threads(), blas.c_str(),
+        "libtorch_cpu links: %s; %s (no row here calls a BLAS)\n",
+        TORCH_VERSION, torch::get_num_threads(), at::get_num_interop_threads(),
         blas_libs.empty() ? "-" : join(blas_libs, ", ").c_str(),
-        blas_so.empty() ? "-" : blas_so.c_str());
+        bench::torch_blas_description(at::show_config()).c_str());
   }
 #else
   std::printf(

@@ -17,8 +17,12 @@
 // One warm-up step precedes the timed epoch. The table gives seconds, the
 // ratio libtorch / chainerc (above 1: chainerc faster) and both memory figures.
 //
+// libtorch runs under each of several settings a libtorch user would try (--peer; see
+// kPeerSettings: who gets the threads, libgomp's wait policy, OpenBLAS's kernels), and the
+// table takes the best per row and names it; a second table lists every setting's time.
+//
 // Usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N]
-//              [--repeats N] [--only chainerc|libtorch]
+//              [--repeats N] [--only chainerc|libtorch] [--peer all|NAME,...] [--heap-phases]
 
 #include <ch/ch.h>
 #include <sys/wait.h>
@@ -47,6 +51,8 @@
 #endif
 
 namespace {
+
+bool heap_phases = false;  // --heap-phases: the chainerc child reports its heap per function
 
 // Resident memory figures of this process from /proc/self/status, in MiB.
 double proc_status_mib(const char* key) {
@@ -81,12 +87,59 @@ Data make_data(int64_t n) {
 }
 
 constexpr int64_t kBatch = 100;
+constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kLr = 0.01;
 
 struct Result {
   double seconds = 0, peak_mib = 0, loss = 0;
   double heap_mib = 0;  // peak heap (malloc) bytes held above the start, MiB
+  std::string blas;     // the child's GEMM library, as it was during the run
 };
+
+// A configuration of the libtorch side at a run's thread count n, as a libtorch user would
+// set it: torch::set_num_threads (libtorch's OpenMP team), the OpenBLAS thread count (every
+// OpenBLAS copy in the process: torch::set_num_threads does not reach them), libgomp's wait
+// policy (OMP_WAIT_POLICY, read when libgomp loads) and OpenBLAS's kernels
+// (OPENBLAS_CORETYPE, read when OpenBLAS loads; "" leaves its own detection).
+struct PeerSetting {
+  const char* name;
+  bool torch_n, blas_n;  // n threads (else 1) for libtorch's OpenMP / for OpenBLAS
+  const char* wait;      // OMP_WAIT_POLICY, "" unset (libgomp's default: spin, then sleep)
+  const char* coretype;  // OPENBLAS_CORETYPE, "" unset
+  const char* what;
+};
+constexpr PeerSetting kPeerSettings[] = {
+    {"n/n", true, true, "", "", "torch::set_num_threads(n), OpenBLAS n threads"},
+    {"n/n passive", true, true, "passive", "",
+     "torch::set_num_threads(n), OpenBLAS n threads, OMP_WAIT_POLICY=passive"},
+    {"n/1 passive", true, false, "passive", "",
+     "torch::set_num_threads(n), OpenBLAS 1 thread, OMP_WAIT_POLICY=passive"},
+    {"1/n", false, true, "", "", "torch::set_num_threads(1), OpenBLAS n threads"},
+    {"n/n passive SKYLAKEX", true, true, "passive", "SKYLAKEX",
+     "as n/n passive, with OPENBLAS_CORETYPE=SKYLAKEX"},
+};
+
+const PeerSetting* peer_setting(const std::string& name) {
+  for (const PeerSetting& p : kPeerSettings)
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+// Settings that differ at `threads`: at one thread the thread splits and the wait policy
+// (no OpenMP team) change nothing, so only distinct kernels remain.
+std::vector<const PeerSetting*> peer_settings_for(const std::vector<std::string>& names,
+                                                  int threads) {
+  std::vector<const PeerSetting*> out;
+  for (const std::string& n : names) {
+    const PeerSetting* p = peer_setting(n);
+    if (!p) bench::die("unknown --peer setting '" + n + "'");
+    bool dup = false;
+    for (const PeerSetting* q : out)
+      dup = dup || (threads == 1 && std::strcmp(q->coretype, p->coretype) == 0);
+    if (!dup) out.push_back(p);
+  }
+  return out;
+}
 
 // ---- chainerc -----------------------------------------------------------------------------
 
@@ -126,13 +179,48 @@ struct ChainercNet {
 };
 
 Result run_chainerc(const Model& m, const Data& d, int threads) {
+  // The child prints this after the run: a GEMM chosen at first use is then known.
+  struct Blas {
+    Result* r;
+    ~Blas() { r->blas = ch_config_blas(); }
+  };
   CH_BENCH_CHECK(ch_config_set_num_threads(threads));
   ch_config_seed(1);
   Result r;
   const double rss0 = proc_status_mib("VmRSS:");
   const int64_t heap0 = bench::heap_reset_peak();
   {
+    Blas blas{&r};
     ChainercNet net(m);
+    if (const char* phases = std::getenv("CH_BENCH_HEAP_PHASES")) {
+      // --heap-phases: the heap during the third step (steady state), function by function,
+      // on stderr: held after each, and the peak while it ran, above the run's start.
+      // (CH_BENCH_HEAP_PHASES=K in the child's environment: step K instead, 0 the first.)
+      const int at = std::atoi(phases);
+      net.net.on_phase = [&net, heap0, at, calls = 0](const char* what) mutable {
+        const bool report = calls / (net.net.conv ? 11 : 9) == at;
+        ++calls;
+        if (report) {
+          ch_memory_stats ms{};
+          CH_BENCH_CHECK(ch_memory_stats_get(&ms, ch_device_cpu()));
+          std::fprintf(stderr,
+                       "heap %-10s held %6.2f MiB, peak during it %6.2f MiB; arrays in use %6.2f "
+                       "MiB, cached %6.2f MiB, arrays' peak %6.2f MiB\n",
+                       what, static_cast<double>(bench::heap_in_use() - heap0) / kMiB,
+                       static_cast<double>(bench::heap_phase_peak() - heap0) / kMiB,
+                       static_cast<double>(ms.bytes_in_use) / kMiB,
+                       static_cast<double>(ms.bytes_cached) / kMiB,
+                       static_cast<double>(ms.peak_bytes_in_use) / kMiB);
+        }
+        bench::heap_reset_phase_peak();
+      };
+      bench::heap_reset_phase_peak();
+      ch_memory_stats ms{};
+      CH_BENCH_CHECK(ch_memory_stats_get(&ms, ch_device_cpu()));
+      std::fprintf(stderr, "heap %-10s held %6.2f MiB; arrays in use %6.2f MiB\n", "model",
+                   static_cast<double>(bench::heap_in_use() - heap0) / kMiB,
+                   static_cast<double>(ms.bytes_in_use) / kMiB);
+    }
     net.step(d, 0);  // warm-up
     const double t0 = bench::now_s();
     for (int64_t b = 0; b + kBatch <= m.samples; b += kBatch) r.loss = net.step(d, b);
@@ -176,11 +264,12 @@ struct TorchNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(TorchNet);
 
-Result run_torch(const Model& m, const Data& d, int threads) {
-  torch::set_num_threads(threads);
-  bench::set_peer_blas_threads(threads);
+Result run_torch(const Model& m, const Data& d, int threads, const PeerSetting& p) {
+  torch::set_num_threads(p.torch_n ? threads : 1);
+  bench::set_openblas_threads(p.blas_n ? threads : 1);
   torch::manual_seed(1);
   Result r;
+  r.blas = bench::describe(bench::resolved_gemm_library("sgemm_"));
   const double rss0 = proc_status_mib("VmRSS:");
   const int64_t heap0 = bench::heap_reset_peak();
   {
@@ -218,7 +307,7 @@ Result run_torch(const Model& m, const Data& d, int threads) {
 // training made resident and not code pages the parent had touched already.
 // The child prints its Result as one line on stdout, read through a pipe.
 bool in_child(const char* self, const std::string& model, int threads, const char* side,
-              int64_t samples, Result& out) {
+              int64_t samples, const PeerSetting* peer, Result& out) {
   int fd[2];
   if (pipe(fd) != 0) bench::die("pipe failed");
   std::fflush(nullptr);
@@ -229,8 +318,18 @@ bool in_child(const char* self, const std::string& model, int threads, const cha
     close(fd[0]);
     if (dup2(fd[1], STDOUT_FILENO) < 0) _exit(4);
     close(fd[1]);
+    if (heap_phases && !peer) setenv("CH_BENCH_HEAP_PHASES", "2", 1);
+    if (peer) {
+      for (auto [var, value] : {std::pair{"OMP_WAIT_POLICY", peer->wait},
+                                std::pair{"OPENBLAS_CORETYPE", peer->coretype}}) {
+        if (*value)
+          setenv(var, value, 1);
+        else
+          unsetenv(var);
+      }
+    }
     execl(self, self, "--child", model.c_str(), th.c_str(), side, n.c_str(),
-          static_cast<char*>(nullptr));
+          peer ? peer->name : "-", static_cast<char*>(nullptr));
     _exit(5);
   }
   close(fd[1]);
@@ -240,6 +339,9 @@ bool in_child(const char* self, const std::string& model, int threads, const cha
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
+  const size_t blas = text.find("\nblas ");
+  out.blas = blas == std::string::npos ? "" : text.substr(blas + 6);
+  while (!out.blas.empty() && out.blas.back() == '\n') out.blas.pop_back();
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
          std::sscanf(text.c_str(), "result %lf %lf %lf %lf", &out.seconds, &out.peak_mib, &out.loss,
                      &out.heap_mib) == 4;
@@ -259,7 +361,7 @@ Model model_named(const std::string& name, int64_t samples) {
   return m;
 }
 
-// train --child MODEL THREADS SIDE SAMPLES: one run, its Result on stdout.
+// train --child MODEL THREADS SIDE SAMPLES PEER: one run, its Result on stdout.
 int run_child(char** argv) {
   const Model m = model_named(argv[2], std::atoll(argv[5]));
   const int threads = std::atoi(argv[3]);
@@ -268,21 +370,27 @@ int run_child(char** argv) {
   Result r;
   if (side == "chainerc") r = run_chainerc(m, d, threads);
 #if CH_BENCH_HAVE_TORCH
-  else if (side == "libtorch")
-    r = run_torch(m, d, threads);
+  else if (side == "libtorch") {
+    const PeerSetting* p = peer_setting(argv[6]);
+    if (!p) bench::die(std::string("unknown peer setting ") + argv[6]);
+    r = run_torch(m, d, threads, *p);
+  }
 #endif
   else
     bench::die("no side named " + side + " in this build");
-  std::printf("result %.17g %.17g %.17g %.17g\n", r.seconds, r.peak_mib, r.loss, r.heap_mib);
+  std::printf("result %.17g %.17g %.17g %.17g\nblas %s\n", r.seconds, r.peak_mib, r.loss,
+              r.heap_mib, r.blas.c_str());
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 6 && std::strcmp(argv[1], "--child") == 0) return run_child(argv);
+  if (argc == 7 && std::strcmp(argv[1], "--child") == 0) return run_child(argv);
   std::vector<std::string> models = {"mlp", "mlp-large", "convnet"};
   std::vector<int> threads = {1, 2};
+  std::vector<std::string> peers;
+  for (const PeerSetting& p : kPeerSettings) peers.push_back(p.name);
   int64_t samples = 0;  // 0: each model's default
   int repeats = 1;
   bool run_ch = true, run_torch_side = CH_BENCH_HAVE_TORCH;
@@ -306,67 +414,133 @@ int main(int argc, char** argv) {
       std::string s = next();
       run_ch = s == "chainerc";
       run_torch_side = s == "libtorch" && CH_BENCH_HAVE_TORCH;
+    } else if (a == "--quick") {
+      repeats = 1;  // scripts/bench.sh --quick passes it to every benchmark
+    } else if (a == "--heap-phases") {
+      heap_phases = true;
+    } else if (a == "--peer") {
+      const std::string s = next();
+      if (s != "all") peers = bench::split(s, ',');
     } else {
       std::printf(
           "usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N] "
-          "[--repeats N] [--only chainerc|libtorch]\n");
+          "[--repeats N] [--only chainerc|libtorch] [--peer all|SETTING,...] [--heap-phases]\n"
+          "--heap-phases: chainerc's heap during its third step, function by function (stderr)\n"
+          "libtorch settings (n: the run's thread count; torch threads / OpenBLAS threads):\n");
+      for (const PeerSetting& p : kPeerSettings) std::printf("  %-22s %s\n", p.name, p.what);
       return a == "--help" ? 0 : 2;
     }
   }
+  for (const std::string& n : peers)
+    if (!peer_setting(n)) bench::die("unknown --peer setting '" + n + "' (see --help)");
 
   std::printf("## chainerc vs libtorch: training on CPU (float32, SGD, batch %lld)\n\n",
               static_cast<long long>(kBatch));
-  std::printf("- chainerc BLAS: %s\n", ch_config_blas());
-#if CH_BENCH_HAVE_TORCH
-  {
-    std::printf("- libtorch %s BLAS: %s; torch::set_num_threads set to the run's count\n",
-                TORCH_VERSION, bench::torch_blas_description(at::show_config()).c_str());
-  }
-#endif
-  std::printf("\n");
   std::printf(
-      "| model | threads | samples | chainerc s | libtorch s | libtorch / chainerc | chainerc "
-      "peak MiB | libtorch peak MiB | chainerc heap MiB | libtorch heap MiB | final loss "
-      "(chainerc / libtorch) |\n");
-  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+      "Each (model, threads, side, libtorch setting) in a fresh process, best of %d "
+      "interleaved repeats; libtorch's column is its best setting (named), the settings "
+      "tried are listed below the table.\n\n",
+      repeats);
+  std::printf(
+      "| model | threads | samples | chainerc s | libtorch s | libtorch / chainerc | libtorch "
+      "setting | chainerc peak MiB | libtorch peak MiB | chainerc heap MiB | libtorch heap MiB | "
+      "final loss (chainerc / libtorch) |\n");
+  std::printf(
+      "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |\n");
+  struct Tried {
+    std::string model;
+    int threads;
+    const PeerSetting* p;
+    Result r;
+    bool ok;
+  };
+  std::vector<Tried> tried;
+  std::vector<std::string> ch_blas;
+  std::vector<std::pair<std::string, std::string>> peer_blas;  // setting, library
+  auto note = [](std::vector<std::string>& v, const std::string& s) {
+    if (!s.empty() && std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+  };
   for (const std::string& name : models) {
     const Model m = model_named(name, samples);
     for (int th : threads) {
-      // Best of `repeats` for time; peak memory from the same runs (max).
-      Result ch{1e30, 0, 0, 0}, tr{1e30, 0, 0, 0};
-      bool ch_ok = run_ch, tr_ok = run_torch_side;
+      const std::vector<const PeerSetting*> ps = peer_settings_for(peers, th);
+      // Best of `repeats` for time; memory from the same runs (the worst).
+      auto merge = [](Result& into, const Result& res) {
+        into = {std::min(into.seconds, res.seconds), std::max(into.peak_mib, res.peak_mib),
+                res.loss, std::max(into.heap_mib, res.heap_mib), res.blas};
+      };
+      Result ch{1e30, 0, 0, 0, ""};
+      std::vector<Result> tr(ps.size(), Result{1e30, 0, 0, 0, ""});
+      std::vector<char> tr_ok(ps.size(), run_torch_side);
+      bool ch_ok = run_ch;
       for (int r = 0; r < repeats; ++r) {
         Result res;
         if (run_ch) {
-          ch_ok = ch_ok && in_child(argv[0], name, th, "chainerc", m.samples, res);
-          if (ch_ok)
-            ch = {std::min(ch.seconds, res.seconds), std::max(ch.peak_mib, res.peak_mib), res.loss,
-                  std::max(ch.heap_mib, res.heap_mib)};
+          ch_ok = ch_ok && in_child(argv[0], name, th, "chainerc", m.samples, nullptr, res);
+          if (ch_ok) merge(ch, res);
         }
-#if CH_BENCH_HAVE_TORCH
-        if (run_torch_side) {
-          tr_ok = tr_ok && in_child(argv[0], name, th, "libtorch", m.samples, res);
-          if (tr_ok)
-            tr = {std::min(tr.seconds, res.seconds), std::max(tr.peak_mib, res.peak_mib), res.loss,
-                  std::max(tr.heap_mib, res.heap_mib)};
+        for (size_t k = 0; k < ps.size() && run_torch_side; ++k) {
+          tr_ok[k] = tr_ok[k] && in_child(argv[0], name, th, "libtorch", m.samples, ps[k], res);
+          if (tr_ok[k]) merge(tr[k], res);
         }
-#endif
       }
+      if (ch_ok) note(ch_blas, ch.blas);
+      size_t best = ps.size();
+      for (size_t k = 0; k < ps.size(); ++k) {
+        if (!run_torch_side) break;
+        tried.push_back({name, th, ps[k], tr[k], tr_ok[k] != 0});
+        if (!tr_ok[k]) continue;
+        const std::pair<std::string, std::string> pb{ps[k]->name, tr[k].blas};
+        if (std::find(peer_blas.begin(), peer_blas.end(), pb) == peer_blas.end())
+          peer_blas.push_back(pb);
+        if (best == ps.size() || tr[k].seconds < tr[best].seconds) best = k;
+      }
+      const bool tr_any = best < ps.size();
+      const Result t = tr_any ? tr[best] : Result{};
       auto fmt = [](bool ok, double v, const char* f) {
         char buf[64];
         if (!ok) return std::string("n/a");
         std::snprintf(buf, sizeof buf, f, v);
         return std::string(buf);
       };
-      std::printf("| %s | %d | %lld | %s | %s | %s | %s | %s | %s | %s | %s / %s |\n", name.c_str(),
-                  th, static_cast<long long>(m.samples), fmt(ch_ok, ch.seconds, "%.3f").c_str(),
-                  fmt(tr_ok, tr.seconds, "%.3f").c_str(),
-                  fmt(ch_ok && tr_ok, tr.seconds / ch.seconds, "%.2fx").c_str(),
-                  fmt(ch_ok, ch.peak_mib, "%.1f").c_str(), fmt(tr_ok, tr.peak_mib, "%.1f").c_str(),
-                  fmt(ch_ok, ch.heap_mib, "%.1f").c_str(), fmt(tr_ok, tr.heap_mib, "%.1f").c_str(),
-                  fmt(ch_ok, ch.loss, "%.4f").c_str(), fmt(tr_ok, tr.loss, "%.4f").c_str());
+      std::printf("| %s | %d | %lld | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |\n",
+                  name.c_str(), th, static_cast<long long>(m.samples),
+                  fmt(ch_ok, ch.seconds, "%.3f").c_str(), fmt(tr_any, t.seconds, "%.3f").c_str(),
+                  fmt(ch_ok && tr_any, t.seconds / ch.seconds, "%.2fx").c_str(),
+                  tr_any ? ps[best]->name : "n/a", fmt(ch_ok, ch.peak_mib, "%.1f").c_str(),
+                  fmt(tr_any, t.peak_mib, "%.1f").c_str(), fmt(ch_ok, ch.heap_mib, "%.1f").c_str(),
+                  fmt(tr_any, t.heap_mib, "%.1f").c_str(), fmt(ch_ok, ch.loss, "%.4f").c_str(),
+                  fmt(tr_any, t.loss, "%.4f").c_str());
       std::fflush(stdout);
     }
   }
+
+  std::printf("\n- chainerc BLAS (ch_config_blas() after the run): ");
+  if (ch_blas.empty()) std::printf("%s (before any run)\n", ch_config_blas());
+  for (size_t i = 0; i < ch_blas.size(); ++i)
+    std::printf("%s%s", i ? "; " : "", ch_blas[i].c_str());
+  if (!ch_blas.empty()) std::printf("\n");
+#if CH_BENCH_HAVE_TORCH
+  std::printf("- libtorch %s, BLAS_INFO=%s; its sgemm_ as each setting's run resolved it:\n",
+              TORCH_VERSION, bench::torch_blas_info(at::show_config()).c_str());
+  for (const auto& [setting, lib] : peer_blas)
+    std::printf("  - %s: %s\n", setting.c_str(), lib.c_str());
+  if (!tried.empty()) {
+    std::printf("\nEvery libtorch setting tried (seconds, best of %d):\n\n", repeats);
+    std::printf("| model | threads | setting | libtorch s | peak MiB | heap MiB |\n");
+    std::printf("| --- | ---: | --- | ---: | ---: | ---: |\n");
+    for (const Tried& t : tried) {
+      if (!t.ok) {
+        std::printf("| %s | %d | %s | failed | | |\n", t.model.c_str(), t.threads, t.p->name);
+        continue;
+      }
+      std::printf("| %s | %d | %s | %.3f | %.1f | %.1f |\n", t.model.c_str(), t.threads, t.p->name,
+                  t.r.seconds, t.r.peak_mib, t.r.heap_mib);
+    }
+    std::printf("\nSettings: ");
+    for (const PeerSetting& p : kPeerSettings) std::printf("%s: %s. ", p.name, p.what);
+    std::printf("\n");
+  }
+#endif
   return 0;
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Benchmark chainerc against libtorch: per-call overhead (bench/overhead.cpp),
-# training (bench/train.cpp) and each function (bench/functions.cpp).
+# training (bench/train.cpp), each function (bench/functions.cpp) and the MNIST
+# example against a standalone libtorch program of its loop (bench/examples/run.sh).
 #
 # Installs what is missing (the build's packages, oneDNN among them, plus
-# libtorch-dev and libopenblas-dev for the peer), builds a release build with benchmarks in
-# build-bench/ (BUILD_DIR overrides it), runs bench/overhead on one thread and
-# prints a markdown table, also saved to build-bench/overhead.md.
+# libtorch-dev and libopenblas-dev for the peer, time for bench/examples/run.sh),
+# builds a release build with benchmarks in build-bench/ (BUILD_DIR overrides
+# it), runs the benchmarks and prints markdown tables, also saved to
+# build-bench/{overhead,train,functions,examples}.md.
 #
-#   scripts/bench.sh              # full run (about half a minute)
+#   scripts/bench.sh              # full run (about 15 minutes on 2 cores)
 #   scripts/bench.sh --quick      # fewer, shorter repeats
 #   BENCH_CPU=2 scripts/bench.sh  # pin the run to CPU 2 (needs taskset)
 #
@@ -21,20 +23,22 @@ set -euo pipefail
 BUILD_DIR="${BUILD_DIR:-$CH_ROOT/build-bench}"
 
 ch_ensure_deps
-mapfile -t peer_missing < <(ch_apt_missing libtorch-dev libopenblas-dev)
+mapfile -t peer_missing < <(ch_apt_missing libtorch-dev libopenblas-dev time)
 if [ "${#peer_missing[@]}" -gt 0 ]; then
   # The peer is optional: if it cannot be installed, benchmark chainerc alone.
   ( ch_apt_install "${peer_missing[@]}" ) ||
     ch_log "could not install ${peer_missing[*]}; the libtorch columns will read n/a"
 fi
 
-ch_configure "$BUILD_DIR" --buildtype=release -Dbenchmarks=enabled -Dtests=false -Dexamples=false
+ch_configure "$BUILD_DIR" --buildtype=release -Dbenchmarks=enabled -Dtests=false -Dexamples=true
 ch_build "$BUILD_DIR"
 
 # What to run: overhead (per-call overhead, one thread), train (training
 # epochs and peak memory, 1 and 2 threads), functions (each function's
-# forward+backward, 1 and 2 threads). BENCH_ONLY=overhead|train|functions
-# runs one; arguments go to that program.
+# forward+backward, 1 and 2 threads), examples (the MNIST example against
+# bench/train_mnist_libtorch, whole processes; needs Fashion-MNIST in
+# /usr/share/datasets/fashion-mnist, Debian's dataset-fashion-mnist).
+# BENCH_ONLY=overhead|train|functions|examples runs one; arguments go to that program.
 only="${BENCH_ONLY:-all}"
 pin=()
 if [ -n "${BENCH_CPU:-}" ] && command -v taskset >/dev/null 2>&1; then
@@ -49,14 +53,24 @@ if [ "$only" = all ] || [ "$only" = overhead ]; then
 fi
 # The multi-threaded runs set their thread counts through the APIs
 # (ch_config_set_num_threads, torch::set_num_threads, and openblas_set_num_threads
-# of the OpenBLAS behind libtorch's libblas.so.3); the OpenMP pool of
-# libtorch waits passively so that its idle workers do not spin on the cores
-# the other side needs (on 2 cores spinning makes both several times slower).
+# of the OpenBLAS that libtorch's sgemm_ reaches). bench/train runs libtorch under
+# several settings (its OpenMP threads, OpenBLAS's, OMP_WAIT_POLICY, OpenBLAS's
+# kernels) and keeps the best per row; bench/functions, whose two sides share one
+# process, runs with libtorch's OpenMP pool waiting passively so that its idle
+# workers do not spin on the cores the other side needs.
 if [ "$only" = all ] || [ "$only" = train ]; then
   ch_log "train"
-  OMP_WAIT_POLICY=passive "$BUILD_DIR/bench/train" "$@" | tee "$BUILD_DIR/train.md"
+  "$BUILD_DIR/bench/train" "$@" | tee "$BUILD_DIR/train.md"
 fi
 if [ "$only" = all ] || [ "$only" = functions ]; then
   ch_log "functions"
   OMP_WAIT_POLICY=passive "$BUILD_DIR/bench/functions" "$@" | tee "$BUILD_DIR/functions.md"
+fi
+if [ "$only" = all ] || [ "$only" = examples ]; then
+  ch_log "examples"
+  if [ -x "$BUILD_DIR/bench/train_mnist_libtorch" ]; then
+    "$CH_ROOT/bench/examples/run.sh" --build "$BUILD_DIR" "$@" | tee "$BUILD_DIR/examples.md"
+  else
+    ch_log "no libtorch: bench/train_mnist_libtorch was not built, skipping the examples"
+  fi
 fi

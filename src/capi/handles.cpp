@@ -20,7 +20,8 @@ constexpr int kGenBits = 14;  // generations before a slot's handles repeat
 constexpr uint64_t kGenMask = (uint64_t{1} << kGenBits) - 1;
 constexpr int kIndexBits = 22;  // up to 4M live handles
 constexpr uint64_t kRange = uint64_t{1} << (kGenBits + kIndexBits);
-constexpr uint32_t kChunkBits = 14;
+constexpr uint32_t kChunkBits = 10;  // 1,024 slots (32 KiB) a chunk: a process that only ever has
+                                     // a few thousand handles holds a few chunks, not 512 KiB
 constexpr uint32_t kChunkSize = 1u << kChunkBits;
 constexpr uint32_t kMaxChunks = (1u << kIndexBits) / kChunkSize;
 // A freed slot is reused only once this many others are waiting, so a stale
