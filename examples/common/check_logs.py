@@ -32,9 +32,9 @@ def fail(msg):
     sys.exit(1)
 
 
-def run(cmd, cwd):
+def run(cmd, cwd, env=None):
     r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       universal_newlines=True)
+                       universal_newlines=True, env=env)
     print("$ " + " ".join(cmd) + "\n" + r.stdout)
     if r.returncode != 0:
         fail("%s exited with %d" % (cmd[0], r.returncode))
@@ -60,8 +60,11 @@ def logs(train_mnist, train_mnist_cpp, train_rnn):
     with tempfile.TemporaryDirectory() as d:
         if os.path.isdir(DATA):
             args = ["--epochs", "1", "--limit", "500", "--seed", "3"]
-            run([train_mnist] + args + ["--log", "c.json", "--graph", "g.dot"], d)
-            run([train_mnist_cpp] + args + ["--log", "cpp.json"], d)
+            # Two processes agree bit for bit when the CPU GEMM is fixed: each
+            # process otherwise measures its own choice among the libraries.
+            env = dict(os.environ, CH_GEMM="openblas")
+            run([train_mnist] + args + ["--log", "c.json", "--graph", "g.dot"], d, env)
+            run([train_mnist_cpp] + args + ["--log", "cpp.json"], d, env)
             c = load_log(os.path.join(d, "c.json"), MNIST_KEYS, 1)[0]
             cpp = load_log(os.path.join(d, "cpp.json"), MNIST_KEYS, 1)[0]
             if c["iteration"] != 5:  # 500 samples / batch 100

@@ -57,14 +57,13 @@ CH_API const char* ch_config_blas(void);
 
 /* Which library computes the CPU's float32 and float64 matrix products.
  * "auto" (also NULL or ""), the default, measures the candidates on the
- * first calls of each shape class (the dtype, the two transposes, m, n and
+ * first call of each shape class (the dtype, the two transposes, m, n and
  * k rounded up to powers of two, the thread count; a candidate is a
  * library, with more than one thread also whether the product is split over
- * the threads: each candidate runs 5 real calls of the class, timed) and
- * then uses the fastest for the class;
- * the first calls of a class may therefore differ from the later ones in
- * the last bits, and the choice may differ between runs where libraries are
- * close. "openblas", "onednn" or "blis" fixes one library for every product
+ * the threads: each candidate runs that call 5 times into scratch memory,
+ * timed) and then uses the fastest for that call and every later one of the
+ * class: within a process a class's results all come from one library, but
+ * the choice may differ between runs where libraries are close. "openblas", "onednn" or "blis" fixes one library for every product
  * (bit-identical results from run to run; a library without a dtype's GEMM,
  * oneDNN for float64, leaves that dtype measured). Which are available
  * depends on the build and the machine: ch_config_blas lists them. The

@@ -306,6 +306,39 @@ TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
       << text;
 }
 
+// The call that decides a class measures into scratch memory; its own C
+// comes from the chosen candidate, as every later call's does: the first
+// step of a training loop and the next give the same bits (the measured
+// choice must not make a process disagree with itself).
+TEST(Gemm, EveryCallOfAClassGivesTheChosenLibrarysBits) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  if (cpu::gemm_candidates(false).size() < 2) GTEST_SKIP() << "one float32 GEMM library";
+  FakeStopwatch fake;
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  for (GemmLibrary lib : libs) fake.seconds_per_gflop[lib] = 1.0;
+  fake.seconds_per_gflop[libs.back()] = 0.5;
+  fake.m = 100, fake.n = 130, fake.k = 300;
+  cpu::set_gemm_stopwatch_for_testing(fake.get());
+  std::mt19937 rng(5);
+  Problem<float> p(false, true, {100, 130, 300}, 1.f, 0.5f, 3, rng);
+  ASSERT_EQ(cpu::gemm_choice(false, false, true, 100, 130, 300), -1);
+  std::vector<float> first = p.c, second = p.c, want = p.c;
+  cpu::gemm(false, true, 100, 130, 300, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.5f,
+            first.data(), p.ldc);
+  ASSERT_EQ(cpu::gemm_choice(false, false, true, 100, 130, 300), int(libs.back()))
+      << "decided by the first call";
+  EXPECT_GT(fake.uses, 1) << "every candidate was timed";
+  cpu::gemm(false, true, 100, 130, 300, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.5f,
+            second.data(), p.ldc);
+  cpu::gemm_using(libs.back(), false, true, 100, 130, 300, 1.f, p.a.data(), p.lda, p.b.data(),
+                  p.ldb, 0.5f, want.data(), p.ldc, cpu::GemmBlocks::one);
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(first[i], want[i]) << i;
+    ASSERT_EQ(second[i], want[i]) << i;
+  }
+}
+
 TEST(Gemm, AForcedLibraryIsUsedWithoutMeasuring) {
   CleanChoice clean;
   FakeStopwatch fake;

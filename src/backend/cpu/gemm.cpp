@@ -9,14 +9,14 @@
 // candidate is a library, and with more than one thread also whether C is
 // cut into one block per thread or left whole (for mid-sized classes, where
 // splitting pays only when the pool's workers are awake). The first calls of
-// a class go to each candidate in turn, kSamples calls each, timed as they
-// run (the real calls do the measuring: no extra work, no scratch memory);
-// then the class uses the candidate with the highest median rate (2 m n k /
-// seconds, so calls of different shapes within a class compare). Candidates
-// clearly slower than the leader after three calls are dropped early.
-// The first calls of a class therefore may differ from the later ones in the
-// last bits; CH_GEMM / force_gemm_library fix one library for runs that must
-// be reproducible bit for bit.
+// The first call of a class runs each candidate in turn, kSamples times, on
+// its operands but into a scratch C, timed; then the class uses the candidate
+// with the highest median rate (2 m n k / seconds, so calls of different
+// shapes within a class compare), and that candidate computes the call's own
+// C. Candidates clearly slower than the leader after three calls are dropped
+// early. Every result of a class within a process comes from one library;
+// another process may choose another (timings vary), so runs that must agree
+// bit for bit across processes fix one library (CH_GEMM, force_gemm_library).
 //
 // Threads: each library runs each call on one thread (OpenBLAS and BLIS are
 // set to one thread, oneDNN's OpenMP team is kept at one around each call);
@@ -39,6 +39,7 @@
 #include <mutex>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 #include "core/error.h"
 #include "gemm_blis.h"
@@ -526,9 +527,25 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
     run();
     return;
   }
-  const double seconds = chooser.time(p.candidate, run);
-  chooser.record(p.key, p.candidate,
-                 2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
+  // An undecided class is decided now, on this call's operands but into a
+  // scratch C, and only the chosen candidate writes the caller's C: every
+  // result of a class then comes from one library, so a program gives the
+  // same bits each time it runs a step within a process. No lock is held
+  // while the candidates run (they use the pool, whose jobs may call gemm on
+  // other threads); threads that measure the same class at once add samples
+  // to the same tally.
+  std::vector<T> scratch(static_cast<size_t>((m - 1) * ldc + n));
+  Chooser::Pick q = p;
+  while (q.measure) {
+    const double seconds = chooser.time(q.candidate, [&] {
+      split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta,
+                      scratch.data(), ldc);
+    });
+    chooser.record(q.key, q.candidate,
+                   2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
+    q = chooser.pick(f64, ta, tb, m, n, k);
+  }
+  split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 template <typename T>
