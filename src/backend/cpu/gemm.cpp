@@ -538,8 +538,8 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
   Chooser::Pick q = p;
   while (q.measure) {
     const double seconds = chooser.time(q.candidate, [&] {
-      split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta,
-                      scratch.data(), ldc);
+      split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, scratch.data(),
+                      ldc);
     });
     chooser.record(q.key, q.candidate,
                    2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
