@@ -14,6 +14,7 @@
 #include "backend/cpu/parallel.h"
 #include "backend/cpu/vector_math.h"
 #include "core/array.h"
+#include "thread_count.h"
 
 #if CH_HAVE_DNNL
 #include <omp.h>
@@ -23,15 +24,7 @@ using namespace chainerc;
 
 namespace {
 
-// Restores the kernels' thread count when a test changes it.
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) : saved_(cpu::num_threads()) { cpu::set_num_threads(n); }
-  ~ThreadCount() { cpu::set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
+using test_util::ThreadCount;
 
 // Row-major C = op(A) op(B) + beta C in double, the textbook triple loop.
 std::vector<double> reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,

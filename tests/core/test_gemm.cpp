@@ -18,20 +18,14 @@
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/parallel.h"
 #include "core/error.h"
+#include "thread_count.h"
 
 using namespace chainerc;
 using cpu::GemmLibrary;
 
 namespace {
 
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) : saved_(cpu::num_threads()) { cpu::set_num_threads(n); }
-  ~ThreadCount() { cpu::set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
+using test_util::ThreadCount;
 
 // Puts the measured choice and the steady clock back after a test.
 class CleanChoice {
