@@ -325,6 +325,10 @@ class Chooser {
     int next = -1;
     for (int c : st.candidates)
       if (!st.dropped[c] && (next < 0 || st.samples[c] < st.samples[next])) next = c;
+    if (next < 0) {  // cannot happen (record keeps the leader), but never measure nothing
+      st.chosen = st.candidates[0];
+      return {library_of(st.chosen), blocks_of(st.chosen), false, packed, -1};
+    }
     return {library_of(next), blocks_of(next), true, packed, next};
   }
 
@@ -339,11 +343,15 @@ class Chooser {
     // by a library's one-time set-up (oneDNN's JIT) do not count, and a
     // split that pays only while the pool's workers happen to be awake is
     // judged by its typical call, not its luckiest.
+    // The lead is among the candidates still in: the leader itself is never
+    // dropped, so one candidate always remains (a dropped candidate's frozen
+    // median as the lead could drop all of them, and leave nothing to pick).
     double lead = 0;
     for (int c : st.candidates)
-      if (st.samples[c] >= kDropAfter) lead = std::max(lead, st.median(c));
+      if (!st.dropped[c] && st.samples[c] >= kDropAfter) lead = std::max(lead, st.median(c));
     for (int c : st.candidates)
-      if (st.samples[c] >= kDropAfter && st.median(c) < kDropBelow * lead) st.dropped[c] = true;
+      if (!st.dropped[c] && st.samples[c] >= kDropAfter && st.median(c) < kDropBelow * lead)
+        st.dropped[c] = true;
     // A split must beat the best whole product by kSplitMargin: it also
     // changes what the neighbouring operations find (a worker awake and
     // polling, or asleep), which its own timing does not show.
