@@ -333,6 +333,38 @@ TEST(Gemm, EveryCallOfAClassGivesTheChosenLibrarysBits) {
   }
 }
 
+// Noisy timings must still end in a choice: the first candidate leads (10
+// GFLOP/s), the others are dropped against it, then its later calls fall to
+// 0.1. Judged against a dropped candidate's frozen median every candidate
+// would be out and the deciding call would measure forever; the lead is
+// taken among the candidates still in, so the first one is chosen.
+TEST(Gemm, NoisyTimingsStillEndInAChoice) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library";
+  const int64_t m = 40, n = 40, k = 40;
+  const double flop = 2.0 * m * n * k;
+  std::map<GemmLibrary, std::vector<double>> gflops;  // per library, call by call
+  gflops[libs[0]] = {10, 0.1, 10, 0.1, 0.1};
+  for (size_t i = 1; i < libs.size(); ++i) gflops[libs[i]] = {1, 1, 1, 1, 1};
+  std::map<GemmLibrary, size_t> calls;
+  int uses = 0;
+  cpu::set_gemm_stopwatch_for_testing(
+      [&](GemmLibrary lib, bool, const std::function<void()>& call) {
+        call();
+        ++uses;
+        const std::vector<double>& r = gflops.at(lib);
+        const double rate = r[std::min(calls[lib]++, r.size() - 1)];
+        return flop / (rate * 1e9);
+      });
+  std::vector<float> a(m * k, 1.f), b(k * n, 1.f), c(m * n);
+  cpu::gemm(false, false, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n);
+  EXPECT_EQ(c[0], float(k));
+  EXPECT_EQ(cpu::gemm_choice(false, false, false, m, n, k), int(libs[0]));
+  EXPECT_LE(uses, int(cpu::kGemmSamples * libs.size()));
+}
+
 TEST(Gemm, AForcedLibraryIsUsedWithoutMeasuring) {
   CleanChoice clean;
   FakeStopwatch fake;
