@@ -1,8 +1,9 @@
 /*
  * What the MNIST examples share (examples/mnist/train_mnist.c and
- * examples/distributed/train_mnist_mpi.c): timing, the shuffling generator,
- * the IDX data set, the seed's 784-H-H-10 MLP with its forward(), and
- * mini-batches as variables. C99, header-only (static functions).
+ * examples/distributed/train_mnist_mpi.c): shuffling with the generator of
+ * example_util.h (whose clock and scalar_of come along), the IDX data set,
+ * the seed's 784-H-H-10 MLP with its forward(), and mini-batches as
+ * variables. C99, header-only (static functions).
  *
  * The including file defines, before including it, EXAMPLE_NAME (its name,
  * for messages) and CHECK(call) (what to do when a ch_* call fails).
@@ -17,21 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* xorshift64*: the example's own generator for shuffling, so that the order
- * depends only on --seed. */
-static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rng_next(void) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 2685821657736338717ull;
-}
+#include "example_util.h"
 
 static void shuffle(int64_t* perm, int64_t n) {
   int64_t i;
@@ -122,15 +109,6 @@ static void forward(const Model* m, ch_variable* x, ch_variable* t, ch_variable*
   CHECK(ch_functions_softmax_cross_entropy(loss, y, t));
   CHECK(ch_functions_accuracy(acc, y, t));
   ch_variable_release(y);
-}
-
-static double scalar_of(ch_variable* v) {
-  ch_array* a;
-  double value = 0;
-  CHECK(ch_variable_data(&a, v));
-  CHECK(ch_array_get(&value, a, 0));
-  ch_array_release(a);
-  return value;
 }
 
 /* Copy the rows idx[0..n) of the data set into a batch's buffers. */

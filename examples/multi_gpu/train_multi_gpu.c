@@ -19,6 +19,7 @@
  * the mean loss and accuracy of each epoch; exits 1 if the loss did not fall.
  * Runs on the emulated devices of the -Dcuda-emulation build (tests/gpu).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, in example_util.h */
 #include <ch/ch.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +35,8 @@
       exit(1);                                                                            \
     }                                                                                     \
   } while (0)
+
+#include "../common/example_util.h"
 
 enum { kIn = 784, kOut = 10 };
 
@@ -82,13 +85,6 @@ static Options parse(int argc, char** argv) {
   return o;
 }
 
-static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rng_next(void) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 2685821657736338717ull;
-}
 static float uniform01(void) { return (float)((rng_next() >> 40) * (1.0 / 16777216.0)); }
 
 /* Images (n, 784) and labels (n,) in host memory. */

@@ -46,6 +46,8 @@
     }                                                                               \
   } while (0)
 
+#include "../common/example_util.h"
+
 typedef struct Options {
   const char* corpus;
   int epochs, units, embed, batch, bptt, threads, lstm;
@@ -315,15 +317,6 @@ static ch_variable* forward_one_step(const Model* m, State* s, const int32_t* cu
   return loss;
 }
 
-static double scalar_of(ch_variable* v) {
-  ch_array* a;
-  double value = 0;
-  CHECK(ch_variable_data(&a, v));
-  CHECK(ch_array_get(&value, a, 0));
-  ch_array_release(a);
-  return value;
-}
-
 /* Word ids at position `step` of each of the `batch` streams over data[0, n). */
 static void gather(const int32_t* data, int64_t n, int64_t batch, int64_t step, int32_t* cur,
                    int32_t* next) {
@@ -357,12 +350,6 @@ static double evaluate(const Model* m, const int32_t* data, int64_t n, int64_t b
   free(cur);
   free(next);
   return steps > 0 ? total / (double)steps : 0;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The bar, the speed, and the time left in this epoch and in the run
