@@ -527,31 +527,25 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
   openblas_one_thread();
   constexpr bool f64 = std::is_same_v<T, double>;
   Chooser& chooser = Chooser::instance();
-  const Chooser::Pick p = chooser.pick(f64, ta, tb, m, n, k);
-  auto run = [&] {
-    split_over_pool(p.lib, p.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  };
-  if (!p.measure) {
-    run();
-    return;
-  }
-  // An undecided class is decided now, on this call's operands but into a
-  // scratch C, and only the chosen candidate writes the caller's C: every
-  // result of a class then comes from one library, so a program gives the
-  // same bits each time it runs a step within a process. No lock is held
-  // while the candidates run (they use the pool, whose jobs may call gemm on
-  // other threads); threads that measure the same class at once add samples
-  // to the same tally.
-  std::vector<T> scratch(static_cast<size_t>((m - 1) * ldc + n));
-  Chooser::Pick q = p;
-  while (q.measure) {
-    const double seconds = chooser.time(q.candidate, [&] {
-      split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, scratch.data(),
-                      ldc);
-    });
-    chooser.record(q.key, q.candidate,
-                   2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
-    q = chooser.pick(f64, ta, tb, m, n, k);
+  Chooser::Pick q = chooser.pick(f64, ta, tb, m, n, k);
+  if (q.measure) {
+    // An undecided class is decided now, on this call's operands but into a
+    // scratch C, and only the chosen candidate writes the caller's C: every
+    // result of a class then comes from one library, so a program gives the
+    // same bits each time it runs a step within a process. No lock is held
+    // while the candidates run (they use the pool, whose jobs may call gemm on
+    // other threads); threads that measure the same class at once add samples
+    // to the same tally.
+    std::vector<T> scratch(static_cast<size_t>((m - 1) * ldc + n));
+    while (q.measure) {
+      const double seconds = chooser.time(q.candidate, [&] {
+        split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta,
+                        scratch.data(), ldc);
+      });
+      chooser.record(q.key, q.candidate,
+                     2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
+      q = chooser.pick(f64, ta, tb, m, n, k);
+    }
   }
   split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
