@@ -101,9 +101,6 @@ class Function {
   // A fresh, unapplied copy for applying this function again, or null if the
   // function cannot be re-applied (built-ins are applied through their own call).
   virtual FuncPtr clone() const { return nullptr; }
-  // Called after forward only when history is recorded, so nodes that are
-  // thrown away (volatile) can skip keeping arrays for backward.
-  virtual void on_recorded() {}
   // Whether backward reads the data of input i (Chainer v2's retain_inputs).
   // A function that answers false may find, in backward, a placeholder for
   // input i that has its dtype, shape and device but no memory (the data was
