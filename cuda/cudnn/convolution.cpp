@@ -164,18 +164,13 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
   if (!h) return g_own_forward(dev, x, W, b, g, y);
   DeviceGuard guard(dev.index);
   Problem pb(x, W, g);
-  const DType dt = pb.dtype;
-  const int64_t o = pb.o;
-  const TensorDesc &xd = pb.xd, &yd = pb.yd;
-  const FilterDesc& wd = pb.wd;
-  ConvDesc& cd = pb.cd;
   const Choice c = cached(pb.key(kForward, dev.index, g), [&] {
     int max = 0, returned = 0;
     check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
           "cudnnGetConvolutionForwardAlgorithmMaxCount");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-    check(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, static_cast<int>(perf.size()),
-                                                 &returned, perf.data()),
+    check(cudnnGetConvolutionForwardAlgorithm_v7(
+              h, pb.xd, pb.wd, pb.cd, pb.yd, static_cast<int>(perf.size()), &returned, perf.data()),
           "cudnnGetConvolutionForwardAlgorithm_v7");
     return pb.choose(perf, returned);
   });
@@ -183,20 +178,20 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
     lock.unlock();
     return g_own_forward(dev, x, W, b, g, y);
   }
-  cd.set_math(c.math);
+  pb.cd.set_math(c.math);
   // The workspace is taken with the handle's lock released (see Workspace).
   lock.unlock();
   const Workspace ws(dev.index, c.memory);
   h = handle(dev.index, lock);
   if (!h) return g_own_forward(dev, x, W, b, g, y);
-  const Scalars s(dt);
-  check(cudnnConvolutionForward(h, s.one(), xd, x.raw(), wd, W.raw(), cd,
+  const Scalars s(pb.dtype);
+  check(cudnnConvolutionForward(h, s.one(), pb.xd, x.raw(), pb.wd, W.raw(), pb.cd,
                                 static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws.get(), ws.size(),
-                                s.zero(), yd, y.raw()),
+                                s.zero(), pb.yd, y.raw()),
         "cudnnConvolutionForward");
   if (b.defined()) {
-    const TensorDesc bd(dt, 1, o, 1, 1);
-    check(cudnnAddTensor(h, s.one(), bd, b.raw(), s.one(), yd, y.raw()), "cudnnAddTensor");
+    const TensorDesc bd(pb.dtype, 1, pb.o, 1, 1);
+    check(cudnnAddTensor(h, s.one(), bd, b.raw(), s.one(), pb.yd, y.raw()), "cudnnAddTensor");
   }
 }
 
@@ -208,11 +203,6 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
   if (!h) return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
   DeviceGuard guard(dev.index);
   Problem pb(x, W, g);
-  const DType dt = pb.dtype;
-  const int64_t o = pb.o;
-  const TensorDesc &xd = pb.xd, &yd = pb.yd;
-  const FilterDesc& wd = pb.wd;
-  ConvDesc& cd = pb.cd;
   // Both algorithms first: nothing is accumulated unless both are usable.
   const Choice cf = cached(pb.key(kBackwardFilter, dev.index, g), [&] {
     int max = 0, returned = 0;
@@ -220,7 +210,7 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
           "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
     check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-              h, xd, yd, cd, wd, static_cast<int>(perf.size()), &returned, perf.data()),
+              h, pb.xd, pb.yd, pb.cd, pb.wd, static_cast<int>(perf.size()), &returned, perf.data()),
           "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
     return pb.choose(perf, returned);
   });
@@ -231,9 +221,10 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
       check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max),
             "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-      check(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                h, wd, yd, cd, xd, static_cast<int>(perf.size()), &returned, perf.data()),
-            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      check(
+          cudnnGetConvolutionBackwardDataAlgorithm_v7(
+              h, pb.wd, pb.yd, pb.cd, pb.xd, static_cast<int>(perf.size()), &returned, perf.data()),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
       return pb.choose(perf, returned);
     });
   if (!cf.usable || (gx.defined() && !cdata.usable)) {
@@ -245,22 +236,22 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
   const Workspace ws(dev.index, std::max(cf.memory, cdata.memory));
   h = handle(dev.index, lock);
   if (!h) return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
-  const Scalars s(dt);
-  cd.set_math(cf.math);
-  check(cudnnConvolutionBackwardFilter(h, s.one(), xd, x.raw(), yd, gy.raw(), cd,
+  const Scalars s(pb.dtype);
+  pb.cd.set_math(cf.math);
+  check(cudnnConvolutionBackwardFilter(h, s.one(), pb.xd, x.raw(), pb.yd, gy.raw(), pb.cd,
                                        static_cast<cudnnConvolutionBwdFilterAlgo_t>(cf.algo),
-                                       ws.get(), ws.size(), s.one(), wd, gW.raw()),
+                                       ws.get(), ws.size(), s.one(), pb.wd, gW.raw()),
         "cudnnConvolutionBackwardFilter");
   if (gb.defined()) {
-    const TensorDesc bd(dt, 1, o, 1, 1);
-    check(cudnnConvolutionBackwardBias(h, s.one(), yd, gy.raw(), s.one(), bd, gb.raw()),
+    const TensorDesc bd(pb.dtype, 1, pb.o, 1, 1);
+    check(cudnnConvolutionBackwardBias(h, s.one(), pb.yd, gy.raw(), s.one(), bd, gb.raw()),
           "cudnnConvolutionBackwardBias");
   }
   if (gx.defined()) {
-    cd.set_math(cdata.math);
-    check(cudnnConvolutionBackwardData(h, s.one(), wd, W.raw(), yd, gy.raw(), cd,
+    pb.cd.set_math(cdata.math);
+    check(cudnnConvolutionBackwardData(h, s.one(), pb.wd, W.raw(), pb.yd, gy.raw(), pb.cd,
                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(cdata.algo),
-                                       ws.get(), ws.size(), s.one(), xd, gx.raw()),
+                                       ws.get(), ws.size(), s.one(), pb.xd, gx.raw()),
           "cudnnConvolutionBackwardData");
   }
 }
