@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Benchmark chainerc against libtorch: per-call overhead (bench/overhead.cpp),
-# training (bench/train.cpp), each function (bench/functions.cpp) and the MNIST
-# example against a standalone libtorch program of its loop (bench/examples/run.sh).
+# training (bench/train.cpp), each function (bench/functions.cpp), the MNIST
+# example against a standalone libtorch program of its loop (bench/examples/run.sh),
+# and the CPU GEMM libraries on the models' shapes (bench/gemm.cpp).
 #
 # Installs what is missing (the build's packages, oneDNN among them, plus
 # libtorch-dev and libopenblas-dev for the peer, time for bench/examples/run.sh),
 # builds a release build with benchmarks in build-bench/ (BUILD_DIR overrides
 # it), runs the benchmarks and prints markdown tables, also saved to
-# build-bench/{overhead,train,functions,examples}.md.
+# build-bench/{overhead,train,functions,examples,gemm}.md.
 #
 #   scripts/bench.sh              # full run (about 15 minutes on 2 cores)
 #   scripts/bench.sh --quick      # fewer, shorter repeats
 #   BENCH_CPU=2 scripts/bench.sh  # pin the run to CPU 2 (needs taskset)
 #
-# Arguments are passed to bench/overhead (--ops N, --repeats N, --min-time S,
-# --quick). Without libtorch the chainerc half still runs; its columns say n/a.
+# With BENCH_ONLY=overhead|train|functions|examples|gemm the arguments go to that
+# benchmark (each prints its options with --help); a full run takes only --quick.
+# Without libtorch the chainerc half still runs; its columns say n/a.
 set -euo pipefail
 
 # shellcheck source=scripts/common.sh
@@ -38,8 +40,23 @@ ch_build "$BUILD_DIR"
 # forward+backward, 1 and 2 threads), examples (the MNIST example against
 # bench/train_mnist_libtorch, whole processes; needs Fashion-MNIST in
 # /usr/share/datasets/fashion-mnist, Debian's dataset-fashion-mnist).
-# BENCH_ONLY=overhead|train|functions|examples runs one; arguments go to that program.
+# bench/gemm (the GEMM libraries on the models' shapes, 1 and 2 threads).
+# BENCH_ONLY=overhead|train|functions|examples|gemm runs one; arguments go to that program.
 only="${BENCH_ONLY:-all}"
+case "$only" in
+  all | overhead | train | functions | examples | gemm) ;;
+  *) ch_log "BENCH_ONLY must be overhead, train, functions, examples or gemm, not '$only'"; exit 2 ;;
+esac
+# The benchmarks take different options: a full run passes on only --quick,
+# which each of them understands.
+if [ "$only" = all ]; then
+  for a in "$@"; do
+    if [ "$a" != --quick ]; then
+      ch_log "a full run takes only --quick; give BENCH_ONLY=NAME to pass '$a' to one benchmark"
+      exit 2
+    fi
+  done
+fi
 pin=()
 if [ -n "${BENCH_CPU:-}" ] && command -v taskset >/dev/null 2>&1; then
   pin=(taskset -c "$BENCH_CPU")
@@ -73,4 +90,10 @@ if [ "$only" = all ] || [ "$only" = examples ]; then
   else
     ch_log "no libtorch: bench/train_mnist_libtorch was not built, skipping the examples"
   fi
+fi
+if [ "$only" = all ] || [ "$only" = gemm ]; then
+  ch_log "gemm"
+  gemm_args=("$@")
+  if [ "$only" = all ] && [ "$#" -gt 0 ]; then gemm_args=(--repeats 2); fi  # --quick
+  "$BUILD_DIR/bench/gemm" "${gemm_args[@]+"${gemm_args[@]}"}" | tee "$BUILD_DIR/gemm.md"
 fi
