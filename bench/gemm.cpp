@@ -11,8 +11,18 @@
 // BLIS's pool) at two threads, and chainerc::cpu::gemm after its choice. The
 // figure is the best GFLOP/s over interleaved repeats.
 //
+// Then, per MLP, the training step's GEMM sequence: the eight GEMMs of one
+// step in the order forward and backward run them, on operands of the real
+// sizes wired as the step wires them (h1 = x W1^T feeds layer 2 and gW2, gh2
+// feeds gW2 and gh1, ...), gW with beta 0 as the step runs them after
+// zero_grads (lazy zeroing), timed with each library forced and with
+// chainerc's choice (and that choice with beta 1, the eager-zeroing step).
+// Unlike the rows above (one shape repeated, its operands hot in the cache),
+// this is what a step can reach: the 4 MB weight of a 1000x1000 layer does
+// not stay in a 1 MB L2 between its forward and backward GEMMs.
+//
 // Usage: gemm [--threads 1,2] [--only SUBSTRING] [--repeats N] [--min-time MS]
-//             [--no-float64]
+//             [--no-float64] [--no-step | --step-only]
 #include "backend/cpu/gemm.h"
 
 #include <cblas.h>
@@ -203,6 +213,93 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
   return row;
 }
 
+// The training step's GEMMs of an MLP 784-h-h-10 at batch 100 (see the file
+// comment): operands wired as the step's, `lib` forced (-1: cpu::gemm).
+struct StepSequence {
+  int64_t h;
+  std::vector<float> x, w1, w2, w3, h1, h2, y, gy, gw1, gw2, gw3, gh1, gh2;
+  explicit StepSequence(int64_t hidden) : h(hidden) {
+    std::mt19937 rng(2);
+    std::uniform_real_distribution<float> u(-1, 1);
+    auto filled = [&](std::vector<float>& v, int64_t n) {
+      v.resize(size_t(n));
+      for (float& e : v) e = u(rng);
+    };
+    filled(x, 100 * 784);
+    filled(w1, h * 784);
+    filled(w2, h * h);
+    filled(w3, 10 * h);
+    filled(gy, 100 * 10);
+    for (auto* v : {&h1, &h2, &gh1, &gh2}) v->assign(size_t(100 * h), 0.f);
+    y.assign(100 * 10, 0.f);
+    gw1.assign(size_t(h * 784), 0.f);
+    gw2.assign(size_t(h * h), 0.f);
+    gw3.assign(size_t(10 * h), 0.f);
+  }
+  double flop() const {
+    const double H = double(h);
+    return 2.0 * 100 * (784 * H + H * H + H * 10) +                  // forward
+           2.0 * 100 * (10 * H + 10 * H + H * H + H * H + H * 784);  // backward, no gx of l1
+  }
+  void run(int lib, float gw_beta) {
+    auto g = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+                 float beta, float* c) {
+      const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+      if (lib < 0)
+        cpu::gemm(ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n);
+      else
+        cpu::gemm_using(GemmLibrary(lib), ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n);
+    };
+    g(false, true, 100, h, 784, x.data(), w1.data(), 0.f, h1.data());        // h1 = x W1^T
+    g(false, true, 100, h, h, h1.data(), w2.data(), 0.f, h2.data());         // h2 = h1 W2^T
+    g(false, true, 100, 10, h, h2.data(), w3.data(), 0.f, y.data());         // y = h2 W3^T
+    g(true, false, 10, h, 100, gy.data(), h2.data(), gw_beta, gw3.data());   // gW3 = gy^T h2
+    g(false, false, 100, h, 10, gy.data(), w3.data(), 0.f, gh2.data());      // gh2 = gy W3
+    g(true, false, h, h, 100, gh2.data(), h1.data(), gw_beta, gw2.data());   // gW2 = gh2^T h1
+    g(false, false, 100, h, h, gh2.data(), w2.data(), 0.f, gh1.data());      // gh1 = gh2 W2
+    g(true, false, h, 784, 100, gh1.data(), x.data(), gw_beta, gw1.data());  // gW1 = gh1^T x
+  }
+};
+
+// Milliseconds per step of the sequence for each library forced, chainerc's
+// choice, and its choice with beta 1: best of `repeats` interleaved runs of
+// at least min_time each.
+std::vector<std::pair<std::string, double>> measure_step(int64_t hidden, int threads, int repeats,
+                                                         double min_time) {
+  cpu::set_num_threads(threads);
+  StepSequence seq(hidden);
+  struct V {
+    std::string name;
+    int lib;
+    float beta;
+    long iters = 1;
+    double best = 1e30;
+  };
+  std::vector<V> vs;
+  vs.push_back({"chainerc", -1, 0.f});
+  vs.push_back({"chainerc beta 1", -1, 1.f});
+  for (GemmLibrary lib : cpu::gemm_candidates(false))
+    vs.push_back({cpu::gemm_library_name(lib), int(lib), 0.f});
+  for (V& v : vs) {
+    for (int i = 0; i < 4 * cpu::kGemmSamples; ++i) seq.run(v.lib, v.beta);  // choices made here
+    for (;;) {
+      const double t0 = now();
+      for (long i = 0; i < v.iters; ++i) seq.run(v.lib, v.beta);
+      if (now() - t0 >= min_time || v.iters > (1L << 20)) break;
+      v.iters *= 2;
+    }
+  }
+  for (int r = 0; r < repeats; ++r)
+    for (V& v : vs) {
+      const double t0 = now();
+      for (long i = 0; i < v.iters; ++i) seq.run(v.lib, v.beta);
+      v.best = std::min(v.best, (now() - t0) / double(v.iters));
+    }
+  std::vector<std::pair<std::string, double>> out;
+  for (const V& v : vs) out.emplace_back(v.name, v.best * 1e3);
+  return out;
+}
+
 std::vector<int> parse_ints(const char* s) {
   std::vector<int> out;
   for (const char* p = s; *p;) {
@@ -220,7 +317,7 @@ int main(int argc, char** argv) {
   std::string only;
   int repeats = 5;
   double min_time = 0.02;
-  bool with_f64 = true;
+  bool with_f64 = true, with_shapes = true, with_step = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -240,10 +337,14 @@ int main(int argc, char** argv) {
       min_time = std::atof(next()) / 1000;
     else if (a == "--no-float64")
       with_f64 = false;
+    else if (a == "--no-step")
+      with_step = false;
+    else if (a == "--step-only")
+      with_shapes = false;
     else {
       std::printf(
           "usage: gemm [--threads 1,2] [--only SUBSTRING] [--repeats N (5)] [--min-time MS (20)] "
-          "[--no-float64]\n");
+          "[--no-float64] [--no-step | --step-only]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -274,6 +375,7 @@ int main(int argc, char** argv) {
   std::vector<Epoch> epochs;
   for (int t : threads)
     for (const Shape& s : shapes(with_f64)) {
+      if (!with_shapes) break;
       const std::string label = s.model + " " + s.op;
       if (!only.empty() && label.find(only) == std::string::npos) continue;
       const Row row = s.f64 ? measure<double>(s, t, repeats, min_time)
@@ -315,6 +417,46 @@ int main(int argc, char** argv) {
     for (const Epoch& e : epochs)
       std::printf("| %s | %d | %.3f | %.3f |\n", e.model.c_str(), e.threads, e.best_s,
                   e.chainerc_s);
+  }
+  if (with_step) {
+    std::printf(
+        "\nThe training step's GEMM sequence (forward and backward in the step's order, operands "
+        "wired as the step's, gW with beta 0 after zero_grads), ms per step, best of %d "
+        "interleaved repeats; one epoch = 600 steps:\n\n| model | threads |",
+        repeats);
+    for (GemmLibrary lib : cpu::gemm_candidates(false))
+      std::printf(" %s |", cpu::gemm_library_name(lib));
+    std::printf(
+        " chainerc (choice) | chainerc, gW beta 1 | best forced, s/epoch | chainerc, s/epoch | "
+        "hot shapes at the best rates, s/epoch |\n|---|---|");
+    for (size_t i = 0; i < cpu::gemm_candidates(false).size(); ++i) std::printf("---|");
+    std::printf("---|---|---|---|---|\n");
+    for (int t : threads)
+      for (const auto& [model, hidden] :
+           {std::pair<std::string, int64_t>{"mlp", 100}, {"mlp-large", 1000}}) {
+        if (!only.empty() && (model + " step").find(only) == std::string::npos) continue;
+        const auto ms = measure_step(hidden, t, repeats, min_time);
+        std::printf("| %s | %d |", model.c_str(), t);
+        double best = 1e30, mine = 0, mine_b1 = 0;
+        for (const auto& [name, v] : ms) {
+          if (name == "chainerc") {
+            mine = v;
+          } else if (name == "chainerc beta 1") {
+            mine_b1 = v;
+          } else {
+            std::printf(" %.3f |", v);
+            best = std::min(best, v);
+          }
+        }
+        std::printf(" %.3f | %.3f | %.2f | %.2f |", mine, mine_b1, best * 0.6, mine * 0.6);
+        auto it = std::find_if(epochs.begin(), epochs.end(),
+                               [&](const Epoch& e) { return e.model == model && e.threads == t; });
+        if (it != epochs.end())
+          std::printf(" %.2f |\n", it->best_s);
+        else
+          std::printf(" - |\n");
+        std::fflush(stdout);
+      }
   }
   std::printf("\n- chainerc BLAS: %s\n", cpu::blas_name());
   return 0;

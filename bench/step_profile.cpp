@@ -110,7 +110,10 @@ struct Net {
 };
 
 // The GEMMs of one MLP step (784-H-H-10, batch 100) alone, as Linear calls
-// them: microseconds per step spent in GEMM at the current thread count.
+// them after zero_grads (gW written with beta 0: the gradients are zeroed
+// lazily), each on operands of its own: microseconds per step spent in GEMM
+// at the current thread count. bench/gemm's step sequence wires the operands
+// as the step does and compares the libraries.
 double mlp_gemm_us(int64_t hidden, long steps) {
   struct G {
     bool ta, tb;
@@ -130,7 +133,7 @@ double mlp_gemm_us(int64_t hidden, long steps) {
     for (size_t i = 0; i < sizeof gs / sizeof gs[0]; ++i) {
       const G& g = gs[i];
       cpu::gemm(g.ta, g.tb, g.m, g.n, g.k, 1.0f, a[i].data(), g.ta ? g.m : g.k, b[i].data(),
-                g.tb ? g.k : g.n, i == 3 || i == 5 || i == 7 ? 1.0f : 0.0f, c[i].data(), g.n);
+                g.tb ? g.k : g.n, 0.0f, c[i].data(), g.n);
     }
   };
   once();

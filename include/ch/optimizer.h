@@ -175,7 +175,10 @@ CH_API int64_t ch_optimizer_epoch(const ch_optimizer* optimizer);
  * training data. */
 CH_API ch_status ch_optimizer_new_epoch(ch_optimizer* optimizer);
 
-/* Fill every gradient array with zeros. */
+/* Fill every gradient array with zeros. A CPU gradient that no ch_array_data
+ * pointer has been taken of is only marked zero here and written at its first
+ * use (a Linear layer's backward then writes its weight gradient instead of
+ * adding to zeros): every read through the API sees zeros. */
 CH_API ch_status ch_optimizer_zero_grads(ch_optimizer* optimizer);
 /* t += 1, then update every parameter in place from its gradient and state.
  * Fails with CH_ERR_INVALID_ARGUMENT before setup. If a user callback fails,

@@ -155,7 +155,15 @@ ch_status ch_array_release(ch_array* array) {
     return expr;                                                            \
   }
 
-CH_ARRAY_GETTER(void*, ch_array_data, a.raw(), nullptr)
+// The pointer leaves the engine: the buffer is never zeroed lazily again
+// (Buffer::defer_zero), so that zero_grads writes zeros the caller sees.
+void* ch_array_data(const ch_array* array) {
+  const std::shared_ptr<void>* p = handle_find(array, HandleKind::Array);
+  if (!p) return nullptr;
+  const Array& a = *static_cast<const Array*>(p->get());
+  if (a.buffer()) a.buffer()->expose();
+  return a.raw();
+}
 CH_ARRAY_GETTER(ch_dtype, ch_array_dtype, static_cast<ch_dtype>(a.dtype()), -1)
 CH_ARRAY_GETTER(int32_t, ch_array_ndim, a.ndim(), 0)
 CH_ARRAY_GETTER(const int64_t*, ch_array_shape, a.shape().data(), nullptr)

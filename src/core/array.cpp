@@ -34,6 +34,39 @@ std::shared_ptr<Buffer> Buffer::allocate_pinned(size_t nbytes) {
   return b;
 }
 
+bool Buffer::defer_zero(size_t nbytes) {
+  if (owner_ != Owner::HostCache || nbytes != nbytes_ || exposed_.load(std::memory_order_relaxed))
+    return false;
+  unsigned char s = lazy_zero_.load(std::memory_order_acquire);
+  while (s != kPending) {
+    if (s == kZeroing) {  // another thread writes the zeros: wait, then mark again
+      s = lazy_zero_.load(std::memory_order_acquire);
+      continue;
+    }
+    if (lazy_zero_.compare_exchange_weak(s, kPending, std::memory_order_acq_rel)) break;
+  }
+  return true;
+}
+
+bool Buffer::claim_zero(size_t nbytes) {
+  if (nbytes != nbytes_) return false;  // data() writes the zeros for a partial writer
+  unsigned char s = kPending;
+  if (lazy_zero_.compare_exchange_strong(s, kEager, std::memory_order_acq_rel)) return true;
+  if (s == kZeroing) (void)data();  // wait for the thread writing them
+  return false;
+}
+
+void Buffer::materialize_zero() const {
+  unsigned char s = kPending;
+  if (lazy_zero_.compare_exchange_strong(s, kZeroing, std::memory_order_acq_rel)) {
+    std::memset(data_, 0, nbytes_);
+    lazy_zero_.store(kEager, std::memory_order_release);
+    return;
+  }
+  while (lazy_zero_.load(std::memory_order_acquire) == kZeroing) {
+  }
+}
+
 std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t nbytes, Device device,
                                      ch_release_callback release, void* user_data) {
   auto b = std::make_shared<Buffer>(Key{});

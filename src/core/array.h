@@ -4,6 +4,7 @@
 
 #include <ch/common.h>
 
+#include <atomic>
 #include <memory>
 
 #include "dtype.h"
@@ -27,7 +28,11 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  void* data() const { return data_; }
+  // The memory; a buffer zeroed lazily (defer_zero) is zeroed here first.
+  void* data() const {
+    if (lazy_zero_.load(std::memory_order_acquire) != kEager) materialize_zero();
+    return data_;
+  }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   bool pinned() const { return owner_ == Owner::Pinned; }
@@ -41,7 +46,25 @@ class Buffer {
   };
   explicit Buffer(Key) {}
 
+  // Lazy zeroing (Optimizer::zero_grads): defer_zero marks the whole buffer
+  // "zero" without writing it and returns true, or returns false (the caller
+  // zeroes it itself) for memory the engine does not own alone: a device,
+  // pinned or wrapped buffer, one whose pointer ch_array_data handed out
+  // (expose), or a view of fewer than all its bytes. The zeros are written by
+  // the next data() (every read and write goes through it), unless a writer
+  // that overwrites every byte first takes them over with claim_zero (true:
+  // the buffer was pending zero and now is not, and the caller must write all
+  // of it; a GEMM with beta 0 instead of 1).
+  bool defer_zero(size_t nbytes);
+  bool claim_zero(size_t nbytes);
+  bool zero_pending() const { return lazy_zero_.load(std::memory_order_acquire) != kEager; }
+  void expose() { exposed_.store(true, std::memory_order_relaxed); }
+
  private:
+  enum : unsigned char { kEager, kPending, kZeroing };
+  void materialize_zero() const;
+  mutable std::atomic<unsigned char> lazy_zero_{kEager};
+  std::atomic<bool> exposed_{false};
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
@@ -83,6 +106,9 @@ class Array {
   }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   bool shares_memory_with(const Array& o) const { return buffer_ && buffer_ == o.buffer_; }
+  // Buffer::defer_zero / claim_zero over this array's bytes (false: none).
+  bool defer_zero() const { return buffer_ && buffer_->defer_zero(nbytes()); }
+  bool claim_zero() const { return buffer_ && buffer_->claim_zero(nbytes()); }
 
   Array reshaped(const Shape& shape) const;  // shares memory; sizes must match
   Array copy() const;                        // deep copy on the same device

@@ -47,7 +47,11 @@ void Optimizer::update(const char* who) {
 }
 
 void Optimizer::zero_grads() {
-  for (OptSlot& s : slots) kernels::zero_fill(s.grad);
+  // A CPU gradient the engine alone holds is only marked zero: its first
+  // accumulation in backward writes it (Linear's GEMM with beta 0), and any
+  // other reader or writer sees the zeros written at its first access.
+  for (OptSlot& s : slots)
+    if (!s.grad.defer_zero()) kernels::zero_fill(s.grad);
 }
 
 void Optimizer::accumulate_grads(const Arrays& grads, const char* who) {

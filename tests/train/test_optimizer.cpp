@@ -236,6 +236,49 @@ TEST_F(OptimizerTest, ZeroGradsWeightDecayNormClipAccumulate) {
   EXPECT_TRUE(AllClose(values(gb), {0}));
 }
 
+// zero_grads marks an engine-held CPU gradient zero and writes it at its first
+// use (lazy zeroing; test_lazy_zero.cpp checks it inside): through the C API
+// every read sees zeros, and a gradient whose ch_array_data pointer was taken
+// is zeroed at once, so that the pointer shows the zeros too.
+TEST_F(OptimizerTest, ZeroGradsReadsAsZerosThroughTheApi) {
+  const int64_t n = 100000;
+  Arr W = full(CH_FLOAT32, {n}, 1.0);
+  Arr b = full(CH_FLOAT32, {n}, 1.0);
+  Arr gW = full(CH_FLOAT32, {n}, 3.0);  // never handed out: zeroed lazily
+  Arr gb = full(CH_FLOAT32, {n}, 3.0);
+  float* held = static_cast<float*>(ch_array_data(gb));  // handed out: zeroed at once
+  Opt o;
+  ASSERT_CH_OK(ch_optimizer_sgd_new(o.out(), 0.5));
+  ch_array* params[] = {W, b};
+  ch_array* grads[] = {gW, gb};
+  ASSERT_CH_OK(ch_optimizer_setup_arrays(o, params, grads, 2));
+  ASSERT_CH_OK(ch_optimizer_zero_grads(o));
+  for (int64_t i = 0; i < n; i += 997) ASSERT_EQ(held[i], 0.0f) << i;
+  double norm = -1;
+  ASSERT_CH_OK(ch_optimizer_compute_grads_norm(&norm, o));
+  EXPECT_EQ(norm, 0.0);
+  std::vector<float> read(n, 9.0f);
+  ASSERT_CH_OK(ch_array_read(gW, read.data(), read.size() * sizeof(float)));
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(read[i], 0.0f) << i;
+  ASSERT_CH_OK(ch_optimizer_zero_grads(o));
+  ASSERT_CH_OK(ch_optimizer_update(o));  // no gradient: nothing moves
+  EXPECT_EQ(values(W)[n - 1], 1.0);
+  EXPECT_EQ(values(gW)[n - 1], 0.0);
+  // Added after zero_grads: 0 + 2, not 3 + 2.
+  ASSERT_CH_OK(ch_optimizer_zero_grads(o));
+  Arr two = full(CH_FLOAT32, {n}, 2.0);
+  ch_array* more[] = {two, two};
+  ASSERT_CH_OK(ch_optimizer_accumulate_grads(o, more, 2));
+  EXPECT_EQ(values(gW)[0], 2.0);
+  EXPECT_EQ(held[n - 1], 2.0f);
+  ASSERT_CH_OK(ch_optimizer_update(o));
+  EXPECT_EQ(values(W)[0], 0.0);  // 1 - 0.5 * 2
+  // A pointer taken while the gradient is marked sees zeros.
+  ASSERT_CH_OK(ch_optimizer_zero_grads(o));
+  const float* late = static_cast<const float*>(ch_array_data(gW));
+  for (int64_t i = 0; i < n; i += 997) ASSERT_EQ(late[i], 0.0f) << i;
+}
+
 TEST_F(OptimizerTest, LargeParametersUseTheParallelPath) {
   const int64_t n = 300001;
   std::vector<double> p(n), g(n);

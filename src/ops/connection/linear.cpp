@@ -1,7 +1,8 @@
 // Linear: y = x W^T + b (Chainer's F.Linear), the fully-connected layer.
 // W has shape (out_size, in_size), b (out_size,); an input of shape (N, ...)
 // is flattened to (N, in_size). Backward accumulates gW += gy^T x and
-// gb += sum(gy, 0) into the shared parameter gradients and returns gx = gy W.
+// gb += sum(gy, 0) into the shared parameter gradients and returns gx = gy W
+// (gW = gy^T x, with GEMM's beta 0, where zero_grads left gW marked zero).
 #include <cmath>
 
 #include "core/random.h"
@@ -62,7 +63,9 @@ class Linear final : public Function {
     const bool want_gx = needs_input_grad(0);  // not for data (requires_grad 0)
     Array gx = want_gx ? Array::empty(x.dtype(), x.shape(), x.device()) : Array();
     kernels::Gemm gw = product(true, false, out_, in_, n);  // gW += gy^T x
-    gw.beta = 1;
+    // After zero_grads the gradient is only marked zero (Buffer::defer_zero):
+    // the first accumulation writes gW = gy^T x instead of reading zeros back.
+    gw.beta = pw.grad.claim_zero() ? 0 : 1;
     kernels::gemm(gw, gy, x, pw.grad);
     if (has_bias_) kernels::linear_bias_grad(gy, parameter_at(*this, 1).grad);  // gb += sum(gy, 0)
     if (want_gx) kernels::gemm(product(false, false, n, in_, out_), gy, pw.param, gx);  // gx = gy W
