@@ -41,13 +41,13 @@ struct Options {
   std::string model = "mlp";
   int64_t hidden = 100, batch = 100, samples = 20000;
   int threads = 1, repeats = 3;
-  bool local = false;
+  bool local = false, phases = false;
 };
 
 [[noreturn]] void usage(int code) {
   std::fprintf(code ? stderr : stdout,
                "usage: mpirun -np N train_mpi [--model mlp|convnet] [--hidden H] [--batch B]\n"
-               "           [--samples S] [--threads T] [--repeats R] [--local]\n");
+               "           [--samples S] [--threads T] [--repeats R] [--local] [--phases]\n");
   std::exit(code);
 }
 
@@ -58,6 +58,10 @@ Options parse(int argc, char** argv) {
     if (a == "--help" || a == "-h") usage(0);
     if (a == "--local") {
       o.local = true;
+      continue;
+    }
+    if (a == "--phases") {
+      o.phases = true;
       continue;
     }
     if (i + 1 >= argc) usage(2);
@@ -117,7 +121,28 @@ int main(int argc, char** argv) {
     CH_BENCH_CHECK(ch_communicator_bcast_data(comm, net.set));
   }
 
+  // --phases: each rank's time per phase of a step (forward, zero_grads,
+  // backward, update: the allreduce and SGD), medians over the timed epochs.
+  const char* const kPhases[] = {"forward", "zero_grads", "backward", "update"};
+  std::vector<double> phase_us[4];
+  double phase_t0 = 0;
+  bool timing = false;
+  if (o.phases)
+    net.on_phase = [&](const char* what) {
+      const double now = bench::now_s();
+      const std::string w = what;
+      const int k = w == "loss"         ? 0
+                    : w == "zero_grads" ? 1
+                    : w == "backward"   ? 2
+                    : w == "update"     ? 3
+                                        : -1;
+      if (k < 0) return;  // a layer of the forward pass
+      if (timing) phase_us[k].push_back((now - phase_t0) * 1e6);
+      phase_t0 = now;
+    };
+
   auto step = [&](int64_t s) {
+    phase_t0 = bench::now_s();
     const int64_t off = begin + s * local_batch;
     const int64_t conv_shape[4] = {local_batch, 1, 28, 28};
     const int64_t flat_shape[2] = {local_batch, 784};
@@ -140,6 +165,7 @@ int main(int argc, char** argv) {
   std::vector<double> rates;
   for (int e = 0; e <= o.repeats; ++e) {
     CH_BENCH_CHECK(ch_communicator_barrier(comm));
+    timing = e > 0;
     const double t0 = bench::now_s();
     for (int64_t s = 0; s < steps; ++s) step(s);
     CH_BENCH_CHECK(ch_communicator_barrier(comm));
@@ -154,6 +180,24 @@ int main(int argc, char** argv) {
     std::printf("chainerc model %s ranks %d threads %d batch %lld%s: %.0f samples/s (best of %d)\n",
                 o.model.c_str(), size, ch_config_num_threads(), static_cast<long long>(o.batch),
                 o.local ? " local" : "", *std::max_element(rates.begin(), rates.end()), o.repeats);
+  if (o.phases) {
+    for (int r = 0; r < size; ++r) {
+      CH_BENCH_CHECK(ch_communicator_barrier(comm));
+      if (r != rank) continue;
+      std::printf("  rank %d per step, median (mean) us:", rank);
+      for (int k = 0; k < 4; ++k) {
+        std::vector<double>& v = phase_us[k];
+        if (v.empty()) continue;
+        double mean = 0;
+        for (double x : v) mean += x;
+        mean /= static_cast<double>(v.size());
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        std::printf(" %s %.1f (%.1f)", kPhases[k], v[v.size() / 2], mean);
+      }
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
   if (mn) ch_optimizer_release(mn);
   CH_BENCH_CHECK(ch_communicator_release(comm));
   return 0;

@@ -1,0 +1,229 @@
+// libchainerc_mpi: the mean of host gradients over ranks that share one
+// machine, through an MPI-3 shared-memory window (MPI_Win_allocate_shared)
+// instead of MPI_Allreduce on a packed copy.
+//
+// Each rank owns one slice of the gradients' flat index space (their
+// concatenation, never materialised) and reduces it: every rank writes the
+// parts of its gradients that other ranks own into its segment of the window
+// (that is its only copy out: no packing buffer), the ranks meet, each sums
+// its slice over the ranks in rank order (its own values read from its
+// gradients) into the window's result area and writes the quotient into its
+// own gradients, the ranks meet again, and each copies the other slices'
+// quotients into its gradients. The sum of every element is computed once,
+// by one rank, in rank order, and every rank divides the same sums the same
+// way (divide_into), so the result is bit-identical on every rank.
+//
+// The ranks meet through one counter per rank in the window (release stores,
+// acquire loads), spinning briefly, then yielding the core (sched_yield) so
+// that more ranks than cores still make progress. MPI itself allocates the
+// window (collectively, at the first reduction, after every rank agreed to use
+// it), checks that all ranks are on one machine (MPI_COMM_TYPE_SHARED) and
+// frees it.
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "distributed_impl.h"
+
+namespace chainerc::distributed {
+
+struct ShmState {
+  MPI_Win win = MPI_WIN_NULL;
+  char* base = nullptr;  // rank 0's allocation: counters, segments, result
+  size_t capacity = 0;   // bytes of one segment (and of the result)
+  uint64_t generation = 0;
+  enum class Mode { kUndecided, kOn, kOff } mode = Mode::kUndecided;
+};
+
+namespace {
+
+constexpr size_t kLine = 64;  // a counter per cache line
+
+using Counter = std::atomic<uint64_t>;
+static_assert(Counter::is_always_lock_free, "counters in shared memory must be lock-free");
+
+Counter* counter(ShmState& s, int k) {
+  return reinterpret_cast<Counter*>(s.base + kLine * static_cast<size_t>(k));
+}
+char* segment(ShmState& s, int size, int k) {
+  return s.base + kLine * static_cast<size_t>(size) + s.capacity * static_cast<size_t>(k);
+}
+char* result(ShmState& s, int size) { return segment(s, size, size); }
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// This rank has reached `target`; wait until every rank has.
+void meet(ShmState& s, int rank, int size, uint64_t target) {
+  counter(s, rank)->store(target, std::memory_order_release);
+  for (int k = 0; k < size; ++k) {
+    unsigned spins = 0;
+    while (counter(s, k)->load(std::memory_order_acquire) < target) {
+      if (++spins < 2048)
+        cpu_relax();
+      else
+        sched_yield();  // more ranks than cores: let the one we wait for run
+    }
+  }
+}
+
+void free_window(ShmState& s) {
+  if (s.win != MPI_WIN_NULL) MPI_Win_free(&s.win);
+  s.base = nullptr;
+  s.capacity = 0;
+  s.generation = 0;
+}
+
+// A window with segments of at least `bytes`; collective over c.shm (every
+// rank reduces the same total: check_models compared the models first).
+void ensure_window(Comm& c, ShmState& s, size_t bytes, const char* who) {
+  if (bytes <= s.capacity) return;
+  free_window(s);
+  const size_t cap = (bytes + kLine - 1) / kLine * kLine;
+  const size_t total =
+      kLine * static_cast<size_t>(c.size) + cap * (static_cast<size_t>(c.size) + 1);
+  char* mine = nullptr;
+  check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(c.intra_rank == 0 ? total : 0), 1,
+                                    MPI_INFO_NULL, c.shm, &mine, &s.win),
+            who, "MPI_Win_allocate_shared");
+  MPI_Aint got = 0;
+  int disp = 0;
+  check_mpi(MPI_Win_shared_query(s.win, 0, &got, &disp, &s.base), who, "MPI_Win_shared_query");
+  if (static_cast<size_t>(got) < total)
+    fail(CH_ERR_INTERNAL, who, ": the shared window has ", got, " bytes, ", total, " expected");
+  if (c.intra_rank == 0)
+    for (int k = 0; k < c.size; ++k) new (counter(s, k)) Counter(0);
+  s.capacity = cap;
+  check_mpi(MPI_Barrier(c.shm), who, "MPI_Barrier");
+}
+
+// Whether this communicator reduces host gradients through the window:
+// decided once, every rank agreeing (one allreduce), so that no rank takes
+// the MPI path while another waits in the window.
+bool use_shm(Comm& c, ShmState& s, const char* who) {
+  if (s.mode != ShmState::Mode::kUndecided) return s.mode == ShmState::Mode::kOn;
+  const char* env = std::getenv("CH_MPI_SHM");
+  const bool wanted = !(env && std::string(env) == "0");
+  int mine = wanted && c.intra_size == c.size ? 1 : 0, all = 0;
+  check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c.comm), who, "MPI_Allreduce");
+  s.mode = all ? ShmState::Mode::kOn : ShmState::Mode::kOff;
+  return all != 0;
+}
+
+template <typename T>
+void sum_ranks(T* out, const T* const* src, int size, size_t n) {
+  const T* a = src[0];
+  const T* b = src[1];
+  for (size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  for (int k = 2; k < size; ++k) {
+    const T* q = src[k];
+    for (size_t i = 0; i < n; ++i) out[i] += q[i];
+  }
+}
+
+struct Piece {
+  char* data;    // the gradient's elements
+  size_t begin;  // its first element's index in the concatenation
+  size_t count;
+};
+
+// Calls f(piece, first, n) for the elements [first, first + n) of `piece`
+// (piece-local indices) that fall inside [lo, hi) of the concatenation, or
+// outside it when `inside` is false.
+template <typename F>
+void for_parts(const std::vector<Piece>& pieces, size_t lo, size_t hi, bool inside, F&& f) {
+  for (const Piece& p : pieces) {
+    const size_t b = p.begin, e = p.begin + p.count;
+    const size_t ib = std::clamp(lo, b, e), ie = std::clamp(hi, b, e);
+    if (inside) {
+      if (ie > ib) f(p, ib - b, ie - ib);
+    } else {
+      if (ib > b) f(p, size_t{0}, ib - b);
+      if (e > ie) f(p, ie - b, e - ie);
+    }
+  }
+}
+
+template <typename T>
+void reduce_mean(Comm& c, ShmState& s, const std::vector<Piece>& pieces, size_t n, ch_dtype d) {
+  const int size = c.size, rank = c.intra_rank;
+  // Slice k: [bound(k), bound(k + 1)), starting on cache lines.
+  const size_t per_line = kLine / sizeof(T);
+  auto bound = [&](int k) {
+    if (k >= size) return n;
+    const size_t x =
+        n / static_cast<size_t>(size) * static_cast<size_t>(k) +
+        n % static_cast<size_t>(size) * static_cast<size_t>(k) / static_cast<size_t>(size);
+    return x / per_line * per_line;
+  };
+  const size_t lo = bound(rank), hi = bound(rank + 1);
+  T* seg_mine = reinterpret_cast<T*>(segment(s, size, rank));
+  T* res = reinterpret_cast<T*>(result(s, size));
+  const uint64_t g = ++s.generation;
+
+  // 1. What the other ranks reduce goes into this rank's segment.
+  for_parts(pieces, lo, hi, false, [&](const Piece& p, size_t first, size_t m) {
+    std::memcpy(seg_mine + p.begin + first, reinterpret_cast<T*>(p.data) + first, m * sizeof(T));
+  });
+  meet(s, rank, size, 2 * g - 1);
+  // 2. This rank's slice: the sum over the ranks in rank order, into the
+  // result area and, divided, into this rank's gradients.
+  std::vector<const T*> src(static_cast<size_t>(size));
+  for_parts(pieces, lo, hi, true, [&](const Piece& p, size_t first, size_t m) {
+    const size_t at = p.begin + first;
+    for (int k = 0; k < size; ++k)
+      src[static_cast<size_t>(k)] = k == rank
+                                        ? reinterpret_cast<const T*>(p.data) + first
+                                        : reinterpret_cast<const T*>(segment(s, size, k)) + at;
+    sum_ranks(res + at, src.data(), size, m);
+    divide_into(reinterpret_cast<T*>(p.data) + first, res + at, m, d, size);
+  });
+  meet(s, rank, size, 2 * g);
+  // 3. The other slices' sums, divided, into this rank's gradients. (The
+  // next reduction writes segments first, which nobody reads any more, and
+  // the result area only after its first meeting, when this step is done.)
+  for_parts(pieces, lo, hi, false, [&](const Piece& p, size_t first, size_t m) {
+    divide_into(reinterpret_cast<T*>(p.data) + first, res + p.begin + first, m, d, size);
+  });
+}
+
+}  // namespace
+
+bool shm_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype d,
+                        const char* who) {
+  if (c.size < 2) return false;
+  if (!c.shm_state) c.shm_state = std::make_shared<ShmState>();
+  ShmState& s = *c.shm_state;
+  if (!use_shm(c, s, who)) return false;
+  const size_t es = d == CH_FLOAT64 ? 8 : 4;
+  std::vector<Piece> pieces;
+  pieces.reserve(arrays.size());
+  size_t n = 0;
+  for (ch_array* a : arrays) {
+    const size_t count = ch_array_nbytes(a) / es;
+    pieces.push_back(Piece{static_cast<char*>(ch_array_data(a)), n, count});
+    n += count;
+  }
+  if (n == 0) return true;
+  ensure_window(c, s, n * es, who);
+  if (d == CH_FLOAT64)
+    reduce_mean<double>(c, s, pieces, n, d);
+  else
+    reduce_mean<float>(c, s, pieces, n, d);
+  return true;
+}
+
+void shm_destroy(Comm& c) noexcept {
+  if (c.shm_state) free_window(*c.shm_state);
+}
+
+}  // namespace chainerc::distributed
