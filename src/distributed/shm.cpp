@@ -106,17 +106,39 @@ void ensure_window(Comm& c, ShmState& s, size_t bytes, const char* who) {
   check_mpi(MPI_Barrier(c.shm), who, "MPI_Barrier");
 }
 
-// Whether this communicator reduces host gradients through the window:
-// decided once, every rank agreeing (one allreduce), so that no rank takes
-// the MPI path while another waits in the window.
+// Whether this communicator reduces host gradients through the window,
+// decided once at its first reduction of host gradients by CH_MPI_SHM:
+//   unset or "auto"  the window when every rank is on this machine, else MPI;
+//   "0"              MPI_Allreduce on a packed copy;
+//   "1"              the window required: CH_ERR_UNSUPPORTED on every rank
+//                    when the ranks are on several machines.
+// Every rank agrees (one allreduce) before either path runs, so that no rank
+// takes the MPI path while another waits in the window.
 bool use_shm(Comm& c, ShmState& s, const char* who) {
   if (s.mode != ShmState::Mode::kUndecided) return s.mode == ShmState::Mode::kOn;
   const char* env = std::getenv("CH_MPI_SHM");
-  const bool wanted = !(env && std::string(env) == "0");
-  int mine = wanted && c.intra_size == c.size ? 1 : 0, all = 0;
-  check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c.comm), who, "MPI_Allreduce");
-  s.mode = all ? ShmState::Mode::kOn : ShmState::Mode::kOff;
-  return all != 0;
+  const std::string want = env && *env ? env : "auto";
+  const bool valid = want == "auto" || want == "0" || want == "1";
+  const bool local = c.intra_size == c.size;
+  // This rank: 1 the window, 0 MPI, -1 the window required but impossible,
+  // -2 an invalid value.
+  const int mine = !valid ? -2 : want == "0" ? 0 : local ? 1 : want == "1" ? -1 : 0;
+  int range[2] = {-mine, mine}, all[2] = {0, 0};  // {-min, max}
+  check_mpi(MPI_Allreduce(range, all, 2, MPI_INT, MPI_MAX, c.comm), who, "MPI_Allreduce");
+  const int lowest = -all[0];
+  if (lowest < 0) {
+    int culprit = mine == lowest ? c.rank : c.size, first = c.size;
+    check_mpi(MPI_Allreduce(&culprit, &first, 1, MPI_INT, MPI_MIN, c.comm), who, "MPI_Allreduce");
+    if (lowest == -2)
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": CH_MPI_SHM is '", c.rank == first ? want : "?",
+           "' on rank ", first,
+           "; expected 0 (MPI_Allreduce), 1 (the shared-memory window required) or auto");
+    fail(CH_ERR_UNSUPPORTED, who, ": CH_MPI_SHM=1 asks for the shared-memory window but the ",
+         c.size, " ranks are not all on one machine (this rank shares it with ", c.intra_size - 1,
+         " others); unset CH_MPI_SHM to reduce through MPI");
+  }
+  s.mode = lowest == 1 ? ShmState::Mode::kOn : ShmState::Mode::kOff;
+  return s.mode == ShmState::Mode::kOn;
 }
 
 template <typename T>
@@ -200,7 +222,6 @@ void reduce_mean(Comm& c, ShmState& s, const std::vector<Piece>& pieces, size_t 
 
 bool shm_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype d,
                         const char* who) {
-  if (c.size < 2) return false;
   if (!c.shm_state) c.shm_state = std::make_shared<ShmState>();
   ShmState& s = *c.shm_state;
   if (!use_shm(c, s, who)) return false;
