@@ -20,7 +20,9 @@
 //       [--samples 20000] [--threads 1] [--repeats 3] [--local]
 //
 // --local trains without the allreduce (each rank alone, plain SGD): the
-// difference to the normal run is the communication's cost.
+// difference to the normal run is the communication's cost. --phases prints
+// each rank's median time per phase of a step; --reduce-loop N times N calls
+// of ch_communicator_allreduce_grads alone (after the training).
 #include <ch/ch.h>
 #include <ch/distributed.h>
 
@@ -40,14 +42,15 @@ namespace {
 struct Options {
   std::string model = "mlp";
   int64_t hidden = 100, batch = 100, samples = 20000;
-  int threads = 1, repeats = 3;
+  int threads = 1, repeats = 3, reduce_loop = 0;
   bool local = false, phases = false;
 };
 
 [[noreturn]] void usage(int code) {
   std::fprintf(code ? stderr : stdout,
                "usage: mpirun -np N train_mpi [--model mlp|convnet] [--hidden H] [--batch B]\n"
-               "           [--samples S] [--threads T] [--repeats R] [--local] [--phases]\n");
+               "           [--samples S] [--threads T] [--repeats R] [--local] [--phases]\n"
+               "           [--reduce-loop N]\n");
   std::exit(code);
 }
 
@@ -78,6 +81,8 @@ Options parse(int argc, char** argv) {
       o.threads = std::atoi(v);
     else if (a == "--repeats")
       o.repeats = std::atoi(v);
+    else if (a == "--reduce-loop")
+      o.reduce_loop = std::atoi(v);
     else
       usage(2);
   }
@@ -180,6 +185,22 @@ int main(int argc, char** argv) {
     std::printf("chainerc model %s ranks %d threads %d batch %lld%s: %.0f samples/s (best of %d)\n",
                 o.model.c_str(), size, ch_config_num_threads(), static_cast<long long>(o.batch),
                 o.local ? " local" : "", *std::max_element(rates.begin(), rates.end()), o.repeats);
+  if (o.reduce_loop > 0) {
+    // The reduction alone: ch_communicator_allreduce_grads on this model's
+    // gradients (those of the last step), N times between barriers.
+    std::vector<double> us;
+    for (int i = 0; i < o.reduce_loop; ++i) {
+      CH_BENCH_CHECK(ch_communicator_barrier(comm));
+      const double t0 = bench::now_s();
+      CH_BENCH_CHECK(ch_communicator_allreduce_grads(comm, net.set));
+      us.push_back((bench::now_s() - t0) * 1e6);
+    }
+    std::sort(us.begin(), us.end());
+    if (rank == 0)
+      std::printf(
+          "allreduce_grads alone, %d ranks: median %.1f us, quartiles %.1f-%.1f us (%d calls)\n",
+          size, us[us.size() / 2], us[us.size() / 4], us[us.size() * 3 / 4], o.reduce_loop);
+  }
   if (o.phases) {
     for (int r = 0; r < size; ++r) {
       CH_BENCH_CHECK(ch_communicator_barrier(comm));
