@@ -20,9 +20,9 @@
 # PER_RANK_BATCH=100: every rank trains on batches of 100 (the global batch
 # grows with the ranks: ChainerMN's and DDP's usual setting) instead of one
 # global batch of 100 split over the ranks. chainerc's ranks average host
-# gradients through a shared-memory window on one machine; CH_MPI_SHM=0 in
+# gradients through a shared-memory segment on one machine; CH_MPI_SHM=0 in
 # the environment makes them use MPI_Allreduce instead (what chainerc did
-# before the window).
+# before the segment).
 #
 # Binding: chainerc's ranks are pinned one per core (mpirun --bind-to core)
 # when they run 1 thread, not pinned for 1 rank x 2 threads. DDP's processes

@@ -47,7 +47,7 @@ struct Comm {
   int rank = 0, size = 1, intra_rank = 0, intra_size = 1;
   std::vector<char> buffer;  // host packing buffer, grown on demand
   std::shared_ptr<NcclState> nccl;
-  // The shared-memory window of host gradient reductions (shm.cpp).
+  // The shared-memory segment of host gradient reductions (shm.cpp).
   std::shared_ptr<ShmState> shm_state;
   // Whether CUDA gradients go through NCCL: decided by all ranks together at
   // the first reduction of CUDA gradients (use_nccl in communicator.cpp).
@@ -85,7 +85,7 @@ void scatter(int64_t* out, int64_t capacity, int64_t* count, Comm& c, int64_t n,
 void divide_into(void* dst, const void* src, size_t count, ch_dtype d, int size);
 
 // shm.cpp: the mean over the ranks of host arrays of one dtype (float32 or
-// float64), in place, through a shared-memory window when every rank is on
+// float64), in place, through a shared-memory segment when every rank is on
 // this machine and CH_MPI_SHM is not 0 (all ranks agreeing at the first
 // call). False, having done nothing, when the MPI path must run instead.
 bool shm_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype d, const char* who);

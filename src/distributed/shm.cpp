@@ -1,28 +1,37 @@
 // libchainerc_mpi: the mean of host gradients over ranks that share one
-// machine, through an MPI-3 shared-memory window (MPI_Win_allocate_shared)
-// instead of MPI_Allreduce on a packed copy.
+// machine, through a shared-memory segment instead of MPI_Allreduce on a
+// packed copy.
 //
 // Each rank owns one slice of the gradients' flat index space (their
 // concatenation, never materialised) and reduces it: every rank writes the
-// parts of its gradients that other ranks own into its segment of the window
+// parts of its gradients that other ranks own into its segment of the segment
 // (that is its only copy out: no packing buffer), the ranks meet, each sums
 // its slice over the ranks in rank order (its own values read from its
-// gradients) into the window's result area and writes the quotient into its
+// gradients) into the segment's result area and writes the quotient into its
 // own gradients, the ranks meet again, and each copies the other slices'
 // quotients into its gradients. The sum of every element is computed once,
 // by one rank, in rank order, and every rank divides the same sums the same
 // way (divide_into), so the result is bit-identical on every rank.
 //
-// The ranks meet through one counter per rank in the window (release stores,
+// The ranks meet through one counter per rank in the segment (release stores,
 // acquire loads), spinning briefly, then yielding the core (sched_yield) so
-// that more ranks than cores still make progress. MPI itself allocates the
-// window (collectively, at the first reduction, after every rank agreed to use
-// it), checks that all ranks are on one machine (MPI_COMM_TYPE_SHARED) and
-// frees it.
+// that more ranks than cores still make progress. MPI tells which ranks share
+// the machine (MPI_COMM_TYPE_SHARED) and carries the setup: at the first
+// reduction, after every rank agreed to use the segment, the first rank
+// creates it (shm_open, posix_fallocate so that a full /dev/shm is an error,
+// not a SIGBUS later), broadcasts its name, every rank maps it, and once all
+// have (an allreduce of their success) it is unlinked, so nothing is left in
+// /dev/shm. Unmapping it is local: releasing the communicator stays a local
+// operation (an MPI window's MPI_Win_free would be a barrier).
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -32,8 +41,8 @@
 namespace chainerc::distributed {
 
 struct ShmState {
-  MPI_Win win = MPI_WIN_NULL;
-  char* base = nullptr;  // rank 0's allocation: counters, segments, result
+  char* base = nullptr;  // the mapping: counters, segments, result
+  size_t mapped = 0;     // bytes mapped at base
   size_t capacity = 0;   // bytes of one segment (and of the result)
   uint64_t generation = 0;
   enum class Mode { kUndecided, kOn, kOff } mode = Mode::kUndecided;
@@ -76,51 +85,86 @@ void meet(ShmState& s, int rank, int size, uint64_t target) {
   }
 }
 
-void free_window(ShmState& s) {
-  if (s.win != MPI_WIN_NULL) MPI_Win_free(&s.win);
+void free_segment(ShmState& s) {
+  if (s.base) munmap(s.base, s.mapped);
   s.base = nullptr;
+  s.mapped = 0;
   s.capacity = 0;
   s.generation = 0;
 }
 
-// A window with segments of at least `bytes`; collective over c.shm (every
-// rank reduces the same total: check_models compared the models first).
-void ensure_window(Comm& c, ShmState& s, size_t bytes, const char* who) {
+// A segment of at least `bytes` per rank; collective over c.shm (every rank
+// reduces the same total: check_models compared the models first).
+void ensure_segment(Comm& c, ShmState& s, size_t bytes, const char* who) {
   if (bytes <= s.capacity) return;
-  free_window(s);
+  free_segment(s);
   const size_t cap = (bytes + kLine - 1) / kLine * kLine;
   const size_t total =
       kLine * static_cast<size_t>(c.size) + cap * (static_cast<size_t>(c.size) + 1);
-  char* mine = nullptr;
-  check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(c.intra_rank == 0 ? total : 0), 1,
-                                    MPI_INFO_NULL, c.shm, &mine, &s.win),
-            who, "MPI_Win_allocate_shared");
-  MPI_Aint got = 0;
-  int disp = 0;
-  check_mpi(MPI_Win_shared_query(s.win, 0, &got, &disp, &s.base), who, "MPI_Win_shared_query");
-  if (static_cast<size_t>(got) < total)
-    fail(CH_ERR_INTERNAL, who, ": the shared window has ", got, " bytes, ", total, " expected");
+  static std::atomic<unsigned> serial{0};  // segments made by this process
+  char name[64] = {0};
+  std::string why;  // this rank's failure, empty when it mapped the segment
+  int fd = -1;
+  if (c.intra_rank == 0) {
+    std::snprintf(name, sizeof name, "/chainerc_mpi.%ld.%u", static_cast<long>(getpid()), serial++);
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+      why = std::string("shm_open: ") + std::strerror(errno);
+    } else if (int e = posix_fallocate(fd, 0, static_cast<off_t>(total)); e != 0) {
+      why = std::string("posix_fallocate of ") + std::to_string(total) +
+            " bytes: " + std::strerror(e);
+    }
+    if (!why.empty()) name[0] = '\0';  // tells the others
+  }
+  check_mpi(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, c.shm), who, "MPI_Bcast");
+  if (c.intra_rank != 0 && name[0]) {
+    fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) why = std::string("shm_open: ") + std::strerror(errno);
+  }
+  if (fd >= 0 && why.empty()) {
+    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+      why = std::string("mmap: ") + std::strerror(errno);
+    else
+      s.base = static_cast<char*>(p), s.mapped = total;
+  }
+  if (fd >= 0) close(fd);
+  if (c.intra_rank != 0 && !name[0]) why = "the first rank could not create it";
+  // Every rank's outcome; the name is unlinked once every rank has mapped it.
+  int ok = why.empty() ? 1 : 0, all_ok = 0;
+  const int rc = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c.shm);
+  if (c.intra_rank == 0 && name[0]) shm_unlink(name);
+  check_mpi(rc, who, "MPI_Allreduce");
+  if (!all_ok) {
+    free_segment(s);
+    int culprit = ok ? c.size : c.rank, first = c.size;
+    check_mpi(MPI_Allreduce(&culprit, &first, 1, MPI_INT, MPI_MIN, c.shm), who, "MPI_Allreduce");
+    fail(CH_ERR_IO, who, ": the shared-memory segment of ", total, " bytes for the gradients ",
+         "could not be set up on rank ", first, c.rank == first ? " (" + why + ")" : std::string(),
+         "; CH_MPI_SHM=0 reduces through MPI instead");
+  }
+  // posix_fallocate zero-filled the counters; make them atomics formally.
   if (c.intra_rank == 0)
     for (int k = 0; k < c.size; ++k) new (counter(s, k)) Counter(0);
   s.capacity = cap;
   check_mpi(MPI_Barrier(c.shm), who, "MPI_Barrier");
 }
 
-// Whether this communicator reduces host gradients through the window,
+// Whether this communicator reduces host gradients through the segment,
 // decided once at its first reduction of host gradients by CH_MPI_SHM:
-//   unset or "auto"  the window when every rank is on this machine, else MPI;
+//   unset or "auto"  the segment when every rank is on this machine, else MPI;
 //   "0"              MPI_Allreduce on a packed copy;
-//   "1"              the window required: CH_ERR_UNSUPPORTED on every rank
+//   "1"              the segment required: CH_ERR_UNSUPPORTED on every rank
 //                    when the ranks are on several machines.
 // Every rank agrees (one allreduce) before either path runs, so that no rank
-// takes the MPI path while another waits in the window.
+// takes the MPI path while another waits in the segment.
 bool use_shm(Comm& c, ShmState& s, const char* who) {
   if (s.mode != ShmState::Mode::kUndecided) return s.mode == ShmState::Mode::kOn;
   const char* env = std::getenv("CH_MPI_SHM");
   const std::string want = env && *env ? env : "auto";
   const bool valid = want == "auto" || want == "0" || want == "1";
   const bool local = c.intra_size == c.size;
-  // This rank: 1 the window, 0 MPI, -1 the window required but impossible,
+  // This rank: 1 the segment, 0 MPI, -1 the segment required but impossible,
   // -2 an invalid value.
   const int mine = !valid ? -2 : want == "0" ? 0 : local ? 1 : want == "1" ? -1 : 0;
   int range[2] = {-mine, mine}, all[2] = {0, 0};  // {-min, max}
@@ -132,8 +176,8 @@ bool use_shm(Comm& c, ShmState& s, const char* who) {
     if (lowest == -2)
       fail(CH_ERR_INVALID_ARGUMENT, who, ": CH_MPI_SHM is '", c.rank == first ? want : "?",
            "' on rank ", first,
-           "; expected 0 (MPI_Allreduce), 1 (the shared-memory window required) or auto");
-    fail(CH_ERR_UNSUPPORTED, who, ": CH_MPI_SHM=1 asks for the shared-memory window but the ",
+           "; expected 0 (MPI_Allreduce), 1 (the shared-memory segment required) or auto");
+    fail(CH_ERR_UNSUPPORTED, who, ": CH_MPI_SHM=1 asks for the shared-memory segment but the ",
          c.size, " ranks are not all on one machine (this rank shares it with ", c.intra_size - 1,
          " others); unset CH_MPI_SHM to reduce through MPI");
   }
@@ -235,7 +279,7 @@ bool shm_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype 
     n += count;
   }
   if (n == 0) return true;
-  ensure_window(c, s, n * es, who);
+  ensure_segment(c, s, n * es, who);
   if (d == CH_FLOAT64)
     reduce_mean<double>(c, s, pieces, n, d);
   else
@@ -244,7 +288,7 @@ bool shm_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype 
 }
 
 void shm_destroy(Comm& c) noexcept {
-  if (c.shm_state) free_window(*c.shm_state);
+  if (c.shm_state) free_segment(*c.shm_state);
 }
 
 }  // namespace chainerc::distributed

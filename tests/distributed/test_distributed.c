@@ -18,7 +18,7 @@
  *                              shared-memory reduction; CH_MPI_SHM: an
  *                              invalid value on one rank is refused on every
  *                              rank (meson runs this mode with CH_MPI_SHM
- *                              unset, 1 and 0: the window and MPI paths)
+ *                              unset, 1 and 0: the segment and MPI paths)
  *   test_distributed mismatch  models that differ: CH_ERR_INVALID_ARGUMENT on
  *                              every rank naming the first difference
  *   test_distributed cuda      as train, with the models and data on cuda:0
@@ -466,8 +466,11 @@ static void test_nccl_choice(ch_communicator* comm) {
 /* CH_MPI_SHM, on a communicator of its own (each decides once, at its first
  * reduction of host gradients): a value other than auto, 0 or 1 on one rank
  * is CH_ERR_INVALID_ARGUMENT on every rank, nothing reduced; then the job's
- * own setting decides. */
-static void test_shm_choice(void) {
+ * own setting decides. Releasing that communicator is local even after a
+ * reduction through the shared-memory segment: rank 0 releases it before a
+ * barrier on `comm` that the others reach before releasing theirs (a
+ * collective release would deadlock here, and the test time out). */
+static void test_shm_choice(ch_communicator* comm) {
   ch_communicator* c2;
   const char* job = getenv("CH_MPI_SHM");
   char* saved = job ? strdup(job) : NULL;
@@ -481,7 +484,7 @@ static void test_shm_choice(void) {
   st = ch_communicator_allreduce_grads(c2, m.set);
   EXPECT(st == CH_ERR_INVALID_ARGUMENT, "CH_MPI_SHM=yes: %s", ch_status_name(st));
   EXPECT(strstr(ch_error_message(),
-                "expected 0 (MPI_Allreduce), 1 (the shared-memory window "
+                "expected 0 (MPI_Allreduce), 1 (the shared-memory segment "
                 "required) or auto") != NULL,
          "message '%s'", ch_error_message());
   EXPECT(g_rank != size - 1 || strstr(ch_error_message(), "CH_MPI_SHM is 'yes' on rank") != NULL,
@@ -492,7 +495,13 @@ static void test_shm_choice(void) {
     unsetenv("CH_MPI_SHM");
   free(saved);
   CHECK(ch_communicator_allreduce_grads(c2, m.set));
-  CHECK(ch_communicator_release(c2));
+  if (g_rank == 0) {
+    CHECK(ch_communicator_release(c2));
+    CHECK(ch_communicator_barrier(comm));
+  } else {
+    CHECK(ch_communicator_barrier(comm));
+    CHECK(ch_communicator_release(c2));
+  }
   free_model(&m);
 }
 
@@ -563,14 +572,14 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "basic")) {
     test_basic(comm);
   } else if (!strcmp(mode, "train")) {
-    test_shm_choice();
+    test_shm_choice(comm);
     test_train(comm, CH_FLOAT64, "SGD", 1);
     test_train(comm, CH_FLOAT64, "Adam", 1);
     test_train(comm, CH_FLOAT64, "Adam", 0);
     test_train(comm, CH_FLOAT32, "SGD", 1);
     test_train(comm, CH_FLOAT32, "Adam", 1);
     /* Larger: every rank's slice of the shared-memory reduction holds parts
-     * of several arrays (and the window grows). */
+     * of several arrays (and the segment grows). */
     g_in = 200;
     g_hidden = 60;
     test_train(comm, CH_FLOAT32, "SGD", 1);
