@@ -275,7 +275,12 @@ bool shm_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype 
   size_t n = 0;
   for (ch_array* a : arrays) {
     const size_t count = ch_array_nbytes(a) / es;
-    pieces.push_back(Piece{static_cast<char*>(ch_array_data(a)), n, count});
+    char* data = static_cast<char*>(ch_array_data(a));
+    // A gradient listed twice (one parameter under two paths) is reduced
+    // once: its second piece would read the mean written by the first.
+    if (std::any_of(pieces.begin(), pieces.end(), [&](const Piece& p) { return p.data == data; }))
+      continue;
+    pieces.push_back(Piece{data, n, count});
     n += count;
   }
   if (n == 0) return true;
