@@ -505,6 +505,47 @@ static void test_shm_choice(ch_communicator* comm) {
   free_model(&m);
 }
 
+/* One function under two names: its parameters (and gradients) are listed
+ * twice. Gradient element i on rank r is r + 1 + i (exact in float32), so
+ * the mean over N ranks is (N + 1) / 2 + i exactly, whichever path runs
+ * (the segment reduces such a gradient once; MPI_Allreduce packs it twice). */
+static void test_shared_parameter(ch_communicator* comm) {
+  const int size = ch_communicator_size(comm);
+  ch_function_set* set;
+  ch_function* l;
+  ch_optimizer* opt;
+  size_t k, n;
+  int64_t i;
+  CHECK(ch_function_set_new(&set));
+  CHECK(ch_functions_linear_new(&l, 40, 30, CH_FLOAT32, 1.0, 0.0, 0, NULL, NULL));
+  CHECK(ch_function_set_add_function(set, "a", l));
+  CHECK(ch_function_set_add_function(set, "b", l));
+  CHECK(ch_optimizer_sgd_new(&opt, 0.1));
+  CHECK(ch_optimizer_setup(opt, set));
+  CHECK(ch_optimizer_zero_grads(opt)); /* allocates the gradients */
+  n = ch_function_set_parameter_count(set);
+  EXPECT(n == 4, "W and b listed twice: %d parameters", (int)n);
+  for (k = 0; k < n; ++k) {
+    ch_array* g;
+    CHECK(ch_function_set_parameter(NULL, &g, NULL, set, k));
+    for (i = 0; i < ch_array_size(g); ++i) ((float*)ch_array_data(g))[i] = (float)(g_rank + 1 + i);
+    ch_array_release(g);
+  }
+  CHECK(ch_communicator_allreduce_grads(comm, set));
+  for (k = 0; k < n; ++k) {
+    ch_array* g;
+    int bad = 0;
+    CHECK(ch_function_set_parameter(NULL, &g, NULL, set, k));
+    for (i = 0; i < ch_array_size(g); ++i)
+      if (((float*)ch_array_data(g))[i] != (float)(size + 1) / 2.0f + (float)i) ++bad;
+    EXPECT(bad == 0, "shared parameter %d: %d elements are not the mean", (int)k, bad);
+    ch_array_release(g);
+  }
+  ch_optimizer_release(opt);
+  ch_function_release(l);
+  ch_function_set_release(set);
+}
+
 static void expect_mismatch(ch_status st, const char* what, const char* needle) {
   EXPECT(st == CH_ERR_INVALID_ARGUMENT, "%s: %s", what, ch_status_name(st));
   EXPECT(strstr(ch_error_message(), needle) != NULL, "%s: message '%s' lacks '%s'", what,
@@ -573,6 +614,7 @@ int main(int argc, char** argv) {
     test_basic(comm);
   } else if (!strcmp(mode, "train")) {
     test_shm_choice(comm);
+    test_shared_parameter(comm);
     test_train(comm, CH_FLOAT64, "SGD", 1);
     test_train(comm, CH_FLOAT64, "Adam", 1);
     test_train(comm, CH_FLOAT64, "Adam", 0);
