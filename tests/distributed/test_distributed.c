@@ -17,8 +17,11 @@
  *                              arrays straddle the ranks' slices of the
  *                              shared-memory reduction; CH_MPI_SHM: an
  *                              invalid value on one rank is refused on every
- *                              rank (meson runs this mode with CH_MPI_SHM
- *                              unset, 1 and 0: the segment and MPI paths)
+ *                              rank, a communicator's release stays local,
+ *                              a gradient listed twice (one function under
+ *                              two names) gets the exact mean (meson runs
+ *                              this mode with CH_MPI_SHM unset, 1 and 0: the
+ *                              segment and MPI paths)
  *   test_distributed mismatch  models that differ: CH_ERR_INVALID_ARGUMENT on
  *                              every rank naming the first difference
  *   test_distributed cuda      as train, with the models and data on cuda:0
