@@ -15,7 +15,14 @@
 #
 #   bench/distributed/run.sh [BUILD_DIR]
 #     MODELS="mlp convnet"  CONFIGS="1x1 2x1 1x2"  REPEATS=5  EPOCHS=3
-#     MLP_SAMPLES=60000  CONVNET_SAMPLES=2000  DDP_BIND=
+#     MLP_SAMPLES=60000  CONVNET_SAMPLES=2000  DDP_BIND=  PER_RANK_BATCH=
+#
+# PER_RANK_BATCH=100: every rank trains on batches of 100 (the global batch
+# grows with the ranks: ChainerMN's and DDP's usual setting) instead of one
+# global batch of 100 split over the ranks. chainerc's ranks average host
+# gradients through a shared-memory segment on one machine; CH_MPI_SHM=0 in
+# the environment makes them use MPI_Allreduce instead (what chainerc did
+# before the segment).
 #
 # Binding: chainerc's ranks are pinned one per core (mpirun --bind-to core)
 # when they run 1 thread, not pinned for 1 rank x 2 threads. DDP's processes
@@ -44,6 +51,10 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 have_torch=1
 "$py" -c "import torch.distributed" 2>/dev/null || have_torch=0
 
+batch_of() { # ranks
+  if [ -n "${PER_RANK_BATCH:-}" ]; then echo $(($1 * PER_RANK_BATCH)); else echo 100; fi
+}
+
 samples_of() { if [ "$1" = convnet ]; then echo "${CONVNET_SAMPLES:-2000}"; else echo "${MLP_SAMPLES:-60000}"; fi; }
 
 chainerc_once() { # model ranks threads
@@ -51,7 +62,7 @@ chainerc_once() { # model ranks threads
   [ "$3" -gt 1 ] && bind=none
   OMP_NUM_THREADS="$3" OPENBLAS_NUM_THREADS="$3" \
     mpirun --allow-run-as-root --bind-to "$bind" -np "$2" "$exe" --model "$1" --threads "$3" \
-    --batch 100 --samples "$(samples_of "$1")" --repeats "$epochs" 2>/dev/null |
+    --batch "$(batch_of "$2")" --samples "$(samples_of "$1")" --repeats "$epochs" 2>/dev/null |
     awk '/^chainerc/ {print $(NF-4)}'
 }
 
@@ -59,14 +70,17 @@ ddp_once() { # model ranks threads (unpinned, PyTorch's default: as fast as or f
   local bind=()
   [ -n "${DDP_BIND:-}" ] && [ "$3" = 1 ] && bind=(--bind)
   OMP_NUM_THREADS="$3" OPENBLAS_NUM_THREADS="$3" \
-    "$py" "$here/ddp_train.py" --model "$1" --ranks "$2" --threads "$3" --batch 100 \
+    "$py" "$here/ddp_train.py" --model "$1" --ranks "$2" --threads "$3" --batch "$(batch_of "$2")" \
     --samples "$(samples_of "$1")" --repeats "$epochs" "${bind[@]}" 2>/dev/null |
     awk '/^ddp/ {print $(NF-4)}'
 }
 
 best() { sort -g | tail -1; }
 
-echo "# bench/distributed: samples/s, global batch 100 (best epoch of $epochs, best of $repeats runs)"
+what="global batch 100"
+[ -n "${PER_RANK_BATCH:-}" ] && what="batch $PER_RANK_BATCH per rank"
+[ -n "${CH_MPI_SHM:-}" ] && what="$what, CH_MPI_SHM=$CH_MPI_SHM"
+echo "# bench/distributed: samples/s, $what (best epoch of $epochs, best of $repeats runs)"
 echo "# $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$have_torch" = 1 ] && echo "# PyTorch $("$py" -c 'import torch; print(torch.__version__, torch.__file__)')"
 printf '| %-8s | %-15s | %10s | %10s | %18s |\n' model "ranks x threads" chainerc "DDP gloo" "chainerc / DDP"

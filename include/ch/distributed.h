@@ -77,9 +77,10 @@ typedef enum ch_reduce_op { CH_REDUCE_SUM = 0, CH_REDUCE_MEAN = 1 } ch_reduce_op
 CH_API ch_status ch_communicator_new_mpi(ch_communicator** out);
 
 /* Drop a reference. NULL is a no-op; a released handle is
- * CH_ERR_RELEASED_HANDLE. The MPI communicator is freed with the last
- * reference (not collective: MPI_Comm_free is local in practice, but all
- * ranks should release theirs). */
+ * CH_ERR_RELEASED_HANDLE. The MPI communicator (and the gradients'
+ * shared-memory segment, unmapped) is freed with the last reference (not
+ * collective: MPI_Comm_free is local in practice, but all ranks should
+ * release theirs). */
 CH_API ch_status ch_communicator_release(ch_communicator* comm);
 
 /* New reference to the same communicator. Returns `comm`, or NULL if it is
@@ -106,11 +107,17 @@ CH_API ch_status ch_communicator_barrier(ch_communicator* comm);
 CH_API ch_status ch_communicator_bcast_data(ch_communicator* comm, ch_function_set* set);
 
 /* Average the gradients of `set` over the ranks, in place (ChainerMN's flat
- * communicator): after the model check, the gradients are packed into one
- * contiguous buffer per dtype, summed in one MPI_Allreduce each and divided
- * by the number of ranks. CUDA gradients go through NCCL on the device's
- * default stream where NCCL is available (ch_communicator_has_nccl, CH_NCCL),
- * else through host memory. Collective. */
+ * communicator): after the model check, host gradients of ranks that all
+ * share one machine go through a shared-memory segment (each rank sums its
+ * slice of the gradients over the ranks, no packing copy); otherwise, or with
+ * the environment variable CH_MPI_SHM=0, they are packed into one contiguous
+ * buffer per dtype, summed in one MPI_Allreduce each and divided by the
+ * number of ranks. CH_MPI_SHM=1 requires the segment (CH_ERR_UNSUPPORTED on
+ * every rank when the ranks span machines); the ranks agree on the choice at
+ * the first reduction, and the results are bit-identical on every rank
+ * either way. CUDA gradients go through NCCL on the device's default stream
+ * where NCCL is available (ch_communicator_has_nccl, CH_NCCL), else through
+ * host memory. Collective. */
 CH_API ch_status ch_communicator_allreduce_grads(ch_communicator* comm, ch_function_set* set);
 
 /* Sum or mean of `array` over the ranks, in place (e.g. a metric: summed

@@ -217,6 +217,8 @@ void divide(char* buf, size_t count, ch_dtype d, int size) {
 // dst[i] = src[i] / size for `count` elements of dtype d. For a power of two
 // the division is a multiplication by its exact reciprocal (the same results,
 // several times faster).
+}  // namespace
+
 void divide_into(void* dst, const void* src, size_t count, ch_dtype d, int size) {
   const bool pow2 = (size & (size - 1)) == 0;
   if (d == CH_FLOAT32) {
@@ -237,6 +239,8 @@ void divide_into(void* dst, const void* src, size_t count, ch_dtype d, int size)
       for (size_t i = 0; i < count; ++i) q[i] = p[i] / s;
   }
 }
+
+namespace {
 
 // Arrays of one dtype through one host buffer: read them all, run `op` on the
 // packed buffer, write them back (when `write_back`).
@@ -427,6 +431,7 @@ Comm::~Comm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
+  shm_destroy(*this);
   if (shm != MPI_COMM_NULL) MPI_Comm_free(&shm);
   if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
@@ -483,6 +488,7 @@ void allreduce_grads(Comm& c, const std::vector<Param>& ps, const char* who) {
         check_mpi(MPI_Allreduce(MPI_IN_PLACE, p, n, t, MPI_SUM, c.comm), who, "MPI_Allreduce");
       });
     };
+    if (key.first == CH_DEVICE_CPU && shm_allreduce_mean(c, arrays, d, who)) continue;
     if (key.first == CH_DEVICE_CPU) {
       // Host arrays (C-contiguous): packed with memcpy, and the division by
       // the number of ranks done while copying back (one pass fewer).

@@ -39,6 +39,7 @@ void check_mpi(int rc, const char* who, const char* what);
 void check_ch(ch_status st, const char* who);
 
 struct NcclState;
+struct ShmState;
 
 struct Comm {
   MPI_Comm comm = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD, MPI_ERRORS_RETURN
@@ -46,6 +47,8 @@ struct Comm {
   int rank = 0, size = 1, intra_rank = 0, intra_size = 1;
   std::vector<char> buffer;  // host packing buffer, grown on demand
   std::shared_ptr<NcclState> nccl;
+  // The shared-memory segment of host gradient reductions (shm.cpp).
+  std::shared_ptr<ShmState> shm_state;
   // Whether CUDA gradients go through NCCL: decided by all ranks together at
   // the first reduction of CUDA gradients (use_nccl in communicator.cpp).
   enum class NcclMode { kUndecided, kNccl, kHost } nccl_mode = NcclMode::kUndecided;
@@ -77,6 +80,16 @@ void bcast_params(Comm& c, const std::vector<Param>& ps, const char* who);
 void allreduce_array(Comm& c, ch_array* array, ch_reduce_op op, const char* who);
 void scatter(int64_t* out, int64_t capacity, int64_t* count, Comm& c, int64_t n, int32_t shuffle,
              uint64_t seed, const char* who);
+
+// dst[i] = src[i] / size for `count` elements of dtype d (float32 or float64).
+void divide_into(void* dst, const void* src, size_t count, ch_dtype d, int size);
+
+// shm.cpp: the mean over the ranks of host arrays of one dtype (float32 or
+// float64), in place, through a shared-memory segment when every rank is on
+// this machine and CH_MPI_SHM is not 0 (all ranks agreeing at the first
+// call). False, having done nothing, when the MPI path must run instead.
+bool shm_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype d, const char* who);
+void shm_destroy(Comm& c) noexcept;
 
 #if CH_MPI_HAVE_NCCL
 // nccl.cpp: mean of CUDA arrays of one dtype over the ranks, on the GPU.

@@ -12,7 +12,16 @@
  *                              multi-node optimizer (and allreduce_grads):
  *                              parameters bit-identical on every rank and
  *                              within 1e-6 relative of one process trained on
- *                              the combined batches (computed here)
+ *                              the combined batches (computed here), on a
+ *                              tiny model and one of 12,243 parameters whose
+ *                              arrays straddle the ranks' slices of the
+ *                              shared-memory reduction; CH_MPI_SHM: an
+ *                              invalid value on one rank is refused on every
+ *                              rank, a communicator's release stays local,
+ *                              a gradient listed twice (one function under
+ *                              two names) gets the exact mean (meson runs
+ *                              this mode with CH_MPI_SHM unset, 1 and 0: the
+ *                              segment and MPI paths)
  *   test_distributed mismatch  models that differ: CH_ERR_INVALID_ARGUMENT on
  *                              every rank naming the first difference
  *   test_distributed cuda      as train, with the models and data on cuda:0
@@ -210,6 +219,8 @@ typedef struct Model {
 
 /* The device of the train tests: the CPU, or cuda:0 in mode cuda. */
 static ch_device g_device;
+/* The train tests' model: g_in -> g_hidden -> 3. */
+static int64_t g_in = 5, g_hidden = 4;
 
 /* in -> hidden -> 3, initialised from `seed` (on the CPU), on g_device. */
 static Model make_model(int64_t in, int64_t hidden, ch_dtype dtype, uint64_t seed) {
@@ -294,7 +305,7 @@ static double element(ch_array* a, int64_t i) {
 /* Every parameter of `m` equal, bit for bit, to rank 0's (broadcast a copy). */
 static int bit_identical_to_rank0(ch_communicator* comm, const Model* m, int64_t in, ch_dtype dtype,
                                   const char* what) {
-  Model c = make_model(in, 4, dtype, 999);
+  Model c = make_model(in, g_hidden, dtype, 999);
   size_t k, n = ch_function_set_parameter_count(m->set);
   int same = 1;
   CHECK(ch_function_set_copy_parameters_from(c.set, m->set));
@@ -326,9 +337,9 @@ static int bit_identical_to_rank0(ch_communicator* comm, const Model* m, int64_t
 static void test_train(ch_communicator* comm, ch_dtype dtype, const char* opt_name,
                        int use_multi_node) {
   const int rank = ch_communicator_rank(comm), size = ch_communicator_size(comm);
-  const int64_t in = 5, per_rank = 3, steps = 6;
+  const int64_t in = g_in, per_rank = 3, steps = 6;
   /* Differently initialised ranks; broadcast makes them rank 0's. */
-  Model m = make_model(in, 4, dtype, 100 + (uint64_t)rank), ref;
+  Model m = make_model(in, g_hidden, dtype, 100 + (uint64_t)rank), ref;
   ch_optimizer *opt, *ref_opt, *mn = NULL;
   double max_rel = 0;
   size_t k, n;
@@ -339,7 +350,7 @@ static void test_train(ch_communicator* comm, ch_dtype dtype, const char* opt_na
            g_device.type == CH_DEVICE_CPU ? "" : " on cuda:0");
   CHECK(ch_communicator_bcast_data(comm, m.set));
   bit_identical_to_rank0(comm, &m, in, dtype, "after bcast_data");
-  ref = make_model(in, 4, dtype, 7);
+  ref = make_model(in, g_hidden, dtype, 7);
   CHECK(ch_function_set_copy_parameters_from(ref.set, m.set));
 
   if (!strcmp(opt_name, "SGD")) {
@@ -401,11 +412,13 @@ static void test_train(ch_communicator* comm, ch_dtype dtype, const char* opt_na
   EXPECT(max_rel <= (dtype == CH_FLOAT64 ? 1e-6 : 1e-5),
          "%s: within tolerance of one process: %.3g", what, max_rel);
   if (rank == 0)
-    printf("%s: %d ranks, %lld steps, max relative difference to one process %.3g\n", what, size,
-           (long long)steps, max_rel);
+    printf(
+        "%s (%lld inputs, %lld hidden): %d ranks, %lld steps, max relative difference to one "
+        "process %.3g\n",
+        what, (long long)in, (long long)g_hidden, size, (long long)steps, max_rel);
   /* The update really moved the parameters. */
   {
-    Model init = make_model(in, 4, dtype, 100);
+    Model init = make_model(in, g_hidden, dtype, 100);
     ch_array *p, *q;
     CHECK(ch_communicator_bcast_data(comm, init.set)); /* not rank 0's seed: make it so */
     CHECK(ch_function_set_parameter(&p, NULL, NULL, m.set, 0));
@@ -451,6 +464,89 @@ static void test_nccl_choice(ch_communicator* comm) {
   unsetenv("CH_NCCL");
   CHECK(ch_communicator_allreduce_grads(comm, m.set)); /* auto: through host memory */
   free_model(&m);
+}
+
+/* CH_MPI_SHM, on a communicator of its own (each decides once, at its first
+ * reduction of host gradients): a value other than auto, 0 or 1 on one rank
+ * is CH_ERR_INVALID_ARGUMENT on every rank, nothing reduced; then the job's
+ * own setting decides. Releasing that communicator is local even after a
+ * reduction through the shared-memory segment: rank 0 releases it before a
+ * barrier on `comm` that the others reach before releasing theirs (a
+ * collective release would deadlock here, and the test time out). */
+static void test_shm_choice(ch_communicator* comm) {
+  ch_communicator* c2;
+  const char* job = getenv("CH_MPI_SHM");
+  char* saved = job ? strdup(job) : NULL;
+  Model m = make_model(5, 4, CH_FLOAT64, 1);
+  ch_status st;
+  int size;
+  CHECK(ch_communicator_new_mpi(&c2));
+  size = ch_communicator_size(c2);
+  loss_backward(&m, CH_FLOAT64, 5, 0, 0, 3);
+  setenv("CH_MPI_SHM", g_rank == size - 1 ? "yes" : "auto", 1);
+  st = ch_communicator_allreduce_grads(c2, m.set);
+  EXPECT(st == CH_ERR_INVALID_ARGUMENT, "CH_MPI_SHM=yes: %s", ch_status_name(st));
+  EXPECT(strstr(ch_error_message(),
+                "expected 0 (MPI_Allreduce), 1 (the shared-memory segment "
+                "required) or auto") != NULL,
+         "message '%s'", ch_error_message());
+  EXPECT(g_rank != size - 1 || strstr(ch_error_message(), "CH_MPI_SHM is 'yes' on rank") != NULL,
+         "message '%s'", ch_error_message());
+  if (saved)
+    setenv("CH_MPI_SHM", saved, 1);
+  else
+    unsetenv("CH_MPI_SHM");
+  free(saved);
+  CHECK(ch_communicator_allreduce_grads(c2, m.set));
+  if (g_rank == 0) {
+    CHECK(ch_communicator_release(c2));
+    CHECK(ch_communicator_barrier(comm));
+  } else {
+    CHECK(ch_communicator_barrier(comm));
+    CHECK(ch_communicator_release(c2));
+  }
+  free_model(&m);
+}
+
+/* One function under two names: its parameters (and gradients) are listed
+ * twice. Gradient element i on rank r is r + 1 + i (exact in float32), so
+ * the mean over N ranks is (N + 1) / 2 + i exactly, whichever path runs
+ * (the segment reduces such a gradient once; MPI_Allreduce packs it twice). */
+static void test_shared_parameter(ch_communicator* comm) {
+  const int size = ch_communicator_size(comm);
+  ch_function_set* set;
+  ch_function* l;
+  ch_optimizer* opt;
+  size_t k, n;
+  int64_t i;
+  CHECK(ch_function_set_new(&set));
+  CHECK(ch_functions_linear_new(&l, 40, 30, CH_FLOAT32, 1.0, 0.0, 0, NULL, NULL));
+  CHECK(ch_function_set_add_function(set, "a", l));
+  CHECK(ch_function_set_add_function(set, "b", l));
+  CHECK(ch_optimizer_sgd_new(&opt, 0.1));
+  CHECK(ch_optimizer_setup(opt, set));
+  CHECK(ch_optimizer_zero_grads(opt)); /* allocates the gradients */
+  n = ch_function_set_parameter_count(set);
+  EXPECT(n == 4, "W and b listed twice: %d parameters", (int)n);
+  for (k = 0; k < n; ++k) {
+    ch_array* g;
+    CHECK(ch_function_set_parameter(NULL, &g, NULL, set, k));
+    for (i = 0; i < ch_array_size(g); ++i) ((float*)ch_array_data(g))[i] = (float)(g_rank + 1 + i);
+    ch_array_release(g);
+  }
+  CHECK(ch_communicator_allreduce_grads(comm, set));
+  for (k = 0; k < n; ++k) {
+    ch_array* g;
+    int bad = 0;
+    CHECK(ch_function_set_parameter(NULL, &g, NULL, set, k));
+    for (i = 0; i < ch_array_size(g); ++i)
+      if (((float*)ch_array_data(g))[i] != (float)(size + 1) / 2.0f + (float)i) ++bad;
+    EXPECT(bad == 0, "shared parameter %d: %d elements are not the mean", (int)k, bad);
+    ch_array_release(g);
+  }
+  ch_optimizer_release(opt);
+  ch_function_release(l);
+  ch_function_set_release(set);
 }
 
 static void expect_mismatch(ch_status st, const char* what, const char* needle) {
@@ -520,11 +616,21 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "basic")) {
     test_basic(comm);
   } else if (!strcmp(mode, "train")) {
+    test_shm_choice(comm);
+    test_shared_parameter(comm);
     test_train(comm, CH_FLOAT64, "SGD", 1);
     test_train(comm, CH_FLOAT64, "Adam", 1);
     test_train(comm, CH_FLOAT64, "Adam", 0);
     test_train(comm, CH_FLOAT32, "SGD", 1);
     test_train(comm, CH_FLOAT32, "Adam", 1);
+    /* Larger: every rank's slice of the shared-memory reduction holds parts
+     * of several arrays (and the segment grows). */
+    g_in = 200;
+    g_hidden = 60;
+    test_train(comm, CH_FLOAT32, "SGD", 1);
+    test_train(comm, CH_FLOAT64, "Adam", 0);
+    g_in = 5;
+    g_hidden = 4;
   } else if (!strcmp(mode, "cuda")) {
     g_device = ch_device_cuda(0);
     if (ch_cuda_device_count() < 1) {
