@@ -394,6 +394,29 @@ TEST(Gemm, NoisyTimingsStillEndInAChoice) {
   EXPECT_EQ(uses, int(3 * libs.size())) << "the others dropped after three calls each";
 }
 
+// oneDNN (JIT code and packing buffers: more memory in the process) is
+// chosen only where it beats the best other library by more than 5%.
+TEST(Gemm, OneDnnMustBeatTheOthersByFivePercent) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  if (!cpu::gemm_library_available(GemmLibrary::onednn, false)) GTEST_SKIP() << "no oneDNN";
+  FakeStopwatch fake;
+  for (GemmLibrary lib : cpu::gemm_candidates(false)) fake.seconds_per_gflop[lib] = 1.0;
+  fake.seconds_per_gflop[GemmLibrary::openblas] = 0.98;  // the best of the others
+  std::vector<float> a(64 * 64, 1.f), b(64 * 64, 1.f), c(64 * 64);
+  auto decide_with = [&](double onednn_speedup, int64_t size) {
+    fake.seconds_per_gflop[GemmLibrary::onednn] = 0.98 / onednn_speedup;
+    cpu::set_gemm_stopwatch_for_testing(fake.get());
+    fake.m = fake.n = fake.k = size;
+    for (int i = 0; i < 200 && cpu::gemm_choice(false, false, false, size, size, size) < 0; ++i)
+      cpu::gemm(false, false, size, size, size, 1.f, a.data(), size, b.data(), size, 0.f, c.data(),
+                size);
+    return cpu::gemm_choice(false, false, false, size, size, size);
+  };
+  EXPECT_EQ(decide_with(1.04, 32), int(GemmLibrary::openblas));
+  EXPECT_EQ(decide_with(1.06, 64), int(GemmLibrary::onednn));
+}
+
 TEST(Gemm, AForcedLibraryIsUsedWithoutMeasuring) {
   CleanChoice clean;
   FakeStopwatch fake;

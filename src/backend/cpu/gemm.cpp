@@ -291,6 +291,15 @@ constexpr int kDropAfter = 3;
 // Where a class tries C both whole and split over the threads, the split is
 // chosen only if its median rate is this much higher.
 constexpr double kSplitMargin = 1.2;
+// oneDNN is chosen only where it beats the best of the other libraries by
+// this much: the first process to run its sgemm pays for its JIT-compiled
+// kernels and per-call packing buffers (measured with bench/train on a Zen 4:
+// 6 MiB more peak resident memory and 0.3 MiB more heap for the small MLP,
+// 8 MiB and 1.3-1.5 MiB for the convnet, than with OpenBLAS or BLIS alone),
+// while differences under 5% are within what one deciding call can tell
+// apart on a busy machine.
+constexpr double kHeavyMargin = 1.05;
+bool heavy(GemmLibrary lib) { return lib == GemmLibrary::onednn; }
 
 int library_index(const char* name) {
   for (int i = 0; i < kGemmLibraries; ++i)
@@ -407,12 +416,14 @@ class Chooser {
     // A split must beat the best whole product by kSplitMargin: it also
     // changes what the neighbouring operations find (a worker awake and
     // polling, or asleep), which its own timing does not show.
+    // A heavy library (oneDNN) must beat the others by kHeavyMargin.
+    auto score = [&](int c) {
+      return st.median(c) / (split_of(c) ? kSplitMargin : 1.0) /
+             (heavy(library_of(c)) ? kHeavyMargin : 1.0);
+    };
     int best = -1;
-    for (int c : st.candidates) {
-      if (st.dropped[c]) continue;
-      const double r = st.median(c) / (split_of(c) ? kSplitMargin : 1.0);
-      if (best < 0 || r > st.median(best) / (split_of(best) ? kSplitMargin : 1.0)) best = c;
-    }
+    for (int c : st.candidates)
+      if (!st.dropped[c] && (best < 0 || score(c) > score(best))) best = c;
     for (int c : st.candidates) st.decided[c] = st.samples[c] > 0 ? st.median(c) : 0;
     st.chosen = best;
     return true;
