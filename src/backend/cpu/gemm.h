@@ -77,8 +77,9 @@ const char* blas_name();
 void set_blas_threads(int n);
 
 // The timed calls of each candidate of a shape class before the choice:
-// the candidates take turns (A B C A B C ...), at least kGemmSamples calls
-// each, more until each has run kGemmSampleSeconds in all, at most
+// the candidates take turns (A B C A B C ...; each turn an untimed call, then
+// a timed one), at least kGemmSamples calls each, more until each has run
+// kGemmSampleSeconds in all (timed), at most
 // kGemmMaxSamples; a candidate clearly slower than the leader after three
 // calls is dropped, and the class is decided as soon as one candidate is left.
 constexpr int kGemmSamples = 5;
