@@ -48,6 +48,9 @@ ch_ensure_deps
 build_dir="${CH_BUILD_DIR:-build}"
 sanitize_dir="${CH_SANITIZE_BUILD_DIR:-build-sanitize}"
 summary_args=()
+# The measured GEMM choices (src/backend/cpu/gemm_cache.h) of the wrappers'
+# suites go to the build folder, not ~/.cache (meson test sets its own).
+export CH_GEMM_CACHE_DIR="${CH_GEMM_CACHE_DIR:-$CH_ROOT/$build_dir/gemm-cache}"
 
 # run_pass NAME BUILD_DIR TIMEOUT_MULTIPLIER [meson setup options...]
 run_pass() {

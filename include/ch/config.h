@@ -44,15 +44,21 @@ CH_API void ch_config_seed(uint64_t seed);
  *   Cooperlake ...; onednn: oneDNN 2.6.3 sgemm (float32 only); blis: BLIS
  *   0.9.0 (zen3 kernels, libblis.so.4) | one library thread per block of
  *   chainerc's 2-thread pool | chosen: float32 NT m<=128 n<=1024 k<=1024
- *   1 thread: onednn 100.9 GFLOP/s (openblas 95%, blis 81%); ...
+ *   1 thread: onednn 100.9 GFLOP/s (openblas 95%, blis 81%) [cached]; ...
+ *   | choices kept in /home/me/.cache/chainerc/gemm
  * Fields are separated by " | ": the mode ("auto (measured per shape
  * class)" or the library set by ch_config_set_gemm / CH_GEMM); the
  * candidates, each "name: the library's own description", "; "-separated;
- * the threading; and, once classes have been decided, "chosen: " and one
- * entry per shape class ("; "-separated): dtype, the transposes of A and B
- * (N or T), the powers of two m, n and k round up to, the thread count, the
+ * the threading; once classes have been decided, "chosen: " and one entry
+ * per shape class ("; "-separated): dtype, the transposes of A and B (N or
+ * T), the powers of two m, n and k round up to, the thread count, the
  * library chosen and its measured rate, then the others' rates in percent
- * of it. Borrowed; valid until the next call on the same thread. */
+ * of it, and " [cached]" where the choice was read from the disk cache
+ * rather than measured in this process; last, where the choices are kept
+ * on disk ("choices kept in DIR": $CH_GEMM_CACHE_DIR, else
+ * $XDG_CACHE_HOME/chainerc/gemm, else ~/.cache/chainerc/gemm) or "choices
+ * not kept on disk" (CH_GEMM_CACHE=0). Borrowed; valid until the next call
+ * on the same thread. */
 CH_API const char* ch_config_blas(void);
 
 /* Which library computes the CPU's float32 and float64 matrix products.

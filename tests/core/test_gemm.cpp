@@ -2,20 +2,29 @@
 // textbook triple loop in long double (all four transposes, padded row
 // strides, alpha and beta, empty and odd sizes, float32 and float64, one to
 // three threads), the choice among the libraries driven by an injected
-// stopwatch, the forced choice (force_gemm_library, CH_GEMM, the C API),
+// stopwatch, the disk cache of the choices (in temporary folders, never the
+// real ~/.cache), the forced choice (force_gemm_library, CH_GEMM, the C API),
 // ch_config_blas's text, and bad input. No test depends on real timings.
 #include <ch/ch.h>
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemm_cache.h"
 #include "backend/cpu/parallel.h"
 #include "core/error.h"
 #include "thread_count.h"
@@ -27,7 +36,9 @@ namespace {
 
 using test_util::ThreadCount;
 
-// Puts the measured choice and the steady clock back after a test.
+// Puts the measured choice and the steady clock back after a test, with the
+// disk cache off (the cache's own tests turn it on in a temporary folder:
+// no test writes to the real ~/.cache).
 class CleanChoice {
  public:
   CleanChoice() { reset(); }
@@ -37,8 +48,23 @@ class CleanChoice {
   static void reset() {
     cpu::set_gemm_stopwatch_for_testing(nullptr);
     cpu::force_gemm_library("auto");
+    cpu::set_gemm_machine_for_testing("");
+    cpu::set_gemm_cache_directory("");
   }
 };
+
+// Timed calls per candidate the sampling rule gives (gemm.h): at least
+// kGemmSamples, more until kGemmSampleSeconds in all, at most kGemmMaxSamples,
+// for candidates still in that take `seconds` per call.
+int samples_for(double seconds) {
+  int n = cpu::kGemmSamples;
+  double total = n * seconds;
+  while (n < cpu::kGemmMaxSamples && total < cpu::kGemmSampleSeconds) {
+    ++n;
+    total += seconds;
+  }
+  return n;
+}
 
 struct Case {
   int64_t m, n, k;
@@ -192,7 +218,7 @@ TEST(Gemm, EachShapeClassUsesTheCandidateMeasuredFastest) {
   // Shapes in one class (m in (64, 128], n in (32, 64], k in (16, 32]) but
   // not equal: rates, not times, are compared.
   const Case in_class[] = {{100, 40, 20}, {70, 64, 32}, {128, 33, 17}};
-  const size_t calls = cpu::kGemmSamples * libs.size();
+  const size_t calls = cpu::kGemmMaxSamples * libs.size();
   for (size_t i = 0; cpu::gemm_choice(false, false, true, 100, 40, 20) < 0; ++i) {
     ASSERT_LT(i, calls) << "not decided after every candidate's samples";
     const Case s = in_class[i % 3];
@@ -200,9 +226,10 @@ TEST(Gemm, EachShapeClassUsesTheCandidateMeasuredFastest) {
     cpu::gemm(false, true, s.m, s.n, s.k, 1.f, a.data(), s.k, b.data(), s.k, 0.f, c.data(), s.n);
     ASSERT_EQ(c[0], float(s.k));
   }
-  // Each candidate timed kGemmSamples times, or three times if it was
-  // clearly slower (here: all but the last, at half its rate).
-  EXPECT_EQ(fake.uses, int(3 * (libs.size() - 1) + cpu::kGemmSamples)) << calls;
+  // The candidates take turns; after three calls each, all but the last
+  // (at half its rate) are clearly slower and dropped, and with one
+  // candidate left the class is decided.
+  EXPECT_EQ(fake.uses, int(3 * libs.size())) << calls;
   EXPECT_EQ(cpu::gemm_choice(false, false, true, 100, 40, 20), int(libs.back()));
   EXPECT_EQ(cpu::gemm_choice(false, false, true, 65, 33, 17), int(libs.back())) << "same class";
   // Decided: no more timing.
@@ -267,16 +294,18 @@ TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
     }
     return fake.uses - before;
   };
-  auto timed = [&](size_t candidates) {
-    return candidates > 1 ? int(candidates) * cpu::kGemmSamples : 0;
+  // Seconds per call of a size^3 product through any library in one block.
+  auto seconds = [](int64_t size) { return 2e-9 * double(size) * double(size) * double(size); };
+  auto timed = [&](size_t candidates, double seconds_per_call) {
+    return candidates > 1 ? int(candidates) * samples_for(seconds_per_call) : 0;
   };
   const std::string first = cpu::gemm_library_name(libs.front());
   // 100^3 (class 128^3 = 2^21 multiply-adds): split and unsplit; split
   // twice as fast here.
   fake.split_factor = 0.5;
-  // The unsplit candidates, at half the rate, are dropped after three calls.
-  const int mixed = int(libs.size()) * (cpu::kGemmSamples + 3);
-  EXPECT_EQ(decide(100), mixed);
+  // The unsplit candidates, at half the rate, are dropped after three calls;
+  // the split ones go on.
+  EXPECT_EQ(decide(100), int(libs.size()) * (samples_for(seconds(100) * 0.5) + 3));
   std::string text = ch_config_blas();
   EXPECT_NE(text.find("float32 NN m<=128 n<=128 k<=128 2 threads: " + first +
                       " split 2.0 GFLOP/s (" + first + " unsplit 50%"),
@@ -284,15 +313,15 @@ TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
       << text;
   // 60^3 (class 64^3): unsplit twice as fast.
   fake.split_factor = 2;
-  EXPECT_EQ(decide(60), mixed);
+  EXPECT_EQ(decide(60), int(libs.size()) * (samples_for(seconds(60)) + 3));
   text = ch_config_blas();
   EXPECT_NE(text.find("float32 NN m<=64 n<=64 k<=64 2 threads: " + first +
                       " unsplit 1.0 GFLOP/s (" + first + " split 50%"),
             std::string::npos)
       << text;
   // 512^3: split only, whatever the stopwatch says; 16^3: unsplit only.
-  EXPECT_EQ(decide(512), timed(libs.size()));
-  EXPECT_EQ(decide(16), timed(libs.size()));
+  EXPECT_EQ(decide(512), timed(libs.size(), seconds(512) * 2));
+  EXPECT_EQ(decide(16), timed(libs.size(), seconds(16)));
   text = ch_config_blas();
   EXPECT_NE(text.find("m<=512 n<=512 k<=512 2 threads: " + first + " split"), std::string::npos)
       << text;
@@ -362,7 +391,30 @@ TEST(Gemm, NoisyTimingsStillEndInAChoice) {
   cpu::gemm(false, false, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n);
   EXPECT_EQ(c[0], float(k));
   EXPECT_EQ(cpu::gemm_choice(false, false, false, m, n, k), int(libs[0]));
-  EXPECT_LE(uses, int(cpu::kGemmSamples * libs.size()));
+  EXPECT_EQ(uses, int(3 * libs.size())) << "the others dropped after three calls each";
+}
+
+// oneDNN (JIT code and packing buffers: more memory in the process) is
+// chosen only where it beats the best other library by more than 5%.
+TEST(Gemm, OneDnnMustBeatTheOthersByFivePercent) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  if (!cpu::gemm_library_available(GemmLibrary::onednn, false)) GTEST_SKIP() << "no oneDNN";
+  FakeStopwatch fake;
+  for (GemmLibrary lib : cpu::gemm_candidates(false)) fake.seconds_per_gflop[lib] = 1.0;
+  fake.seconds_per_gflop[GemmLibrary::openblas] = 0.98;  // the best of the others
+  std::vector<float> a(64 * 64, 1.f), b(64 * 64, 1.f), c(64 * 64);
+  auto decide_with = [&](double onednn_speedup, int64_t size) {
+    fake.seconds_per_gflop[GemmLibrary::onednn] = 0.98 / onednn_speedup;
+    cpu::set_gemm_stopwatch_for_testing(fake.get());
+    fake.m = fake.n = fake.k = size;
+    for (int i = 0; i < 200 && cpu::gemm_choice(false, false, false, size, size, size) < 0; ++i)
+      cpu::gemm(false, false, size, size, size, 1.f, a.data(), size, b.data(), size, 0.f, c.data(),
+                size);
+    return cpu::gemm_choice(false, false, false, size, size, size);
+  };
+  EXPECT_EQ(decide_with(1.04, 32), int(GemmLibrary::openblas));
+  EXPECT_EQ(decide_with(1.06, 64), int(GemmLibrary::onednn));
 }
 
 TEST(Gemm, AForcedLibraryIsUsedWithoutMeasuring) {
@@ -495,6 +547,399 @@ TEST(Gemm, BadShapesAreStatusesNamingTheValues) {
   expect_error(
       [&] { cpu::gemm(false, false, 4, 4, 4, 1.f, a.data(), 3, b.data(), 4, 0.f, c.data(), 4); },
       "lda = 3");
+}
+
+// ---------------------------------------------------------------------------
+// The disk cache of the choices.
+
+// A fresh temporary folder, the cache's directory for the test's life
+// (removed after, with what the test wrote there).
+class TempCache {
+ public:
+  TempCache() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/chainerc-gemm-cache-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) ADD_FAILURE() << "mkdtemp failed";
+    dir_ = buf.data();
+    cpu::set_gemm_cache_directory(dir_.c_str());
+  }
+  ~TempCache() {
+    cpu::set_gemm_cache_directory("");
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << cmd;
+  }
+  const std::string& dir() const { return dir_; }
+  // The names in the folder.
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    if (DIR* d = opendir(dir_.c_str())) {
+      while (dirent* e = readdir(d))
+        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+          out.push_back(e->d_name);
+      closedir(d);
+    }
+    return out;
+  }
+
+ private:
+  std::string dir_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << data;
+}
+
+// The class these tests decide: float32 NT, m in (64, 128], n in (32, 64],
+// k in (16, 32].
+constexpr int64_t kM = 100, kN = 40, kK = 20;
+
+// Runs the class's GEMM until it is decided (at most every candidate's
+// samples); returns the chosen library. fake.m/n/k are set to the shape.
+int decide(FakeStopwatch& fake) {
+  std::vector<float> a(kM * kK, 1.f), b(kN * kK, 1.f), c(kM * kN);
+  fake.m = kM, fake.n = kN, fake.k = kK;
+  const int most = cpu::kGemmMaxSamples * 2 * cpu::kGemmLibraries;
+  for (int i = 0; i <= most; ++i) {
+    cpu::gemm(false, true, kM, kN, kK, 1.f, a.data(), kK, b.data(), kK, 0.f, c.data(), kN);
+    EXPECT_EQ(c[0], float(kK));
+    const int chosen = cpu::gemm_choice(false, false, true, kM, kN, kK);
+    if (chosen >= 0) return chosen;
+  }
+  ADD_FAILURE() << "not decided";
+  return -1;
+}
+
+// A fake stopwatch where `fastest` is twice as fast as the others.
+void favour(FakeStopwatch& fake, GemmLibrary fastest) {
+  for (GemmLibrary lib : cpu::gemm_candidates(false)) fake.seconds_per_gflop[lib] = 1.0;
+  fake.seconds_per_gflop[fastest] = 0.5;
+}
+
+// A choice is written to the cache and the next process (a fresh chooser)
+// uses it without timing anything, with the library's own bits, and says
+// where it came from.
+TEST(GemmCache, AChoiceIsKeptAndTheNextProcessUsesItWithoutMeasuring) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library: nothing is measured";
+  TempCache cache;
+  EXPECT_EQ(cpu::gemm_cache_directory(), cache.dir());
+  FakeStopwatch fake;
+  favour(fake, libs.back());
+  cpu::set_gemm_stopwatch_for_testing(fake.get());
+  EXPECT_TRUE(cache.files().empty());
+  ASSERT_EQ(decide(fake), int(libs.back()));
+  // One file, no temporary left; it names the CPU and the libraries.
+  const std::vector<std::string> files = cache.files();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].find(".tmp"), std::string::npos) << files[0];
+  const std::string data = read_file(cache.dir() + "/" + files[0]);
+  EXPECT_NE(data.find(cpu::gemm_cache::cpu_identity()), std::string::npos);
+  for (GemmLibrary lib : libs)
+    EXPECT_NE(data.find(cpu::gemm_library_version(lib)), std::string::npos)
+        << cpu::gemm_library_name(lib);
+  EXPECT_NE(data.find("float32 NT m<=128 n<=64 k<=32 1 thread"), std::string::npos);
+  std::string text = ch_config_blas();
+  EXPECT_EQ(text.find("[cached]"), std::string::npos) << text;
+  EXPECT_NE(text.find(" | choices kept in " + cache.dir()), std::string::npos) << text;
+
+  // "The next process": the choices forgotten, the stopwatch now favouring
+  // another library. The cached class is not timed at all.
+  cpu::reread_gemm_environment_for_testing();
+  FakeStopwatch other;
+  favour(other, libs.front());
+  cpu::set_gemm_stopwatch_for_testing(other.get());
+  EXPECT_EQ(cpu::gemm_choice(false, false, true, kM, kN, kK), -1) << "not looked up before a GEMM";
+  std::mt19937 rng(9);
+  Problem<float> p(false, true, {kM, kN, kK}, 1.f, 0.f, 0, rng);
+  std::vector<float> got = p.c, want = p.c;
+  cpu::gemm(false, true, kM, kN, kK, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(),
+            p.ldc);
+  EXPECT_EQ(other.uses, 0) << "a cached class is not measured";
+  EXPECT_EQ(cpu::gemm_choice(false, false, true, kM, kN, kK), int(libs.back()));
+  cpu::gemm_using(libs.back(), false, true, kM, kN, kK, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb,
+                  0.f, want.data(), p.ldc, cpu::GemmBlocks::one);
+  for (size_t i = 0; i + 1 < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+  // ch_config_blas: the cached choice with its measured rates, marked.
+  text = ch_config_blas();
+  EXPECT_NE(text.find("float32 NT m<=128 n<=64 k<=32 1 thread: " +
+                      std::string(cpu::gemm_library_name(libs.back())) + " 2.0 GFLOP/s (" +
+                      cpu::gemm_library_name(libs.front()) + " 50%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("%) [cached]"), std::string::npos) << text;
+  // Another class is measured (and written) as usual.
+  std::vector<float> a(64, 1.f), b(64, 1.f), c(64);
+  fake.m = fake.n = fake.k = 8;
+  other.m = other.n = other.k = 8;
+  for (int i = 0; i < 200 && cpu::gemm_choice(false, false, false, 8, 8, 8) < 0; ++i)
+    cpu::gemm(false, false, 8, 8, 8, 1.f, a.data(), 8, b.data(), 8, 0.f, c.data(), 8);
+  EXPECT_EQ(cpu::gemm_choice(false, false, false, 8, 8, 8), int(libs.front()));
+  EXPECT_GT(other.uses, 0);
+  EXPECT_EQ(cache.files().size(), 2u);
+}
+
+// A cached choice holds only for the machine (the CPU and each library's
+// identity) and the thread count it was measured with.
+TEST(GemmCache, OtherCpusLibraryVersionsAndThreadCountsAreMeasuredAgain) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library: nothing is measured";
+  TempCache cache;
+  const std::string zen4 = "cpu: vendor_id=AuthenticAMD; cpu family=25; model=17; isa=avx512f",
+                    zen5 = "cpu: vendor_id=AuthenticAMD; cpu family=26; model=2; isa=avx512f",
+                    old_libs = "\nlibraries: openblas: OpenBLAS 0.3.21 Cooperlake;",
+                    new_libs = "\nlibraries: openblas: OpenBLAS 0.3.26 Cooperlake;";
+  FakeStopwatch back, front;
+  favour(back, libs.back());
+  favour(front, libs.front());
+  // Measured on "Zen 4 with OpenBLAS 0.3.21": the last library.
+  cpu::set_gemm_machine_for_testing(zen4 + old_libs);
+  cpu::set_gemm_stopwatch_for_testing(back.get());
+  ASSERT_EQ(decide(back), int(libs.back()));
+  // Each of these is measured anew (the stopwatch now favours the first
+  // library): another CPU, another library version, another thread count.
+  auto measured_anew = [&](const std::string& machine, int threads) {
+    cpu::set_gemm_machine_for_testing(machine);
+    ThreadCount t(threads);
+    cpu::reread_gemm_environment_for_testing();
+    front.uses = 0;
+    cpu::set_gemm_stopwatch_for_testing(front.get());
+    const int chosen = decide(front);
+    return front.uses > 0 && chosen == int(libs.front());
+  };
+  EXPECT_TRUE(measured_anew(zen5 + old_libs, 1)) << "other CPU";
+  EXPECT_TRUE(measured_anew(zen4 + new_libs, 1)) << "other library version";
+  EXPECT_TRUE(measured_anew(zen4 + old_libs, 2)) << "other thread count";
+  EXPECT_EQ(cache.files().size(), 4u);
+  // The first machine's entry is still there and still used.
+  cpu::set_gemm_machine_for_testing(zen4 + old_libs);
+  cpu::reread_gemm_environment_for_testing();
+  front.uses = 0;
+  cpu::set_gemm_stopwatch_for_testing(front.get());
+  EXPECT_EQ(decide(front), int(libs.back()));
+  EXPECT_EQ(front.uses, 0);
+}
+
+// Whatever is in the file, a bad one is a miss: the class is measured and
+// the file rewritten. Never a crash, never a library the file names wrongly.
+TEST(GemmCache, CorruptTruncatedHugeAndLyingFilesAreIgnored) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library: nothing is measured";
+  TempCache cache;
+  FakeStopwatch back, front;
+  favour(back, libs.back());
+  favour(front, libs.front());
+  cpu::set_gemm_stopwatch_for_testing(back.get());
+  ASSERT_EQ(decide(back), int(libs.back()));
+  ASSERT_EQ(cache.files().size(), 1u);
+  const std::string path = cache.dir() + "/" + cache.files()[0];
+  const std::string good = read_file(path);
+  ASSERT_GT(good.size(), 32u);
+  // The key as written (after the 32-byte header: magic, two lengths, checksum).
+  uint64_t key_len = 0;
+  for (int i = 0; i < 8; ++i)
+    key_len |= uint64_t(static_cast<unsigned char>(good[8 + i])) << (8 * i);
+  ASSERT_LT(key_len, good.size());
+  const std::string key = good.substr(32, key_len);
+  // A well-formed file (right key, right checksum) whose content lies.
+  auto stored = [&](const std::string& payload) {
+    EXPECT_TRUE(cpu::gemm_cache::store(cache.dir(), key, payload));
+    return read_file(path);
+  };
+  std::string lying_length = good;
+  lying_length[16] = '\xff', lying_length[23] = '\x7f';  // payload length 2^63-ish
+  std::string flipped = good;
+  flipped.back() ^= 1;
+  std::mt19937 rng(1);
+  std::string garbage(good.size(), '\0');
+  for (char& ch : garbage) ch = char(rng());
+  std::string huge = good + std::string(cpu::gemm_cache::kMaxFileBytes, 'x');
+  const std::string other = cpu::gemm_library_name(libs.front());
+  const std::map<std::string, std::string> cases = {
+      {"empty", ""},
+      {"truncated header", good.substr(0, 20)},
+      {"truncated payload", good.substr(0, good.size() - 3)},
+      {"lying payload length", lying_length},
+      {"checksum mismatch", flipped},
+      {"garbage", garbage},
+      {"huge", huge},
+      {"unknown library", stored("choice mkl\nrate mkl 1e9\n")},
+      {"no rate for the choice", stored("choice " + other + "\n")},
+      {"NaN rate", stored("choice " + other + "\nrate " + other + " nan\n")},
+      {"negative rate", stored("choice " + other + "\nrate " + other + " -5\n")},
+      {"two choices", stored("choice " + other + "\nchoice " + other + "\nrate " + other + " 1\n")},
+      {"unknown line", stored("choice " + other + "\nrate " + other + " 1\nfastest yes\n")},
+      {"no final newline", stored("choice " + other + "\nrate " + other + " 1")},
+  };
+  for (const auto& [what, data] : cases) {
+    write_file(path, data);
+    cpu::reread_gemm_environment_for_testing();
+    front.uses = 0;
+    cpu::set_gemm_stopwatch_for_testing(front.get());
+    EXPECT_EQ(decide(front), int(libs.front())) << what;
+    EXPECT_GT(front.uses, 0) << what << ": not measured";
+    // Rewritten: the next process reads the new choice.
+    cpu::reread_gemm_environment_for_testing();
+    back.uses = 0;
+    cpu::set_gemm_stopwatch_for_testing(back.get());
+    EXPECT_EQ(decide(back), int(libs.front())) << what << ": not rewritten";
+    EXPECT_EQ(back.uses, 0) << what;
+  }
+  // A well-formed lying file is believed only where it names a candidate
+  // of the class: the control case.
+  write_file(path, stored("choice " + other + "\nrate " + other + " 1e9\n"));
+  cpu::reread_gemm_environment_for_testing();
+  back.uses = 0;
+  cpu::set_gemm_stopwatch_for_testing(back.get());
+  EXPECT_EQ(decide(back), int(libs.front()));
+  EXPECT_EQ(back.uses, 0);
+  // Not a regular file: a directory or a device in its place.
+  ASSERT_EQ(std::remove(path.c_str()), 0);
+  for (const std::string what : {"directory", "device"}) {
+    if (what == "directory")
+      ASSERT_EQ(mkdir(path.c_str(), 0755), 0);
+    else
+      ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0);
+    cpu::reread_gemm_environment_for_testing();
+    front.uses = 0;
+    cpu::set_gemm_stopwatch_for_testing(front.get());
+    EXPECT_EQ(decide(front), int(libs.front())) << what;
+    EXPECT_GT(front.uses, 0) << what;
+    // What the rename of the new entry left (a directory is not replaced).
+    ASSERT_EQ(what == "directory" ? rmdir(path.c_str()) : std::remove(path.c_str()), 0) << what;
+  }
+}
+
+// A directory that cannot be created or written (under a regular file, or
+// in /proc) only means nothing is kept: the choices are made as before.
+TEST(GemmCache, AnUnwritableDirectoryIsNoError) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library: nothing is measured";
+  TempCache cache;
+  write_file(cache.dir() + "/file", "x");
+  for (const std::string& dir : {cache.dir() + "/file/gemm", std::string("/proc/chainerc-gemm")}) {
+    cpu::set_gemm_cache_directory(dir.c_str());
+    FakeStopwatch fake;
+    favour(fake, libs.back());
+    cpu::set_gemm_stopwatch_for_testing(fake.get());
+    EXPECT_EQ(decide(fake), int(libs.back())) << dir;
+    cpu::reread_gemm_environment_for_testing();
+    fake.uses = 0;
+    cpu::set_gemm_stopwatch_for_testing(fake.get());
+    EXPECT_EQ(decide(fake), int(libs.back())) << dir;
+    EXPECT_GT(fake.uses, 0) << dir << ": measured again, nothing was kept";
+  }
+  cpu::set_gemm_cache_directory(cache.dir().c_str());
+}
+
+// Saves an environment variable and puts it back.
+class SavedVariable {
+ public:
+  explicit SavedVariable(const char* name) : name_(name) {
+    const char* v = std::getenv(name);
+    had_ = v != nullptr;
+    if (v) value_ = v;
+  }
+  ~SavedVariable() {
+    if (had_)
+      setenv(name_, value_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string value_;
+};
+
+// The directory comes from CH_GEMM_CACHE_DIR, else XDG_CACHE_HOME, else
+// HOME; CH_GEMM_CACHE=0 (or an empty directory set in the API) turns the
+// cache off.
+TEST(GemmCache, TheEnvironmentChoosesTheDirectoryOrTurnsTheCacheOff) {
+  CleanChoice clean;
+  SavedVariable s1("CH_GEMM_CACHE"), s2("CH_GEMM_CACHE_DIR"), s3("XDG_CACHE_HOME"), s4("HOME");
+  unsetenv("CH_GEMM_CACHE");
+  setenv("CH_GEMM_CACHE_DIR", "/somewhere/gemm", 1);
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  setenv("HOME", "/home/user", 1);
+  cpu::set_gemm_cache_directory(nullptr);  // back to the environment
+  EXPECT_EQ(cpu::gemm_cache_directory(), "/somewhere/gemm");
+  unsetenv("CH_GEMM_CACHE_DIR");
+  cpu::reread_gemm_environment_for_testing();
+  EXPECT_EQ(cpu::gemm_cache_directory(), "/xdg/chainerc/gemm");
+  unsetenv("XDG_CACHE_HOME");
+  cpu::reread_gemm_environment_for_testing();
+  EXPECT_EQ(cpu::gemm_cache_directory(), "/home/user/.cache/chainerc/gemm");
+  setenv("CH_GEMM_CACHE", "0", 1);
+  cpu::reread_gemm_environment_for_testing();
+  EXPECT_EQ(cpu::gemm_cache_directory(), "");
+  EXPECT_NE(std::string(ch_config_blas()).find(" | choices not kept on disk"), std::string::npos);
+  // Off: a decided class writes nothing.
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() >= 2) {
+    TempCache cache;  // sets the directory explicitly: off again below
+    cpu::set_gemm_cache_directory("");
+    FakeStopwatch fake;
+    favour(fake, libs.back());
+    cpu::set_gemm_stopwatch_for_testing(fake.get());
+    ThreadCount tc(1);
+    EXPECT_EQ(decide(fake), int(libs.back()));
+    EXPECT_TRUE(cache.files().empty());
+  }
+  cpu::set_gemm_cache_directory("");
+}
+
+// Processes sharing the directory: writers of the same entry and readers at
+// once. A reader sees a whole entry or none (temporary file + rename).
+TEST(GemmCache, ConcurrentWritersAndReadersSeeWholeEntries) {
+  TempCache cache;
+  const std::string key = "a key";
+  const std::string one = "choice openblas\nrate openblas 1e9\n" + std::string(3000, 'a'),
+                    two = "choice blis\nrate blis 2e9\n" + std::string(5000, 'b');
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0}, hits{0};
+  std::thread w1([&] {
+    for (int i = 0; i < 300; ++i) cpu::gemm_cache::store(cache.dir(), key, one);
+  });
+  std::thread w2([&] {
+    for (int i = 0; i < 300; ++i) cpu::gemm_cache::store(cache.dir(), key, two);
+  });
+  std::thread reader([&] {
+    while (!stop) {
+      std::string p;
+      if (cpu::gemm_cache::load(cache.dir(), key, &p)) {
+        ++hits;
+        if (p != one && p != two) ++bad;
+      }
+    }
+  });
+  w1.join();
+  w2.join();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(bad, 0);
+  std::string p;
+  EXPECT_TRUE(cpu::gemm_cache::load(cache.dir(), key, &p));
+  EXPECT_EQ(cache.files().size(), 1u) << "no temporary file left";
+  EXPECT_FALSE(cpu::gemm_cache::load(cache.dir(), "another key", &p));
 }
 
 }  // namespace

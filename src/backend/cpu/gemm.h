@@ -76,8 +76,26 @@ const char* blas_name();
 // thread per call (see above), so this only keeps them there.
 void set_blas_threads(int n);
 
-// Timed calls of each candidate per shape class before the choice.
+// The timed calls of each candidate of a shape class before the choice:
+// the candidates take turns (A B C A B C ...; each turn an untimed call, then
+// a timed one), at least kGemmSamples calls each, more until each has run
+// kGemmSampleSeconds in all (timed), at most
+// kGemmMaxSamples; a candidate clearly slower than the leader after three
+// calls is dropped, and the class is decided as soon as one candidate is left.
 constexpr int kGemmSamples = 5;
+constexpr int kGemmMaxSamples = 32;
+constexpr double kGemmSampleSeconds = 4e-3;
+
+// The disk cache of the choices (gemm_cache.h; README "The CPU GEMM, chosen
+// on the machine"): a decided class is written there, and a class found
+// there is used without measuring. set_gemm_cache_directory(nullptr) goes
+// back to the environment's directory ($CH_GEMM_CACHE_DIR, else
+// $XDG_CACHE_HOME/chainerc/gemm, else ~/.cache/chainerc/gemm; none with
+// CH_GEMM_CACHE=0), "" turns the cache off, any other string is the
+// directory. Clears the choices made so far.
+void set_gemm_cache_directory(const char* dir);
+// The directory in use; "" when the cache is off.
+std::string gemm_cache_directory();
 
 // For the tests: the stopwatch of the measurement. It runs `call` (one GEMM
 // through `lib`, in one block per pool thread if `split`, else in one block)
@@ -87,7 +105,11 @@ using GemmStopwatch =
     std::function<double(GemmLibrary lib, bool split, const std::function<void()>& call)>;
 void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch);
 // For the tests: forget the forced library and the choices, and read CH_GEMM
-// again at the next GEMM.
+// and the cache's variables (unless set_gemm_cache_directory set one) again
+// at the next GEMM: a fresh process, as far as the choices go.
 void reread_gemm_environment_for_testing();
+// For the tests: what the cache keys name as the machine (the CPU and the
+// libraries' versions) instead of the real one; "" restores the real one.
+void set_gemm_machine_for_testing(const std::string& machine);
 
 }  // namespace chainerc::cpu
