@@ -99,7 +99,11 @@ HostCache& cache() {
   return *c;
 }
 
+std::atomic<size_t> g_system_refuses_above{0};  // testing::refuse_system_allocations_above
+
 void* system_allocate(size_t n) noexcept {
+  const size_t refuse = g_system_refuses_above.load(std::memory_order_relaxed);
+  if (refuse && n > refuse) return nullptr;
   return std::aligned_alloc(kAlignment, round_up(n, kAlignment));
 }
 
@@ -245,6 +249,8 @@ void testing::fail_allocation_after(long long n) {
 }
 
 long long testing::host_allocations_counted() { return g_counted.load(); }
+
+void testing::refuse_system_allocations_above(size_t bytes) { g_system_refuses_above.store(bytes); }
 
 long long testing::host_blocks_trimmed() {
   std::lock_guard<std::mutex> lock(cache().mutex);

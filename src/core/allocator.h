@@ -47,6 +47,9 @@ namespace testing {
 // since the last fail_allocation_after.
 void fail_allocation_after(long long n);
 long long host_allocations_counted();
+// The system refusing memory, for tests: system allocations above `bytes`
+// fail as aligned_alloc fails (null); 0 turns it off.
+void refuse_system_allocations_above(size_t bytes);
 // Small blocks and segments given back to the system by trims, since the start.
 long long host_blocks_trimmed();
 // The bound above as it stands (bytes the cache may hold: in use + cached).
