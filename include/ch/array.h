@@ -93,7 +93,9 @@ CH_API ch_device ch_array_device(const ch_array* array);
  * device: CH_ERR_DEVICE when that device does not exist). */
 CH_API ch_status ch_memory_stats_get(ch_memory_stats* out, ch_device device);
 /* Return cached blocks of `device` to the system (cudaFree for a CUDA
- * device, which waits for the device's work). */
+ * device, which waits for the device's work). Free parts of a larger block
+ * whose other parts are still in use stay cached (counted in
+ * bytes_cached) until those are freed too. */
 CH_API ch_status ch_memory_empty_cache(ch_device device);
 
 /* --- arrays on any device (CPU and CUDA) --------------------------------- */
