@@ -35,6 +35,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/gemm_blis.h"
@@ -190,7 +191,10 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
   // Calibrate (which also lets chainerc's gemm make its choice on its first
   // calls). chainerc goes first, before the libraries' own pools have run:
   // their workers keep spinning for a while after each call and would be in
-  // the way of the measurement.
+  // the way of the measurement; the previous row's may still be spinning, so
+  // with threads there is a pause first (OpenBLAS's threads spin for 2^28
+  // cycles, about 0.1 s here, before they sleep).
+  if (threads > 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::rotate(row.variants.begin(), row.variants.end() - 1, row.variants.end());
   for (Variant& v : row.variants) {
     for (int i = 0; i < 8 * cpu::kGemmSamples; ++i) v.call();
@@ -202,12 +206,19 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
     }
   }
   const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
-  for (int r = 0; r < repeats; ++r)
-    for (Variant& v : row.variants) {
-      const double t0 = now();
-      for (long i = 0; i < v.iters; ++i) v.call();
-      v.best = std::max(v.best, flop * double(v.iters) / (now() - t0));
-    }
+  // The libraries' own pools last: OpenBLAS's threads go on spinning (with
+  // sched_yield) for a while after each call, oneDNN's OpenMP workers too, and
+  // taking turns with them would time the pool's variants and chainerc's on a
+  // second core those threads hold (a split at the one-thread rate).
+  auto own = [](const Variant& v) { return v.name.find(" own threads") != std::string::npos; };
+  for (bool own_pass : {false, true})
+    for (int r = 0; r < repeats; ++r)
+      for (Variant& v : row.variants) {
+        if (own(v) != own_pass) continue;
+        const double t0 = now();
+        for (long i = 0; i < v.iters; ++i) v.call();
+        v.best = std::max(v.best, flop * double(v.iters) / (now() - t0));
+      }
   const int c = cpu::gemm_choice(f64, s.ta, s.tb, s.m, s.n, s.k);
   row.chosen = c < 0 ? "?" : cpu::gemm_library_name(GemmLibrary(c));
   return row;

@@ -7,6 +7,11 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+#include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include "gemm.h"
 
@@ -58,6 +63,32 @@ bool poll_for(Done done) {
   }
 }
 
+// A new thread starts on its creator's CPU, and Linux's load balancer moves
+// it to an idle one only after several milliseconds (6-16 ms measured on the
+// 2-core Zen 4 VM, both threads busy): until then a two-thread job runs at
+// the one-thread rate, and the GEMM choice, made on the first calls of a
+// process, judges splitting C by it. So a worker starts by asking for one
+// CPU other than its creator's (the `nth` of the others the process may use),
+// which moves it there at once, then allows every CPU again: it is not pinned,
+// the scheduler may move it later like any thread.
+void start_on_other_cpu(int creator_cpu, int nth) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (creator_cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  std::vector<int> others;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (c != creator_cpu && CPU_ISSET(c, &allowed)) others.push_back(c);
+  if (others.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(others[static_cast<size_t>(nth) % others.size()], &one);
+  if (sched_setaffinity(0, sizeof one, &one) == 0) sched_setaffinity(0, sizeof allowed, &allowed);
+#else
+  (void)creator_cpu;
+  (void)nth;
+#endif
+}
+
 // Workers poll, then sleep, until a new job is published, then take chunks
 // (as the caller does) until none is left.
 class Pool {
@@ -105,10 +136,17 @@ class Pool {
   }
 
   void ensure_workers(int wanted) {
-    for (; workers_ < wanted; ++workers_) std::thread([this] { work(); }).detach();
+#if defined(__linux__)
+    const int creator_cpu = sched_getcpu();
+#else
+    const int creator_cpu = -1;
+#endif
+    for (; workers_ < wanted; ++workers_)
+      std::thread([this, creator_cpu, nth = workers_] { work(creator_cpu, nth); }).detach();
   }
 
-  void work() {
+  void work(int creator_cpu, int nth) {
+    start_on_other_cpu(creator_cpu, nth);
     in_parallel_region = true;
     uint64_t seen = 0;  // the last job this worker took part in
     std::unique_lock<std::mutex> lock(mutex_);
