@@ -1,130 +1,34 @@
 #include "disk_cache.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include "core/disk_cache.h"
 
 namespace chainerc::kernels::disk_cache {
 namespace {
 
-constexpr char kMagic[8] = {'C', 'H', 'K', 'C', 'A', 'C', 'H', '1'};
-constexpr size_t kHeader = 8 + 3 * 8;  // magic, key length, payload length, checksum
-
-void put_u64(std::string& s, uint64_t v) {
-  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-uint64_t get_u64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i)
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  return v;
-}
-
-uint64_t checksum(const std::string& key, const std::string& payload) {
-  return hash64(payload, hash64(key));
-}
-
-bool make_dirs(const std::string& dir) {
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (partial.empty()) continue;
-    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  struct stat st;
-  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool write_all(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    done += static_cast<size_t>(w);
-  }
-  return true;
-}
+// A compiled CUBIN, or under emulation a shared object; larger files are not read.
+constexpr chainerc::disk_cache::Kind kKernelFile = {
+    {'C', 'H', 'K', 'C', 'A', 'C', 'H', '1'}, ".cubin", size_t{256} << 20};
 
 }  // namespace
 
 std::string directory() {
-  const char* d = std::getenv("CH_KERNEL_CACHE_DIR");
-  if (d && *d) return d;
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg) return std::string(xdg) + "/chainerc/kernels";
-  const char* home = std::getenv("HOME");
-  if (home && *home) return std::string(home) + "/.cache/chainerc/kernels";
-  return "";
+  return chainerc::disk_cache::directory("CH_KERNEL_CACHE_DIR", "kernels");
 }
 
 uint64_t hash64(const std::string& data, uint64_t seed) {
-  uint64_t h = seed;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
+  return chainerc::disk_cache::hash64(data, seed);
 }
 
 std::string path_for(const std::string& dir, const std::string& key) {
-  char name[64];
-  std::snprintf(name, sizeof name, "%016llx%016llx.cubin",
-                static_cast<unsigned long long>(hash64(key)),
-                static_cast<unsigned long long>(hash64(key, 0x84222325cbf29ce4ULL)));
-  return dir + "/" + name;
+  return chainerc::disk_cache::path_for(kKernelFile, dir, key);
 }
 
 bool load(const std::string& dir, const std::string& key, std::string* payload) {
-  if (dir.empty()) return false;
-  FILE* f = std::fopen(path_for(dir, key).c_str(), "rb");
-  if (!f) return false;
-  std::string data;
-  char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
-  std::fclose(f);
-  if (data.size() < kHeader || std::memcmp(data.data(), kMagic, 8) != 0) return false;
-  const uint64_t key_len = get_u64(data.data() + 8), pay_len = get_u64(data.data() + 16);
-  const uint64_t sum = get_u64(data.data() + 24);
-  if (key_len != key.size() || pay_len > data.size() || data.size() - kHeader != key_len + pay_len)
-    return false;
-  if (data.compare(kHeader, key_len, key) != 0) return false;
-  std::string p = data.substr(kHeader + key_len);
-  if (checksum(key, p) != sum) return false;
-  *payload = std::move(p);
-  return true;
+  return chainerc::disk_cache::load(kKernelFile, dir, key, payload);
 }
 
 bool store(const std::string& dir, const std::string& key, const std::string& payload) {
-  if (dir.empty() || !make_dirs(dir)) return false;
-  static std::atomic<unsigned> counter{0};
-  const std::string final_path = path_for(dir, key);
-  const std::string tmp =
-      final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
-  std::string data(kMagic, 8);
-  put_u64(data, key.size());
-  put_u64(data, payload.size());
-  put_u64(data, checksum(key, payload));
-  data += key;
-  data += payload;
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  bool ok = write_all(fd, data);
-  ok = (::close(fd) == 0) && ok;
-  if (ok) ok = std::rename(tmp.c_str(), final_path.c_str()) == 0;
-  if (!ok) ::unlink(tmp.c_str());
-  return ok;
+  return chainerc::disk_cache::store(kKernelFile, dir, key, payload);
 }
 
 }  // namespace chainerc::kernels::disk_cache

@@ -1,9 +1,8 @@
-// The on-disk cache of compiled user kernels. One file per key (the hash of
-// generated source, compiler options, architecture and compiler version); the
-// file repeats the whole key and a checksum, so a collision, a truncated or a
-// corrupt file reads as a miss (and is rebuilt), never as wrong code.
-// Writes go to a temporary file renamed into place: processes sharing the
-// directory never see a partial file.
+// The on-disk cache of compiled user kernels: one file per key (the hash of
+// generated source, compiler options, architecture and compiler version) in a
+// core/disk_cache.h directory, so a collision, a truncated or a corrupt file
+// reads as a miss (and is rebuilt), never as wrong code, and processes sharing
+// the directory never see a partial file.
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,7 @@
-// The on-disk cache of gemm.cpp's choices: one small file per choice, in the
-// conventions of the CUDA user-kernel cache (cuda/user_kernels/disk_cache.h):
-// the file repeats its whole key and a checksum, so a collision, a truncated,
-// corrupt or stale file reads as a miss, never as a choice for another key;
-// its sizes are checked against the file's, never trusted; writes go to a
-// temporary file renamed into place, so processes sharing the directory never
-// see a partial file. Every failure (no directory, a read-only one, an
-// unreadable or oversized file) is a miss or a skipped write: the cache only
-// saves measuring.
+// The on-disk cache of gemm.cpp's choices: one small file per choice in a
+// core/disk_cache.h directory (the file repeats its whole key and a checksum,
+// sizes are never trusted, writes are renamed into place). Every failure is a
+// miss or a skipped write: the cache only saves measuring.
 #pragma once
 
 #include <string>
