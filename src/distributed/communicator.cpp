@@ -240,6 +240,17 @@ void divide_into(void* dst, const void* src, size_t count, ch_dtype d, int size)
   }
 }
 
+Agreement agree(Comm& c, int mine, const char* who) {
+  int range[2] = {-mine, mine}, all[2] = {0, 0};  // {-min, max}
+  check_mpi(MPI_Allreduce(range, all, 2, MPI_INT, MPI_MAX, c.comm), who, "MPI_Allreduce");
+  Agreement a{-all[0], all[1], c.size};
+  if (a.lowest < 0) {  // name the first rank at fault (every rank takes part)
+    int culprit = mine == a.lowest ? c.rank : c.size;
+    check_mpi(MPI_Allreduce(&culprit, &a.first, 1, MPI_INT, MPI_MIN, c.comm), who, "MPI_Allreduce");
+  }
+  return a;
+}
+
 namespace {
 
 // Arrays of one dtype through one host buffer: read them all, run `op` on the
@@ -308,13 +319,8 @@ bool use_nccl(Comm& c, const char* who) {
   // This rank's answer: 1 it can use NCCL, 0 it will not (CH_NCCL=0, or auto
   // without NCCL), -1 NCCL is required here but missing, -2 CH_NCCL is not valid.
   const int mine = !valid ? -2 : want == "0" ? 0 : why.empty() ? 1 : want == "1" ? -1 : 0;
-  int range[2] = {-mine, mine}, all[2] = {0, 0};  // {-min, max}
-  check_mpi(MPI_Allreduce(range, all, 2, MPI_INT, MPI_MAX, c.comm), who, "MPI_Allreduce");
-  const int lowest = -all[0], highest = all[1];
+  const auto [lowest, highest, first] = agree(c, mine, who);
   if (lowest < 0) {
-    // Name the first rank at fault (every rank takes part).
-    int culprit = mine == lowest ? c.rank : c.size, first = c.size;
-    check_mpi(MPI_Allreduce(&culprit, &first, 1, MPI_INT, MPI_MIN, c.comm), who, "MPI_Allreduce");
     if (lowest == -2)
       fail(CH_ERR_INVALID_ARGUMENT, who, ": CH_NCCL is '", c.rank == first ? want : "?",
            "' on rank ", first,

@@ -74,6 +74,16 @@ std::vector<Param> params_of_optimizer(const ch_optimizer* opt, const char* who)
 Comm& comm_of(const ch_communicator* h, std::shared_ptr<Comm>& keep, const char* who);
 std::shared_ptr<Comm> make_world_comm(const char* who);
 
+// A setting every rank must agree on (CH_NCCL, CH_MPI_SHM): each rank
+// answers 1 (it will use the path), 0 (it will not), -1 (the path is required
+// but impossible here) or -2 (the setting's value is invalid). One allreduce
+// gives every rank the lowest and highest answers and, when the lowest is
+// negative, the first rank that gave it (a second allreduce).
+struct Agreement {
+  int lowest, highest, first;
+};
+Agreement agree(Comm& c, int mine, const char* who);
+
 void check_models(Comm& c, const std::vector<Param>& ps, const char* who);
 void allreduce_grads(Comm& c, const std::vector<Param>& ps, const char* who);
 void bcast_params(Comm& c, const std::vector<Param>& ps, const char* who);

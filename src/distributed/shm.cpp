@@ -167,12 +167,9 @@ bool use_shm(Comm& c, ShmState& s, const char* who) {
   // This rank: 1 the segment, 0 MPI, -1 the segment required but impossible,
   // -2 an invalid value.
   const int mine = !valid ? -2 : want == "0" ? 0 : local ? 1 : want == "1" ? -1 : 0;
-  int range[2] = {-mine, mine}, all[2] = {0, 0};  // {-min, max}
-  check_mpi(MPI_Allreduce(range, all, 2, MPI_INT, MPI_MAX, c.comm), who, "MPI_Allreduce");
-  const int lowest = -all[0];
+  const Agreement a = agree(c, mine, who);
+  const int lowest = a.lowest, first = a.first;
   if (lowest < 0) {
-    int culprit = mine == lowest ? c.rank : c.size, first = c.size;
-    check_mpi(MPI_Allreduce(&culprit, &first, 1, MPI_INT, MPI_MIN, c.comm), who, "MPI_Allreduce");
     if (lowest == -2)
       fail(CH_ERR_INVALID_ARGUMENT, who, ": CH_MPI_SHM is '", c.rank == first ? want : "?",
            "' on rank ", first,
