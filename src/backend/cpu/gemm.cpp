@@ -298,7 +298,13 @@ constexpr double kSplitMargin = 1.2;
 // 8 MiB and 1.3-1.5 MiB for the convnet, than with OpenBLAS or BLIS alone),
 // while differences under 5% are within what one deciding call can tell
 // apart on a busy machine.
+// Classes of at least 2^27 multiply-adds (m, n and k rounded up; a 100 x 1000
+// x 1000 product, about 2 ms) take oneDNN on any lead: there the GEMMs are the
+// step (the large MLP: 5.90-6.03 s per epoch with oneDNN against 6.35-6.39 s
+// with the margin, which left two of its classes to BLIS), and its cost is
+// small beside the model's own memory.
 constexpr double kHeavyMargin = 1.05;
+constexpr int kHeavyFreeLog2Work = 27;
 bool heavy(GemmLibrary lib) { return lib == GemmLibrary::onednn; }
 
 int library_index(const char* name) {
@@ -416,10 +422,12 @@ class Chooser {
     // A split must beat the best whole product by kSplitMargin: it also
     // changes what the neighbouring operations find (a worker awake and
     // polling, or asleep), which its own timing does not show.
-    // A heavy library (oneDNN) must beat the others by kHeavyMargin.
+    // A heavy library (oneDNN) must beat the others by kHeavyMargin in a
+    // class below 2^kHeavyFreeLog2Work multiply-adds.
+    const bool small = st.key.lm + st.key.ln + st.key.lk < kHeavyFreeLog2Work;
     auto score = [&](int c) {
       return st.median(c) / (split_of(c) ? kSplitMargin : 1.0) /
-             (heavy(library_of(c)) ? kHeavyMargin : 1.0);
+             (small && heavy(library_of(c)) ? kHeavyMargin : 1.0);
     };
     int best = -1;
     for (int c : st.candidates)
