@@ -318,7 +318,7 @@ bool in_child(const char* self, const std::string& model, int threads, const cha
     close(fd[0]);
     if (dup2(fd[1], STDOUT_FILENO) < 0) _exit(4);
     close(fd[1]);
-    if (heap_phases && !peer) setenv("CH_BENCH_HEAP_PHASES", "2", 1);
+    if (heap_phases && !peer) setenv("CH_BENCH_HEAP_PHASES", "2", 0);  // K given: kept
     if (peer) {
       for (auto [var, value] : {std::pair{"OMP_WAIT_POLICY", peer->wait},
                                 std::pair{"OPENBLAS_CORETYPE", peer->coretype}}) {
