@@ -208,25 +208,26 @@ void* take_large(HostCache& c, size_t n, size_t* size) {
   return b->ptr;
 }
 
+// Locked: the block after `b` in its segment becomes part of `b`.
+void absorb_next(HostCache& c, Block* b) {
+  Block* n = b->next;
+  b->size += n->size;
+  b->next = n->next;
+  if (n->next) n->next->prev = b;
+  c.drop(n);
+}
+
 // Locked: a large block handed back (merged with free neighbours).
 void give_large(HostCache& c, Block* b) {
   b->allocated = false;
   if (b->next && !b->next->allocated) {
-    Block* n = b->next;
-    c.free_large.erase({n->size, n});
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next) n->next->prev = b;
-    c.drop(n);
+    c.free_large.erase({b->next->size, b->next});
+    absorb_next(c, b);
   }
   if (b->prev && !b->prev->allocated) {
-    Block* p = b->prev;
-    c.free_large.erase({p->size, p});
-    p->size += b->size;
-    p->next = b->next;
-    if (b->next) b->next->prev = p;
-    c.drop(b);
-    b = p;
+    b = b->prev;
+    c.free_large.erase({b->size, b});
+    absorb_next(c, b);
   }
   c.free_large.emplace(b->size, b);
 }
