@@ -242,6 +242,8 @@ int ceil_log2(int64_t v) {
 struct ClassKey {
   bool f64, ta, tb;
   int lm, ln, lk, threads;
+  // log2 of the class's most multiply-adds (m, n and k rounded up).
+  int log2_work() const { return lm + ln + lk; }
   uint64_t packed() const {
     return uint64_t(f64) | uint64_t(ta) << 1 | uint64_t(tb) << 2 | uint64_t(lm) << 3 |
            uint64_t(ln) << 9 | uint64_t(lk) << 15 | uint64_t(std::min(threads, 1 << 16)) << 21;
@@ -424,7 +426,7 @@ class Chooser {
     // polling, or asleep), which its own timing does not show.
     // A heavy library (oneDNN) must beat the others by kHeavyMargin in a
     // class below 2^kHeavyFreeLog2Work multiply-adds.
-    const bool small = st.key.lm + st.key.ln + st.key.lk < kHeavyFreeLog2Work;
+    const bool small = st.key.log2_work() < kHeavyFreeLog2Work;
     auto score = [&](int c) {
       return st.median(c) / (split_of(c) ? kSplitMargin : 1.0) /
              (small && heavy(library_of(c)) ? kHeavyMargin : 1.0);
@@ -591,7 +593,7 @@ class Chooser {
   // Whether splitting a mid-sized product pays depends on whether the pool's
   // workers are awake, which only the real calls tell.
   static std::vector<int> candidates_for(const ClassKey& key) {
-    const double most = std::ldexp(1.0, key.lm + key.ln + key.lk);  // multiply-adds, at most
+    const double most = std::ldexp(1.0, key.log2_work());  // multiply-adds, at most
     const bool split = key.threads > 1 && most > double(kMinSplit);
     const bool only_split = split && most / 8 >= double(key.threads) * double(kGemmGrain);
     std::vector<int> out;
