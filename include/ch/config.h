@@ -69,9 +69,12 @@ CH_API const char* ch_config_blas(void);
  * the threads: each candidate runs that call 5 times into scratch memory,
  * timed) and then uses the fastest for that call and every later one of the
  * class: within a process a class's results all come from one library, but
- * the choice may differ between runs where libraries are close. "openblas", "onednn" or "blis" fixes one library for every product
+ * the choice may differ between runs where libraries are close. "openblas",
+ * "onednn", "blis" or "libxsmm" fixes one library for every product
  * (bit-identical results from run to run; a library without a dtype's GEMM,
- * oneDNN for float64, leaves that dtype measured). Which are available
+ * oneDNN for float64, leaves that dtype measured; libxsmm's generated
+ * kernels take no transposed B, alpha other than 1 or beta other than 0 and
+ * 1, and leave those products to OpenBLAS). Which are available
  * depends on the build and the machine: ch_config_blas lists them. The
  * environment variable CH_GEMM sets the same at start (an unknown or
  * missing name there makes GEMMs fail with CH_ERR_INVALID_ARGUMENT naming

@@ -25,6 +25,7 @@
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/gemm_cache.h"
+#include "backend/cpu/gemm_libxsmm.h"
 #include "backend/cpu/parallel.h"
 #include "core/error.h"
 #include "thread_count.h"
@@ -148,6 +149,7 @@ void check_every_library(bool f64) {
                                       std::to_string(s.k) + " beta " + std::to_string(beta) +
                                       " threads " + std::to_string(threads);
             for (GemmLibrary lib : libs) {
+              if (!cpu::gemm_library_supports(lib, f64, ta, tb)) continue;  // libxsmm: no B^T
               std::vector<T> got = p.c;
               cpu::gemm_using(lib, ta, tb, p.m, p.n, p.k, p.alpha, p.a.data(), p.lda, p.b.data(),
                               p.ldb, p.beta, got.data(), p.ldc);
@@ -205,13 +207,22 @@ struct FakeStopwatch {
   }
 };
 
+// The float32 libraries that take a transposed B (the candidates of an NT
+// class: libxsmm is not one).
+std::vector<GemmLibrary> nt_candidates() {
+  std::vector<GemmLibrary> out;
+  for (GemmLibrary lib : cpu::gemm_candidates(false))
+    if (cpu::gemm_library_supports(lib, false, false, true)) out.push_back(lib);
+  return out;
+}
+
 TEST(Gemm, EachShapeClassUsesTheCandidateMeasuredFastest) {
   CleanChoice clean;
   ThreadCount tc(1);
-  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  const std::vector<GemmLibrary> libs = nt_candidates();
   if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library in this build: nothing to choose";
   FakeStopwatch fake;
-  for (GemmLibrary lib : libs) fake.seconds_per_gflop[lib] = 1.0;
+  for (GemmLibrary lib : cpu::gemm_candidates(false)) fake.seconds_per_gflop[lib] = 1.0;
   fake.seconds_per_gflop[libs.back()] = 0.5;  // the last candidate is twice as fast
   cpu::set_gemm_stopwatch_for_testing(fake.get());
   std::vector<float> a(200 * 200, 1.f), b(200 * 200, 1.f), c(200 * 200);
@@ -336,9 +347,9 @@ TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
 TEST(Gemm, EveryCallOfAClassGivesTheChosenLibrarysBits) {
   CleanChoice clean;
   ThreadCount tc(1);
-  if (cpu::gemm_candidates(false).size() < 2) GTEST_SKIP() << "one float32 GEMM library";
+  if (nt_candidates().size() < 2) GTEST_SKIP() << "one float32 GEMM library";
   FakeStopwatch fake;
-  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  const std::vector<GemmLibrary> libs = nt_candidates();
   for (GemmLibrary lib : libs) fake.seconds_per_gflop[lib] = 1.0;
   fake.seconds_per_gflop[libs.back()] = 0.5;
   fake.m = 100, fake.n = 130, fake.k = 300;
@@ -432,11 +443,13 @@ TEST(Gemm, AForcedLibraryIsUsedWithoutMeasuring) {
     EXPECT_EQ(cpu::forced_gemm_library(), cpu::gemm_library_name(lib));
     EXPECT_EQ(cpu::gemm_choice(false, false, true, 100, 130, 300), int(lib));
     // Bit for bit what that library gives.
+    // (A forced libxsmm leaves this product, B transposed, to OpenBLAS.)
     std::vector<float> got = p.c, want = p.c;
     cpu::gemm(false, true, 100, 130, 300, 1.f, p.a.data(), 300, p.b.data(), 300, 0.f, got.data(),
               130);
-    cpu::gemm_using(lib, false, true, 100, 130, 300, 1.f, p.a.data(), 300, p.b.data(), 300, 0.f,
-                    want.data(), 130);
+    cpu::gemm_using(
+        cpu::gemm_library_supports(lib, false, false, true) ? lib : GemmLibrary::openblas, false,
+        true, 100, 130, 300, 1.f, p.a.data(), 300, p.b.data(), 300, 0.f, want.data(), 130);
     for (size_t i = 0; i + 1 < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
     EXPECT_NE(std::string(ch_config_blas())
                   .rfind(std::string("GEMM ") + cpu::gemm_library_name(lib) + " | ", 0),
@@ -463,6 +476,92 @@ TEST(Gemm, AForcedLibraryIsUsedWithoutMeasuring) {
     EXPECT_NE(std::string(e.what()).find("auto, openblas"), std::string::npos) << e.what();
   }
   EXPECT_EQ(cpu::forced_gemm_library(), "openblas");
+}
+
+// libxsmm's generated kernels: only alpha 1 with beta 0 or 1 and B as stored
+// run on them (the reference test above, at alpha -1.5, sees OpenBLAS's
+// fallback), so these products are checked here, every shape of kCases with
+// odd strides, both transposes of A, one to three threads.
+template <typename T>
+void check_libxsmm_kernels() {
+  std::mt19937 rng(7);
+  const int before = cpu::libxsmm::kernels_held();
+  for (int threads : {1, 2, 3}) {
+    ThreadCount tc(threads);
+    for (bool ta : {false, true})
+      for (const Case& s : kCases)
+        for (T beta : {T(0), T(1)}) {
+          Problem<T> p(ta, false, s, T(1), beta, (s.m + s.k) % 2 ? 5 : 0, rng);
+          std::vector<T> got = p.c;
+          cpu::gemm_using(GemmLibrary::libxsmm, ta, false, p.m, p.n, p.k, p.alpha, p.a.data(),
+                          p.lda, p.b.data(), p.ldb, p.beta, got.data(), p.ldc);
+          p.expect_matches(got, std::string("libxsmm ") + (ta ? "TN " : "NN ") +
+                                    std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                                    std::to_string(s.k) + " beta " + std::to_string(beta) +
+                                    " threads " + std::to_string(threads));
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+  }
+  EXPECT_GT(cpu::libxsmm::kernels_held(), before) << "no kernel was generated";
+}
+
+TEST(Gemm, LibxsmmKernelsMatchTheReference) {
+  if (!cpu::gemm_library_available(GemmLibrary::libxsmm, false))
+    GTEST_SKIP() << "libxsmm is not built in or not usable on this CPU";
+  CleanChoice clean;
+  check_libxsmm_kernels<float>();
+  check_libxsmm_kernels<double>();
+  EXPECT_NE(cpu::gemm_library_version(GemmLibrary::libxsmm).find("libxsmm 1."), std::string::npos);
+  EXPECT_NE(std::string(ch_config_blas()).find("libxsmm: libxsmm"), std::string::npos);
+}
+
+TEST(Gemm, LibxsmmLeavesWhatItCannotDoToOpenBlas) {
+  if (!cpu::gemm_library_available(GemmLibrary::libxsmm, false))
+    GTEST_SKIP() << "libxsmm is not built in or not usable on this CPU";
+  CleanChoice clean;
+  ThreadCount tc(1);
+  std::mt19937 rng(8);
+  // A transposed B: no kernel; gemm_using says so, the choice never offers it.
+  EXPECT_FALSE(cpu::gemm_library_supports(GemmLibrary::libxsmm, false, false, true));
+  EXPECT_TRUE(cpu::gemm_library_supports(GemmLibrary::libxsmm, true, true, false));
+  Problem<float> nt(false, true, {17, 33, 65}, 1.f, 0.f, 0, rng);
+  std::vector<float> got = nt.c;
+  try {
+    cpu::gemm_using(GemmLibrary::libxsmm, false, true, nt.m, nt.n, nt.k, 1.f, nt.a.data(), nt.lda,
+                    nt.b.data(), nt.ldb, 0.f, got.data(), nt.ldc);
+    FAIL() << "libxsmm took a transposed B";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), CH_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("trans_b = 1"), std::string::npos) << e.what();
+  }
+  // Forced, it leaves that product and other alphas and betas to OpenBLAS,
+  // bit for bit.
+  cpu::force_gemm_library("libxsmm");
+  for (auto [alpha, beta] : {std::pair{1.f, 0.f}, {-1.5f, 0.f}, {1.f, 0.5f}})
+    for (bool tb : {true, false}) {
+      if (!tb && alpha == 1.f && beta == 0.f) continue;  // libxsmm's own
+      Problem<float> p(false, tb, {17, 33, 65}, alpha, beta, 0, rng);
+      std::vector<float> mine = p.c, blas = p.c;
+      cpu::gemm(false, tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta,
+                mine.data(), p.ldc);
+      cpu::gemm_using(GemmLibrary::openblas, false, tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda,
+                      p.b.data(), p.ldb, beta, blas.data(), p.ldc);
+      for (size_t i = 0; i + 1 < mine.size(); ++i)
+        ASSERT_EQ(mine[i], blas[i]) << "alpha " << alpha << " beta " << beta << " tb " << tb;
+    }
+  // The kernels held stay bounded: shapes past kMaxKernels go to OpenBLAS,
+  // still right.
+  const size_t most = size_t(cpu::libxsmm::kMaxKernels + 50);
+  std::vector<float> a(14, 0.5f), b(2 * most, 2.f), c(7 * most);
+  for (int64_t m = 1; m <= cpu::libxsmm::kMaxKernels + 50; ++m) {
+    ASSERT_TRUE(
+        cpu::libxsmm::sgemm(false, 1, 1, 1, 1.f, a.data(), 1, b.data(), 1, 0.f, c.data(), 1) ||
+        cpu::libxsmm::kernels_held() >= cpu::libxsmm::kMaxKernels);
+    cpu::gemm_using(GemmLibrary::libxsmm, false, false, m % 7 + 1, m, 2, 1.f, a.data(), 2, b.data(),
+                    m, 0.f, c.data(), m);
+    ASSERT_EQ(c[0], 2.f) << m;
+  }
+  EXPECT_EQ(cpu::libxsmm::kernels_held(), cpu::libxsmm::kMaxKernels);
 }
 
 TEST(Gemm, TheCApiSetsAndReportsTheLibrary) {
@@ -634,7 +733,7 @@ void favour(FakeStopwatch& fake, GemmLibrary fastest) {
 TEST(GemmCache, AChoiceIsKeptAndTheNextProcessUsesItWithoutMeasuring) {
   CleanChoice clean;
   ThreadCount tc(1);
-  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  const std::vector<GemmLibrary> libs = nt_candidates();
   if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library: nothing is measured";
   TempCache cache;
   EXPECT_EQ(cpu::gemm_cache_directory(), cache.dir());
@@ -698,7 +797,7 @@ TEST(GemmCache, AChoiceIsKeptAndTheNextProcessUsesItWithoutMeasuring) {
 TEST(GemmCache, OtherCpusLibraryVersionsAndThreadCountsAreMeasuredAgain) {
   CleanChoice clean;
   ThreadCount tc(1);
-  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  const std::vector<GemmLibrary> libs = nt_candidates();
   if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library: nothing is measured";
   TempCache cache;
   const std::string zen4 = "cpu: vendor_id=AuthenticAMD; cpu family=25; model=17; isa=avx512f",
@@ -741,7 +840,7 @@ TEST(GemmCache, OtherCpusLibraryVersionsAndThreadCountsAreMeasuredAgain) {
 TEST(GemmCache, CorruptTruncatedHugeAndLyingFilesAreIgnored) {
   CleanChoice clean;
   ThreadCount tc(1);
-  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  const std::vector<GemmLibrary> libs = nt_candidates();
   if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library: nothing is measured";
   TempCache cache;
   FakeStopwatch back, front;
@@ -833,7 +932,7 @@ TEST(GemmCache, CorruptTruncatedHugeAndLyingFilesAreIgnored) {
 TEST(GemmCache, AnUnwritableDirectoryIsNoError) {
   CleanChoice clean;
   ThreadCount tc(1);
-  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  const std::vector<GemmLibrary> libs = nt_candidates();
   if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library: nothing is measured";
   TempCache cache;
   write_file(cache.dir() + "/file", "x");
@@ -896,7 +995,7 @@ TEST(GemmCache, TheEnvironmentChoosesTheDirectoryOrTurnsTheCacheOff) {
   EXPECT_EQ(cpu::gemm_cache_directory(), "");
   EXPECT_NE(std::string(ch_config_blas()).find(" | choices not kept on disk"), std::string::npos);
   // Off: a decided class writes nothing.
-  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  const std::vector<GemmLibrary> libs = nt_candidates();
   if (libs.size() >= 2) {
     TempCache cache;  // sets the directory explicitly: off again below
     cpu::set_gemm_cache_directory("");

@@ -1,5 +1,5 @@
 // Matrix products on the CPU. Several libraries can do them (OpenBLAS,
-// oneDNN's sgemm, BLIS; which are present depends on the build and the
+// oneDNN's sgemm, BLIS, libxsmm's generated kernels; which are present depends on the build and the
 // machine), and which is fastest depends on the CPU and the shape: gemm()
 // measures the candidates on the first calls of each shape class and then
 // uses the fastest for that class (gemm.cpp explains the measurement). The
@@ -28,14 +28,18 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
           int64_t ldc);
 
 // The GEMM libraries chainerc can call (whether each is present: below).
-enum class GemmLibrary : int { openblas = 0, onednn = 1, blis = 2 };
-constexpr int kGemmLibraries = 3;
+enum class GemmLibrary : int { openblas = 0, onednn = 1, blis = 2, libxsmm = 3 };
+constexpr int kGemmLibraries = 4;
 
-// "openblas", "onednn", "blis".
+// "openblas", "onednn", "blis", "libxsmm".
 const char* gemm_library_name(GemmLibrary lib);
 // Whether the library is built in and loadable here, for float64 (f64) or
 // float32 GEMMs (oneDNN has no float64 GEMM).
 bool gemm_library_available(GemmLibrary lib, bool f64);
+// Whether the library, available for the dtype, computes products with these
+// transposes: libxsmm's kernels take no transposed B (gemm_libxsmm.h); the
+// others take every combination.
+bool gemm_library_supports(GemmLibrary lib, bool f64, bool trans_a, bool trans_b);
 // The libraries available for the dtype, in enum order.
 std::vector<GemmLibrary> gemm_candidates(bool f64);
 // The library's own description, e.g. "OpenBLAS 0.3.21 ... Cooperlake".
@@ -47,7 +51,9 @@ enum class GemmBlocks { rule, one, per_thread };
 
 // The same product through one library, on the pool as gemm() does (bench/gemm
 // and the tests call it; CH_ERR_INVALID_ARGUMENT if the library is not
-// available for the dtype).
+// available for the dtype or does not support the transposes). libxsmm
+// leaves a call with alpha other than 1 or beta other than 0 and 1 to
+// OpenBLAS, as gemm() does.
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                 float* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule);
@@ -55,9 +61,11 @@ void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t 
                 double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
                 double beta, double* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule);
 
-// Fixes the library every GEMM uses ("openblas", "onednn", "blis"), or goes
-// back to measuring per shape class (nullptr, "" or "auto"). A library that
-// lacks a dtype's GEMM (oneDNN for float64) leaves that dtype measured.
+// Fixes the library every GEMM uses ("openblas", "onednn", "blis",
+// "libxsmm"), or goes back to measuring per shape class (nullptr, "" or
+// "auto"). A library that lacks a dtype's GEMM (oneDNN for float64) leaves
+// that dtype measured; the products libxsmm cannot do (a transposed B, alpha
+// other than 1, beta other than 0 and 1) go to OpenBLAS when it is fixed.
 // CH_ERR_INVALID_ARGUMENT for an unknown or unavailable name. Also clears
 // the choices made so far.
 void force_gemm_library(const char* name);
