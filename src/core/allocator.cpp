@@ -1,5 +1,7 @@
 #include "allocator.h"
 
+#include <sys/mman.h>  // madvise
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -101,9 +103,29 @@ HostCache& cache() {
 
 std::atomic<size_t> g_system_refuses_above{0};  // testing::refuse_system_allocations_above
 
+// Allocations of at least this size (data sets, not a model's arrays) are
+// placed on 2 MiB boundaries and advised into transparent huge pages where
+// the kernel leaves that to the program (THP "madvise", Debian's default):
+// gathering random rows of a data set then misses the TLB far less. With 4
+// KiB pages, the MNIST example's shuffled mini-batches (100 rows of 3 KiB
+// from 188 MB) cost it about 2.5% of its epoch on a Zen 4 VM. The threshold
+// keeps models' arrays and the cache's segments (at most a few tens of MiB
+// for bench/train's nets) on small pages, so their resident memory is not
+// rounded up.
+constexpr size_t kHugePageMin = size_t{64} << 20;
+constexpr size_t kHugePage = size_t{2} << 20;
+
 void* system_allocate(size_t n) noexcept {
   const size_t refuse = g_system_refuses_above.load(std::memory_order_relaxed);
   if (refuse && n > refuse) return nullptr;
+#ifdef MADV_HUGEPAGE
+  if (n >= kHugePageMin) {
+    const size_t rounded = round_up(n, kHugePage);
+    void* p = std::aligned_alloc(kHugePage, rounded);
+    if (p) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: a refusal changes nothing
+    return p;
+  }
+#endif
   return std::aligned_alloc(kAlignment, round_up(n, kAlignment));
 }
 
