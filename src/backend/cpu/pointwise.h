@@ -7,34 +7,36 @@
 
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/parallel.h"
+#include "backend/cpu/simd_clones.h"
 #include "core/array.h"
 #include "core/dtype.h"
 
 namespace chainerc::cpu {
 
-// out[i] = f(a[i]) for i in [0, n). Each chunk works on a private copy of f
-// and restrict pointers: the captures (a slope, a scale) then cannot alias
-// `out`, stay in registers, and the loop vectorizes.
+// One chunk of par_map / par_map2, one copy per vector ISA (simd_clones.h).
+// g is a private copy and the pointers restrict: the captures (a slope, a
+// scale) then cannot alias `out`, stay in registers, and the loop vectorizes.
+template <typename T, typename F>
+CH_SIMD_CLONES void map_chunk(const T* __restrict a, T* __restrict out, int64_t b, int64_t e, F g) {
+  for (int64_t i = b; i < e; ++i) out[i] = g(a[i]);
+}
+
+template <typename T, typename F>
+CH_SIMD_CLONES void map2_chunk(const T* __restrict a, const T* __restrict b, T* __restrict out,
+                               int64_t s, int64_t e, F g) {
+  for (int64_t i = s; i < e; ++i) out[i] = g(a[i], b[i]);
+}
+
+// out[i] = f(a[i]) for i in [0, n).
 template <typename T, typename F>
 void par_map(const T* a, T* out, int64_t n, F f) {
-  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-    const F g = f;
-    const T* __restrict pa = a;
-    T* __restrict po = out;
-    for (int64_t i = b; i < e; ++i) po[i] = g(pa[i]);
-  });
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { map_chunk(a, out, b, e, f); });
 }
 
 // out[i] = f(a[i], b[i]) for i in [0, n).
 template <typename T, typename F>
 void par_map2(const T* a, const T* b, T* out, int64_t n, F f) {
-  parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
-    const F g = f;
-    const T* __restrict pa = a;
-    const T* __restrict pb = b;
-    T* __restrict po = out;
-    for (int64_t i = s; i < e; ++i) po[i] = g(pa[i], pb[i]);
-  });
+  parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) { map2_chunk(a, b, out, s, e, f); });
 }
 
 // y = F(x)

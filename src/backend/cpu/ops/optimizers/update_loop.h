@@ -5,6 +5,7 @@
 #pragma once
 
 #include "backend/cpu/parallel.h"
+#include "backend/cpu/simd_clones.h"
 #include "core/array.h"
 #include "core/dtype.h"
 
@@ -12,6 +13,13 @@ namespace chainerc::cpu {
 
 // rule(param[i], grad[i], state[i]...) for every i, with rule = Rule<T>(hp)
 // for the parameter's dtype T (all arrays have one shape and dtype).
+// One chunk, one copy per vector ISA (simd_clones.h).
+template <typename Rule, typename T, typename... S>
+CH_SIMD_CLONES void update_chunk(const Rule rule, T* __restrict p, const T* __restrict g, int64_t b,
+                                 int64_t e, S* __restrict... s) {
+  for (int64_t i = b; i < e; ++i) rule(p[i], g[i], s[i]...);
+}
+
 template <template <typename> class Rule, typename Hyper, typename... State>
 void update_loop(const Hyper& hp, Array& param, const Array& grad, State&... state) {
   dispatch_floating(param.dtype(), "update", [&](auto tag) {
@@ -21,9 +29,8 @@ void update_loop(const Hyper& hp, Array& param, const Array& grad, State&... sta
     T* p = param.data<T>();
     const T* g = grad.data<T>();
     auto run = [&](auto*... s) {
-      parallel_for(n, kElementwiseGrain, [=](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) rule(p[i], g[i], s[i]...);
-      });
+      parallel_for(n, kElementwiseGrain,
+                   [=](int64_t b, int64_t e) { update_chunk(rule, p, g, b, e, s...); });
     };
     run(state.template data<T>()...);
   });
