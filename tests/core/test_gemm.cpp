@@ -286,6 +286,41 @@ TEST(Gemm, EachShapeClassUsesTheCandidateMeasuredFastest) {
 
 // With threads, a candidate is also whether C is split over them: tried both
 // ways for mid-sized classes, only split for large ones, never for tiny ones.
+// A GEMM called from inside a parallel_for (as the convolution calls one per
+// part of the batch) runs on its one thread: it is decided in the one-thread
+// class, with no split candidates, and leaves the two-thread class of
+// top-level calls open.
+TEST(Gemm, CallsInsideAParallelForAreOneThreadCalls) {
+  CleanChoice clean;
+  ThreadCount tc(2);
+  // Called from both threads at once: only atomics, and OpenBLAS the fastest.
+  std::atomic<int> split_timed{0};
+  cpu::set_gemm_stopwatch_for_testing(
+      [&](GemmLibrary lib, bool split, const std::function<void()>& call) {
+        call();
+        if (split) ++split_timed;
+        return lib == GemmLibrary::openblas ? 1e-4 : 2e-4;
+      });
+  std::vector<float> a(64 * 64, 1.f), b(64 * 64, 1.f), c0(64 * 64), c1(64 * 64);
+  for (int round = 0; round < cpu::kGemmMaxSamples * 2 * cpu::kGemmLibraries; ++round) {
+    cpu::parallel_for(2, 1, [&](int64_t begin, int64_t) {
+      std::vector<float>& c = begin == 0 ? c0 : c1;
+      cpu::gemm(false, false, 64, 64, 64, 1.f, a.data(), 64, b.data(), 64, 0.f, c.data(), 64);
+    });
+    ThreadCount one(1);
+    if (cpu::gemm_choice(false, false, false, 64, 64, 64) >= 0) break;
+  }
+  EXPECT_EQ(c0[0], 64.f);
+  EXPECT_EQ(c1[64 * 64 - 1], 64.f);
+  EXPECT_EQ(split_timed.load(), 0) << "a split candidate was timed inside a parallel_for";
+  {
+    ThreadCount one(1);
+    EXPECT_EQ(cpu::gemm_choice(false, false, false, 64, 64, 64), int(GemmLibrary::openblas))
+        << "one-thread class decided";
+  }
+  EXPECT_EQ(cpu::gemm_choice(false, false, false, 64, 64, 64), -1) << "two-thread class open";
+}
+
 TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
   CleanChoice clean;
   ThreadCount tc(2);

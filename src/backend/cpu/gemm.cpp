@@ -7,8 +7,9 @@
 // detects "Cooperlake"; on Zen 5 it falls back to AVX2 and oneDNN's JIT wins)
 // and from shape to shape (on that Zen 4, libxsmm's unpacked kernels beat
 // OpenBLAS by about 10% on the backward products of a linear layer at batch
-// 100, and lose to it on 100 x 100 x 100). A shape class is the dtype, the two transposes, m,
-// n and k each rounded up to a power of two, and the thread count. A
+// 100, and lose to it on 100 x 100 x 100). A shape class is the dtype, the
+// two transposes, m, n and k each rounded up to a power of two, and the
+// thread count (one for calls from inside a parallel_for). A
 // candidate is a library, and with more than one thread also whether C is
 // cut into one block per thread or left whole (for mid-sized classes, where
 // splitting pays only when the pool's workers are awake).
@@ -262,8 +263,12 @@ struct ClassKey {
   }
 };
 
+// A call from inside a parallel_for (the convolution's per-thread parts of
+// the batch) has one thread: a split there runs inline, so it belongs to the
+// one-thread class, not to the class of top-level calls, which can split.
 ClassKey class_of(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
-  return ClassKey{f64, ta, tb, ceil_log2(m), ceil_log2(n), ceil_log2(k), num_threads()};
+  const int threads = in_parallel_region_now() ? 1 : num_threads();
+  return ClassKey{f64, ta, tb, ceil_log2(m), ceil_log2(n), ceil_log2(k), threads};
 }
 
 // A candidate: a library, and whether C is cut into one block per thread

@@ -192,6 +192,8 @@ void set_num_threads(int n) {
   set_blas_threads(n);
 }
 
+bool in_parallel_region_now() { return in_parallel_region; }
+
 namespace detail {
 void parallel_run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& body) {
   if (in_parallel_region) {

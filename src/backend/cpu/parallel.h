@@ -16,6 +16,9 @@ namespace chainerc::cpu {
 int num_threads();
 // Sets the kernels' thread count and the BLAS library's to n (>= 1).
 void set_num_threads(int n);
+// Whether the calling thread runs a chunk of a parallel_for (a pool worker,
+// or the caller during its own job): a parallel_for from here runs inline.
+bool in_parallel_region_now();
 
 namespace detail {
 void parallel_run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& body);
