@@ -67,27 +67,46 @@ bool poll_for(Done done) {
 // it to an idle one only after several milliseconds (6-16 ms measured on the
 // 2-core Zen 4 VM, both threads busy): until then a two-thread job runs at
 // the one-thread rate, and the GEMM choice, made on the first calls of a
-// process, judges splitting C by it. So a worker starts by asking for one
-// CPU other than its creator's (the `nth` of the others the process may use),
-// which moves it there at once, then allows every CPU again: it is not pinned,
-// the scheduler may move it later like any thread.
-void start_on_other_cpu(int creator_cpu, int nth) {
+// process, judges splitting C by it. The same happens later: a thread woken
+// by another is often placed on its waker's CPU, so a worker and its caller
+// can end up sharing one CPU while the other idles, for 100 ms and more
+// (seen on the same VM in about one process start in three; once there, each
+// waits out its poll while the other runs and sleeps, and the next wake-up
+// places them together again). So a worker that finds itself on its
+// caller's CPU (at its start, or when it takes a job) asks for one CPU other
+// than the caller's (the `nth` of the others the process may use), which
+// moves it there at once, then allows every CPU again: it is not pinned, the
+// scheduler may move it later like any thread.
+int current_cpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
+void move_off_cpu(int busy_cpu, int nth) {
 #if defined(__linux__)
   cpu_set_t allowed;
-  if (creator_cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  if (busy_cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
   std::vector<int> others;
   for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (c != creator_cpu && CPU_ISSET(c, &allowed)) others.push_back(c);
+    if (c != busy_cpu && CPU_ISSET(c, &allowed)) others.push_back(c);
   if (others.empty()) return;
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(others[static_cast<size_t>(nth) % others.size()], &one);
   if (sched_setaffinity(0, sizeof one, &one) == 0) sched_setaffinity(0, sizeof allowed, &allowed);
 #else
-  (void)creator_cpu;
+  (void)busy_cpu;
   (void)nth;
 #endif
 }
+
+// At most one move per worker in this long: where the CPUs are oversubscribed
+// (more runnable threads than CPUs) sharing one is the scheduler's fair
+// choice, and moving on every job would only add system calls.
+constexpr auto kMoveInterval = std::chrono::milliseconds(20);
 
 // Workers poll, then sleep, until a new job is published, then take chunks
 // (as the caller does) until none is left.
@@ -101,7 +120,9 @@ class Pool {
   void run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& body) {
     std::lock_guard<std::mutex> one_job(job_mutex_);  // one parallel job at a time
     ensure_workers(static_cast<int>(chunks) - 1);
+    const int caller_cpu = current_cpu();
     std::unique_lock<std::mutex> lock(mutex_);
+    caller_cpu_ = caller_cpu;
     body_ = &body;
     n_ = n;
     chunks_ = chunks;
@@ -136,17 +157,14 @@ class Pool {
   }
 
   void ensure_workers(int wanted) {
-#if defined(__linux__)
-    const int creator_cpu = sched_getcpu();
-#else
-    const int creator_cpu = -1;
-#endif
+    const int creator_cpu = current_cpu();
     for (; workers_ < wanted; ++workers_)
       std::thread([this, creator_cpu, nth = workers_] { work(creator_cpu, nth); }).detach();
   }
 
   void work(int creator_cpu, int nth) {
-    start_on_other_cpu(creator_cpu, nth);
+    move_off_cpu(creator_cpu, nth);
+    std::chrono::steady_clock::time_point last_move{};  // the start's move does not count
     in_parallel_region = true;
     uint64_t seen = 0;  // the last job this worker took part in
     std::unique_lock<std::mutex> lock(mutex_);
@@ -160,6 +178,16 @@ class Pool {
         --sleeping_;
       }
       seen = job_.load(std::memory_order_relaxed);
+      if (caller_cpu_ >= 0 && current_cpu() == caller_cpu_) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_move >= kMoveInterval) {
+          last_move = now;
+          const int busy = caller_cpu_;
+          lock.unlock();
+          move_off_cpu(busy, nth);
+          lock.lock();
+        }
+      }
       drain(lock);
     }
   }
@@ -172,6 +200,7 @@ class Pool {
   std::atomic<uint64_t> job_{0};
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t n_ = 0, chunks_ = 0, next_chunk_ = 0;
+  int caller_cpu_ = -1;  // where the job's caller ran when it published it
   std::atomic<int64_t> pending_{0};  // chunks not yet finished
 };
 
