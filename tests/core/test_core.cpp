@@ -3,6 +3,9 @@
 // and the backward engine, error state. The public behaviour is covered by
 // tests/capi/; this suite pins down the building blocks underneath.
 #include <gtest/gtest.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -12,11 +15,11 @@
 #include <vector>
 
 #include "backend/cpu/parallel.h"
+#include "capi/error_state.h"
+#include "capi/handles.h"
 #include "core/allocator.h"
 #include "core/array.h"
 #include "core/error.h"
-#include "capi/error_state.h"
-#include "capi/handles.h"
 #include "core/shape.h"
 #include "core/variable.h"
 
@@ -453,6 +456,41 @@ TEST(CoreParallel, EveryIndexOnceWhateverTheThreadCount) {
   });
   EXPECT_EQ(total.load(), 4000);
   cpu::set_num_threads(saved);
+}
+
+// The pool's workers leave a CPU they share with their job's caller through
+// move_off_cpu: the thread runs on another CPU right after it, and its
+// affinity is what it was (not pinned).
+TEST(CoreParallel, MoveOffCpuMovesWithoutPinning) {
+#if defined(__linux__)
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "this process may use one CPU only";
+  std::thread([&] {
+    for (int nth = 0; nth < 3; ++nth) {
+      const int busy = sched_getcpu();
+      cpu::detail::move_off_cpu(busy, nth);
+      EXPECT_NE(sched_getcpu(), busy) << "nth " << nth;
+      cpu_set_t after;
+      ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+      EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "nth " << nth;
+    }
+    // Nothing to do for no CPU, and where the thread may use only the busy one.
+    cpu::detail::move_off_cpu(-1, 0);
+    const int here = sched_getcpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(here, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    cpu::detail::move_off_cpu(here, 0);
+    EXPECT_EQ(sched_getcpu(), here);
+    cpu_set_t after;
+    ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&one, &after));
+  }).join();
+#else
+  GTEST_SKIP() << "Linux only";
+#endif
 }
 
 // Idle workers poll for a while, then sleep: jobs issued back to back (taken

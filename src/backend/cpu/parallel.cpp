@@ -74,7 +74,7 @@ bool poll_for(Done done) {
 // waits out its poll while the other runs and sleeps, and the next wake-up
 // places them together again). So a worker that finds itself on its
 // caller's CPU (at its start, or when it takes a job) asks for one CPU other
-// than the caller's (the `nth` of the others the process may use), which
+// than the caller's (detail::move_off_cpu, at the end of this file), which
 // moves it there at once, then allows every CPU again: it is not pinned, the
 // scheduler may move it later like any thread.
 int current_cpu() {
@@ -82,24 +82,6 @@ int current_cpu() {
   return sched_getcpu();
 #else
   return -1;
-#endif
-}
-
-void move_off_cpu(int busy_cpu, int nth) {
-#if defined(__linux__)
-  cpu_set_t allowed;
-  if (busy_cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-  std::vector<int> others;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (c != busy_cpu && CPU_ISSET(c, &allowed)) others.push_back(c);
-  if (others.empty()) return;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(others[static_cast<size_t>(nth) % others.size()], &one);
-  if (sched_setaffinity(0, sizeof one, &one) == 0) sched_setaffinity(0, sizeof allowed, &allowed);
-#else
-  (void)busy_cpu;
-  (void)nth;
 #endif
 }
 
@@ -163,7 +145,7 @@ class Pool {
   }
 
   void work(int creator_cpu, int nth) {
-    move_off_cpu(creator_cpu, nth);
+    detail::move_off_cpu(creator_cpu, nth);
     std::chrono::steady_clock::time_point last_move{};  // the start's move does not count
     in_parallel_region = true;
     uint64_t seen = 0;  // the last job this worker took part in
@@ -184,7 +166,7 @@ class Pool {
           last_move = now;
           const int busy = caller_cpu_;
           lock.unlock();
-          move_off_cpu(busy, nth);
+          detail::move_off_cpu(busy, nth);
           lock.lock();
         }
       }
@@ -200,7 +182,7 @@ class Pool {
   std::atomic<uint64_t> job_{0};
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t n_ = 0, chunks_ = 0, next_chunk_ = 0;
-  int caller_cpu_ = -1;  // where the job's caller ran when it published it
+  int caller_cpu_ = -1;              // where the job's caller ran when it published it
   std::atomic<int64_t> pending_{0};  // chunks not yet finished
 };
 
@@ -224,6 +206,24 @@ void set_num_threads(int n) {
 bool in_parallel_region_now() { return in_parallel_region; }
 
 namespace detail {
+void move_off_cpu(int busy_cpu, int nth) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (busy_cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  std::vector<int> others;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (c != busy_cpu && CPU_ISSET(c, &allowed)) others.push_back(c);
+  if (others.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(others[static_cast<size_t>(nth) % others.size()], &one);
+  if (sched_setaffinity(0, sizeof one, &one) == 0) sched_setaffinity(0, sizeof allowed, &allowed);
+#else
+  (void)busy_cpu;
+  (void)nth;
+#endif
+}
+
 void parallel_run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& body) {
   if (in_parallel_region) {
     body(0, n);

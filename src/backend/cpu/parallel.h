@@ -21,8 +21,14 @@ void set_num_threads(int n);
 bool in_parallel_region_now();
 
 namespace detail {
+// Moves the calling thread to a CPU other than busy_cpu that it may use (the
+// nth of them, wrapping), by narrowing its affinity to that CPU and widening
+// it back: the thread is not left pinned. Nothing where it may use no other
+// CPU, busy_cpu is negative, or off Linux. (The pool's workers call it; a
+// declaration here for the tests.)
+void move_off_cpu(int busy_cpu, int nth);
 void parallel_run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& body);
-}
+}  // namespace detail
 
 // body(begin, end) over [0, n) in contiguous chunks of at least `grain`
 // elements, on up to num_threads() threads. Small ranges, and calls from
