@@ -86,6 +86,24 @@ CH_API ch_status ch_config_set_gemm(const char* library);
  * while CH_GEMM names no available library). Static storage; never NULL. */
 CH_API const char* ch_config_gemm(void);
 
+/* Where the CPU GEMM choices are kept on disk, so that a later process uses
+ * a shape class's choice without measuring (see ch_config_set_gemm). NULL
+ * goes back to the environment's directory ($CH_GEMM_CACHE_DIR, else
+ * $XDG_CACHE_HOME/chainerc/gemm, else ~/.cache/chainerc/gemm; none with
+ * CH_GEMM_CACHE=0); "" keeps the choices in this process only (nothing is
+ * read or written: for read-only or shared home directories, sandboxes, and
+ * runs that must not depend on an earlier one); any other string is the
+ * directory, created with its parents at the first choice. A directory that
+ * cannot be written is not an error: the choices are then measured again by
+ * the next process. Also clears the choices made so far (the next GEMM of
+ * each class reads the new directory or measures). Copies `directory`.
+ * CH_ERR_INVALID_ARGUMENT, naming its length, for a directory of 4,096
+ * bytes or more; the setting is then unchanged. */
+CH_API ch_status ch_config_set_gemm_cache(const char* directory);
+/* The directory in use for the GEMM choices; "" when they are not kept on
+ * disk. Borrowed; valid until the next call on the same thread. */
+CH_API const char* ch_config_gemm_cache(void);
+
 /* Whether the CUDA backend may run convolution, average pooling, softmax,
  * relu, sigmoid and tanh through cuDNN (the seed's use_cudnn, here one
  * process-wide switch). Starts as 1 (on). Any non-zero value turns it on.

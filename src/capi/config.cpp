@@ -1,6 +1,9 @@
 // C API: process-wide settings.
 #include "core/config.h"
 
+#include <cstring>
+#include <string>
+
 #include "api.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/parallel.h"
@@ -64,6 +67,26 @@ const char* ch_config_gemm(void) {
   } catch (...) {  // CH_GEMM names no library: GEMMs fail; report "auto"
   }
   return "auto";
+}
+
+ch_status ch_config_set_gemm_cache(const char* directory) {
+  CH_API_BEGIN
+  constexpr size_t kMaxPath = 4096;  // PATH_MAX on Linux, terminating zero included
+  if (directory && std::strlen(directory) >= kMaxPath)
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the directory's name is ", std::strlen(directory),
+         " bytes long; at most ", kMaxPath - 1, " are allowed");
+  cpu::set_gemm_cache_directory(directory);
+  CH_API_END
+}
+
+const char* ch_config_gemm_cache(void) {
+  thread_local std::string directory;
+  try {
+    directory = cpu::gemm_cache_directory();
+  } catch (...) {
+    directory.clear();
+  }
+  return directory.c_str();
 }
 
 }  // extern "C"

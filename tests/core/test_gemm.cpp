@@ -1044,6 +1044,47 @@ TEST(GemmCache, TheEnvironmentChoosesTheDirectoryOrTurnsTheCacheOff) {
   cpu::set_gemm_cache_directory("");
 }
 
+// The C API's ch_config_set_gemm_cache / ch_config_gemm_cache: a directory
+// (where the next choice is written), "" (nothing written; the choices made
+// so far cleared), NULL (the environment's directory again), and a name too
+// long for a path (refused, the setting kept).
+TEST(GemmCache, TheCApiSetsAndReportsTheDirectory) {
+  CleanChoice clean;
+  SavedVariable s1("CH_GEMM_CACHE"), s2("CH_GEMM_CACHE_DIR");
+  unsetenv("CH_GEMM_CACHE");
+  setenv("CH_GEMM_CACHE_DIR", "/somewhere/gemm", 1);
+  TempCache cache;  // a fresh folder (the C API sets it below)
+  ASSERT_EQ(ch_config_set_gemm_cache(""), CH_OK);
+  EXPECT_STREQ(ch_config_gemm_cache(), "");
+  ASSERT_EQ(ch_config_set_gemm_cache(cache.dir().c_str()), CH_OK);
+  EXPECT_EQ(std::string(ch_config_gemm_cache()), cache.dir());
+  EXPECT_NE(std::string(ch_config_blas()).find(" | choices kept in " + cache.dir()),
+            std::string::npos);
+  const std::vector<GemmLibrary> libs = nt_candidates();
+  if (libs.size() >= 2) {
+    FakeStopwatch fake;
+    favour(fake, libs.back());
+    cpu::set_gemm_stopwatch_for_testing(fake.get());
+    ThreadCount tc(1);
+    EXPECT_EQ(decide(fake), int(libs.back()));
+    EXPECT_EQ(cache.files().size(), 1u);
+    ASSERT_EQ(ch_config_set_gemm_cache(""), CH_OK);
+    EXPECT_EQ(cpu::gemm_choice(false, false, true, kM, kN, kK), -1) << "choices cleared";
+    favour(fake, libs.front());
+    EXPECT_EQ(decide(fake), int(libs.front())) << "measured again, not read from the folder";
+    EXPECT_EQ(cache.files().size(), 1u) << "nothing written with the cache off";
+  }
+  ASSERT_EQ(ch_config_set_gemm_cache(cache.dir().c_str()), CH_OK);
+  const std::string too_long(5000, 'x');
+  EXPECT_EQ(ch_config_set_gemm_cache(too_long.c_str()), CH_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ch_error_message()).find("is 5000 bytes long"), std::string::npos)
+      << ch_error_message();
+  EXPECT_EQ(std::string(ch_config_gemm_cache()), cache.dir());
+  ASSERT_EQ(ch_config_set_gemm_cache(nullptr), CH_OK);
+  EXPECT_STREQ(ch_config_gemm_cache(), "/somewhere/gemm");
+  ASSERT_EQ(ch_config_set_gemm_cache(""), CH_OK);
+}
+
 // Processes sharing the directory: writers of the same entry and readers at
 // once. A reader sees a whole entry or none (temporary file + rename).
 TEST(GemmCache, ConcurrentWritersAndReadersSeeWholeEntries) {

@@ -315,6 +315,28 @@ TEST(NN, ConfigRoundTrips) {
   EXPECT_EQ(ch_config_use_cudnn(), 1);
   ch::config::set_allow_tf32(false);
   EXPECT_FALSE(ch::config::allow_tf32());
+  // The GEMM library and the directory of its choices.
+  EXPECT_EQ(ch::config::gemm(), "auto");
+  ch::config::set_gemm("openblas");
+  EXPECT_EQ(ch::config::gemm(), "openblas");
+  EXPECT_THROW(ch::config::set_gemm("no-such-blas"), ch::Error);
+  EXPECT_EQ(ch::config::gemm(), "openblas");
+  ch::config::set_gemm("auto");
+  EXPECT_EQ(ch::config::gemm(), "auto");
+  const std::string cache = ch::config::gemm_cache();
+  ch::config::set_gemm_cache("");
+  EXPECT_EQ(ch::config::gemm_cache(), "");
+  EXPECT_TRUE(contains(ch::config::blas(), "choices not kept on disk")) << ch::config::blas();
+  ch::config::set_gemm_cache(std::string("/tmp/chainerc-cpp-test-gemm"));
+  EXPECT_EQ(ch::config::gemm_cache(), "/tmp/chainerc-cpp-test-gemm");
+  EXPECT_THROW(ch::config::set_gemm_cache(std::string(5000, 'x')), ch::Error);
+  EXPECT_EQ(ch::config::gemm_cache(), "/tmp/chainerc-cpp-test-gemm");
+  ch::config::set_gemm_cache(cache);
+  EXPECT_EQ(ch::config::gemm_cache(), cache);
+  ch::config::set_deterministic(true);
+  EXPECT_TRUE(ch::config::deterministic());
+  ch::config::set_deterministic(false);
+  EXPECT_FALSE(ch::config::deterministic());
 }
 
 // A 2-8-2 MLP on a fixed synthetic problem (the class is whether x0 + x1 > 0) trained by

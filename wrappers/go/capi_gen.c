@@ -127,6 +127,10 @@ gres g_ch_config_set_gemm(const char* library) {
   return gres_of(ch_config_set_gemm(library));
 }
 
+gres g_ch_config_set_gemm_cache(const char* directory) {
+  return gres_of(ch_config_set_gemm_cache(directory));
+}
+
 gres g_ch_cuda_current_device(int32_t* out) {
   return gres_of(ch_cuda_current_device(out));
 }
@@ -446,6 +450,20 @@ gres g_ch_functions_sum_axis(ch_variable* x, int32_t axis, int32_t keepdims) {
   return r;
 }
 
+gres g_ch_functions_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_matmul(&out, a, b, transa, transb));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_batch_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_batch_matmul(&out, a, b, transa, transb));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_reshape(ch_variable* x, const int64_t* shape, int32_t ndim) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_reshape(&out, x, shape, ndim));
@@ -463,6 +481,27 @@ gres g_ch_functions_identity(ch_variable* x) {
 gres g_ch_functions_broadcast_to(ch_variable* x, const int64_t* shape, int32_t ndim) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_broadcast_to(&out, x, shape, ndim));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_transpose(ch_variable* x, const int32_t* axes, int32_t naxes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_transpose(&out, x, axes, naxes));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_concat(ch_variable* const* xs, size_t n, int32_t axis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_concat(&out, xs, n, axis));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_copy(ch_variable* x, ch_device dst) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_copy(&out, x, dst));
   r.out = out;
   return r;
 }
@@ -544,41 +583,6 @@ gres g_ch_functions_embed_id_new(int64_t in_size, int64_t out_size, ch_dtype dty
 gres g_ch_functions_inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5, int64_t out5, int64_t proj_pool, ch_dtype dtype) {
   ch_function* out = NULL;
   gres r = gres_of(ch_functions_inception_new(&out, in_channels, out1, proj3, out3, proj5, out5, proj_pool, dtype));
-  r.out = out;
-  return r;
-}
-
-gres g_ch_functions_transpose(ch_variable* x, const int32_t* axes, int32_t naxes) {
-  ch_variable* out = NULL;
-  gres r = gres_of(ch_functions_transpose(&out, x, axes, naxes));
-  r.out = out;
-  return r;
-}
-
-gres g_ch_functions_concat(ch_variable* const* xs, size_t n, int32_t axis) {
-  ch_variable* out = NULL;
-  gres r = gres_of(ch_functions_concat(&out, xs, n, axis));
-  r.out = out;
-  return r;
-}
-
-gres g_ch_functions_copy(ch_variable* x, ch_device dst) {
-  ch_variable* out = NULL;
-  gres r = gres_of(ch_functions_copy(&out, x, dst));
-  r.out = out;
-  return r;
-}
-
-gres g_ch_functions_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb) {
-  ch_variable* out = NULL;
-  gres r = gres_of(ch_functions_matmul(&out, a, b, transa, transb));
-  r.out = out;
-  return r;
-}
-
-gres g_ch_functions_batch_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb) {
-  ch_variable* out = NULL;
-  gres r = gres_of(ch_functions_batch_matmul(&out, a, b, transa, transb));
   r.out = out;
   return r;
 }

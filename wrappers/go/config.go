@@ -55,6 +55,25 @@ func SetGEMM(library string) error {
 // GEMM is "auto" or the library set by SetGEMM or CH_GEMM.
 func GEMM() string { return C.GoString(C.ch_config_gemm()) }
 
+// SetGEMMCache sets where the GEMM choices are kept on disk for later
+// processes: a directory, or "" (kept in this process only: nothing read or
+// written). ResetGEMMCache goes back to the environment's directory. Both
+// clear the choices made so far.
+func SetGEMMCache(dir string) error {
+	cs := C.CString(dir)
+	defer C.free(unsafe.Pointer(cs))
+	return errOf(C.g_ch_config_set_gemm_cache(cs))
+}
+
+// ResetGEMMCache goes back to the environment's directory for the GEMM
+// choices ($CH_GEMM_CACHE_DIR, else ~/.cache/chainerc/gemm; none with
+// CH_GEMM_CACHE=0).
+func ResetGEMMCache() error { return errOf(C.g_ch_config_set_gemm_cache(nil)) }
+
+// GEMMCache is the directory of the GEMM choices; "" when they are not kept
+// on disk.
+func GEMMCache() string { return C.GoString(C.ch_config_gemm_cache()) }
+
 func cBool(on bool) C.int32_t {
 	if on {
 		return 1

@@ -335,6 +335,21 @@ func configAndMemoryStats(t *testing.T) {
 	if err := SetGEMM("auto"); err != nil || GEMM() != "auto" {
 		t.Fatalf("SetGEMM(auto): %v", err)
 	}
+	cache := GEMMCache()
+	if err := SetGEMMCache(""); err != nil || GEMMCache() != "" ||
+		!strings.HasSuffix(BLAS(), " | choices not kept on disk") {
+		t.Fatalf("SetGEMMCache(\"\"): %v, GEMMCache() = %q, BLAS() = %q", err, GEMMCache(), BLAS())
+	}
+	if err := SetGEMMCache("/tmp/chainerc-go-test-gemm"); err != nil || GEMMCache() != "/tmp/chainerc-go-test-gemm" {
+		t.Fatalf("SetGEMMCache(dir): %v, GEMMCache() = %q", err, GEMMCache())
+	}
+	if err := SetGEMMCache(strings.Repeat("x", 5000)); !errors.Is(err, ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), "5000 bytes") || GEMMCache() != "/tmp/chainerc-go-test-gemm" {
+		t.Fatalf("SetGEMMCache(too long): %v, GEMMCache() = %q", err, GEMMCache())
+	}
+	if err := ResetGEMMCache(); err != nil || GEMMCache() != cache {
+		t.Fatalf("ResetGEMMCache: %v, GEMMCache() = %q, want %q", err, GEMMCache(), cache)
+	}
 	if !UseCuDNN() || AllowTF32() {
 		t.Fatalf("defaults: UseCuDNN %v (want true), AllowTF32 %v (want false)", UseCuDNN(), AllowTF32())
 	}

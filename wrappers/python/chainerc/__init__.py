@@ -7,6 +7,8 @@ NumPy arrays are shared with the engine without copies; DLPack moves arrays
 to and from NumPy and PyTorch without copies (from_dlpack, __dlpack__).
 """
 
+import os as _os
+
 from . import _capi
 from .errors import *  # noqa: F401,F403
 from . import errors
@@ -63,6 +65,21 @@ def set_gemm(library):
 def get_gemm():
     """"auto" or the library set by set_gemm or CH_GEMM."""
     return _capi.lib.ch_config_gemm().decode()
+
+
+def set_gemm_cache(directory):
+    """Where the GEMM choices are kept on disk, for later processes: a
+    directory, "" (kept in this process only: nothing read or written), or
+    None (the environment's: $CH_GEMM_CACHE_DIR, else
+    ~/.cache/chainerc/gemm; none with CH_GEMM_CACHE=0). Clears the choices
+    made so far."""
+    arg = None if directory is None else _os.fsencode(directory)
+    _capi.check(_capi.lib.ch_config_set_gemm_cache(arg))
+
+
+def get_gemm_cache():
+    """The directory of the GEMM choices; "" when they are not kept on disk."""
+    return _os.fsdecode(_capi.lib.ch_config_gemm_cache())
 
 
 def set_use_cudnn(on):

@@ -1,4 +1,7 @@
-"""Process-wide switches of include/ch/config.h: use_cudnn, allow_tf32, deterministic, gemm."""
+"""Process-wide switches of include/ch/config.h: use_cudnn, allow_tf32, deterministic, gemm,
+the directory of the GEMM choices."""
+
+import numpy as np
 
 import chainerc
 
@@ -49,3 +52,30 @@ def test_gemm_starts_auto_and_round_trips():
     finally:
         chainerc.set_gemm("auto")
     assert chainerc.get_gemm() == "auto"
+
+
+def test_gemm_cache_directory_set_off_and_back(tmp_path):
+    saved = chainerc.get_gemm_cache()
+    try:
+        chainerc.set_gemm_cache(str(tmp_path))
+        assert chainerc.get_gemm_cache() == str(tmp_path)
+        assert " | choices kept in " + str(tmp_path) in chainerc.blas()
+        chainerc.set_gemm_cache("")
+        assert chainerc.get_gemm_cache() == ""
+        assert chainerc.blas().endswith(" | choices not kept on disk")
+        # Off: a product is computed and nothing is written.
+        a = chainerc.Variable(np.ones((20, 30), np.float32))
+        w = chainerc.Variable(np.ones((40, 30), np.float32))
+        y = chainerc.functions.matmul(a, w, transb=True)
+        np.testing.assert_array_equal(y.data, np.full((20, 40), 30, np.float32))
+        assert list(tmp_path.iterdir()) == []
+        try:
+            chainerc.set_gemm_cache("x" * 5000)
+            raise AssertionError("no error for a name too long")
+        except chainerc.InvalidArgumentError as e:
+            assert "5000 bytes" in str(e)
+        assert chainerc.get_gemm_cache() == ""
+        chainerc.set_gemm_cache(None)  # the environment's directory
+        assert chainerc.get_gemm_cache() == saved
+    finally:
+        chainerc.set_gemm_cache(saved)

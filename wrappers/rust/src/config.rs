@@ -56,6 +56,24 @@ pub fn set_gemm(library: &str) -> Result<()> {
 pub fn gemm() -> String {
     unsafe { CStr::from_ptr(sys::ch_config_gemm()).to_string_lossy().into_owned() }
 }
+/// Where the GEMM choices are kept on disk for later processes: `Some(dir)`,
+/// `Some("")` (kept in this process only: nothing read or written), or `None`
+/// (the environment's: $CH_GEMM_CACHE_DIR, else ~/.cache/chainerc/gemm; none
+/// with CH_GEMM_CACHE=0). Clears the choices made so far.
+pub fn set_gemm_cache(directory: Option<&str>) -> Result<()> {
+    match directory {
+        None => check(unsafe { sys::ch_config_set_gemm_cache(std::ptr::null()) }),
+        Some(d) => {
+            let c = CString::new(d)
+                .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("set_gemm_cache: {d:?} contains NUL")))?;
+            check(unsafe { sys::ch_config_set_gemm_cache(c.as_ptr()) })
+        }
+    }
+}
+/// The directory of the GEMM choices; "" when they are not kept on disk.
+pub fn gemm_cache() -> String {
+    unsafe { CStr::from_ptr(sys::ch_config_gemm_cache()).to_string_lossy().into_owned() }
+}
 /// Whether the CUDA backend may use cuDNN (the seed's use_cudnn; on at start).
 /// Off, or where cuDNN is absent, chainerc's own CUDA kernels run.
 pub fn set_use_cudnn(on: bool) {

@@ -52,8 +52,6 @@ pub struct ch_context {
     _private: [u8; 0],
     _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
 }
-
-// ---- array.h
 pub type ch_release_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ::std::ffi::c_void)>;
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +63,8 @@ pub struct ch_memory_stats {
     pub cache_misses: i64,
 }
 pub type ch_oom_hook = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, ch_device, usize)>;
+
+// ---- array.h
 
 // ---- variable.h
 pub const CH_GRAPH_DOT_OPTIONS_VERSION: i32 = 1;
@@ -289,9 +289,14 @@ extern "C" {
     pub fn ch_functions_log(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sum(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sum_axis(out: *mut *mut ch_variable, x: *mut ch_variable, axis: i32, keepdims: i32) -> ch_status;
+    pub fn ch_functions_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
+    pub fn ch_functions_batch_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
     pub fn ch_functions_reshape(out: *mut *mut ch_variable, x: *mut ch_variable, shape: *const i64, ndim: i32) -> ch_status;
     pub fn ch_functions_identity(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_broadcast_to(out: *mut *mut ch_variable, x: *mut ch_variable, shape: *const i64, ndim: i32) -> ch_status;
+    pub fn ch_functions_transpose(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
+    pub fn ch_functions_concat(out: *mut *mut ch_variable, xs: *const *mut ch_variable, n: usize, axis: i32) -> ch_status;
+    pub fn ch_functions_copy(out: *mut *mut ch_variable, x: *mut ch_variable, dst: ch_device) -> ch_status;
     pub fn ch_functions_relu(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_leaky_relu(out: *mut *mut ch_variable, x: *mut ch_variable, slope: f64) -> ch_status;
     pub fn ch_functions_sigmoid(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
@@ -304,11 +309,6 @@ extern "C" {
     pub fn ch_functions_convolution_2d_new(out: *mut *mut ch_function, in_channels: i64, out_channels: i64, kh: i64, kw: i64, sy: i64, sx: i64, ph: i64, pw: i64, dtype: ch_dtype, wscale: f64, bias: f64, nobias: i32, initial_W: *const ch_array, initial_b: *const ch_array) -> ch_status;
     pub fn ch_functions_embed_id_new(out: *mut *mut ch_function, in_size: i64, out_size: i64, dtype: ch_dtype, initial_W: *const ch_array) -> ch_status;
     pub fn ch_functions_inception_new(out: *mut *mut ch_function, in_channels: i64, out1: i64, proj3: i64, out3: i64, proj5: i64, out5: i64, proj_pool: i64, dtype: ch_dtype) -> ch_status;
-    pub fn ch_functions_transpose(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
-    pub fn ch_functions_concat(out: *mut *mut ch_variable, xs: *const *mut ch_variable, n: usize, axis: i32) -> ch_status;
-    pub fn ch_functions_copy(out: *mut *mut ch_variable, x: *mut ch_variable, dst: ch_device) -> ch_status;
-    pub fn ch_functions_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
-    pub fn ch_functions_batch_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
     pub fn ch_functions_softmax_cross_entropy(out: *mut *mut ch_variable, x: *mut ch_variable, t: *mut ch_variable) -> ch_status;
     pub fn ch_functions_mean_squared_error(out: *mut *mut ch_variable, x0: *mut ch_variable, x1: *mut ch_variable) -> ch_status;
     pub fn ch_functions_binary_hierarchical_softmax_new(out: *mut *mut ch_function, in_size: i64, tree: *const i32, n_internal: i64, dtype: ch_dtype, initial_W: *const ch_array) -> ch_status;
@@ -334,6 +334,8 @@ extern "C" {
     pub fn ch_config_blas() -> *const ::std::os::raw::c_char;
     pub fn ch_config_set_gemm(library: *const ::std::os::raw::c_char) -> ch_status;
     pub fn ch_config_gemm() -> *const ::std::os::raw::c_char;
+    pub fn ch_config_set_gemm_cache(directory: *const ::std::os::raw::c_char) -> ch_status;
+    pub fn ch_config_gemm_cache() -> *const ::std::os::raw::c_char;
     pub fn ch_config_set_use_cudnn(use_cudnn: i32);
     pub fn ch_config_use_cudnn() -> i32;
     pub fn ch_config_set_allow_tf32(allow_tf32: i32);
