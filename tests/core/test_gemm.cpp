@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -366,7 +367,10 @@ TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
             std::string::npos)
       << text;
   // 512^3: split only, whatever the stopwatch says; 16^3: unsplit only.
-  EXPECT_EQ(decide(512), timed(libs.size(), seconds(512) * 2));
+  // 512^3 (2^27 multiply-adds) is also judged in context, each candidate on
+  // kGemmContextSamples later calls (equal rates: every one is close).
+  EXPECT_EQ(decide(512), timed(libs.size(), seconds(512) * 2) +
+                             (libs.size() > 1 ? int(libs.size()) * cpu::kGemmContextSamples : 0));
   EXPECT_EQ(decide(16), timed(libs.size(), seconds(16)));
   text = ch_config_blas();
   EXPECT_NE(text.find("m<=512 n<=512 k<=512 2 threads: " + first + " split"), std::string::npos)
@@ -760,6 +764,105 @@ int decide(FakeStopwatch& fake) {
 void favour(FakeStopwatch& fake, GemmLibrary fastest) {
   for (GemmLibrary lib : cpu::gemm_candidates(false)) fake.seconds_per_gflop[lib] = 1.0;
   fake.seconds_per_gflop[fastest] = 0.5;
+}
+
+// A large class (from 2^kGemmContextLog2Work multiply-adds) is judged again
+// on the program's own later calls: the leader of the back-to-back calls
+// computes every result meanwhile, the candidates close to it (within
+// kGemmContextWithin) are each timed on kGemmContextSamples calls, as the
+// call's first GEMM, and the best of those is the choice from then on; a
+// candidate far behind is not timed again. Smaller classes are decided by
+// the back-to-back calls alone.
+TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library";
+  TempCache cache;
+  // Back to back the last library leads, the second (with three or more)
+  // is far behind; in context the first is twice as fast as the others.
+  std::map<GemmLibrary, double> back_to_back, in_context;
+  for (GemmLibrary lib : libs) back_to_back[lib] = in_context[lib] = 1.0;
+  back_to_back[libs.back()] = 0.92;
+  const bool far = libs.size() >= 3;
+  if (far) back_to_back[libs[1]] = 2.0;
+  in_context[libs.front()] = 0.5;
+  bool context = false;
+  std::map<GemmLibrary, int> uses;
+  // NN, m in (64, 128], n in (256, 512], k in (512, 1024]: 2^26.
+  const int64_t m = 70, n = 300, k = 600;
+  cpu::set_gemm_stopwatch_for_testing(
+      [&](GemmLibrary lib, bool, const std::function<void()>& call) {
+        call();
+        ++uses[lib];
+        return (context ? in_context : back_to_back).at(lib) * 2e-9 * double(m * n * k);
+      });
+  std::mt19937 rng(11);
+  Problem<float> p(false, false, {m, n, k}, 1.f, 0.f, 0, rng);
+  auto bits_of = [&](GemmLibrary lib) {
+    std::vector<float> c = p.c;
+    cpu::gemm_using(lib, false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f,
+                    c.data(), p.ldc, cpu::GemmBlocks::one);
+    return c;
+  };
+  auto call = [&] {
+    std::vector<float> c = p.c;
+    cpu::gemm(false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, c.data(),
+              p.ldc);
+    return c;
+  };
+  // Bit for bit (C's element past the end is a NaN no one writes).
+  auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  };
+  const std::vector<float> leader_bits = bits_of(libs.back()), best_bits = bits_of(libs.front());
+  p.expect_matches(leader_bits, "the leader");
+
+  // The first call: the back-to-back calls, then the leader's result.
+  EXPECT_TRUE(same(call(), leader_bits));
+  EXPECT_EQ(cpu::gemm_choice(false, false, false, m, n, k), -1) << "judged in context next";
+  EXPECT_GT(uses[libs.back()], 0);
+  context = true;
+  uses.clear();
+  const int contenders = int(libs.size()) - (far ? 1 : 0);
+  int calls = 0;
+  for (; calls < 100 && cpu::gemm_choice(false, false, false, m, n, k) < 0; ++calls)
+    ASSERT_TRUE(same(call(), leader_bits))
+        << "call " << calls << ": the leader's bits while judged";
+  EXPECT_EQ(calls, contenders * cpu::kGemmContextSamples) << "one contender timed per call";
+  for (GemmLibrary lib : libs)
+    EXPECT_EQ(uses[lib], far && lib == libs[1] ? 0 : cpu::kGemmContextSamples)
+        << cpu::gemm_library_name(lib);
+  EXPECT_EQ(cpu::gemm_choice(false, false, false, m, n, k), int(libs.front()));
+  EXPECT_TRUE(same(call(), best_bits)) << "the choice's bits from then on";
+  const std::string first = cpu::gemm_library_name(libs.front());
+  std::string text = ch_config_blas();
+  EXPECT_NE(text.find("float32 NN m<=128 n<=512 k<=1024 1 thread: " + first + " 1.0 GFLOP/s ("),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("; in context " + first + " 2.0 GFLOP/s ("), std::string::npos) << text;
+  EXPECT_NE(text.find(std::string(" ") + cpu::gemm_library_name(libs.back()) + " 50%)"),
+            std::string::npos)
+      << text;
+
+  // The next process takes the choice and both sets of rates from the disk
+  // cache, and times nothing.
+  ASSERT_EQ(cache.files().size(), 1u);
+  EXPECT_NE(read_file(cache.dir() + "/" + cache.files()[0]).find("\ncontext " + first + " "),
+            std::string::npos);
+  cpu::reread_gemm_environment_for_testing();
+  uses.clear();
+  EXPECT_TRUE(same(call(), best_bits));
+  EXPECT_TRUE(uses.empty()) << "a cached class is not measured";
+  text = ch_config_blas();
+  EXPECT_NE(text.find("; in context " + first + " 2.0 GFLOP/s ("), std::string::npos) << text;
+  EXPECT_NE(text.find("%) [cached]"), std::string::npos) << text;
+
+  // Half the work (m in (32, 64], 2^25): decided by its first call.
+  context = false;
+  std::vector<float> a(40 * k, 1.f), c(40 * n);
+  cpu::gemm(false, false, 40, n, k, 1.f, a.data(), k, p.b.data(), p.ldb, 0.f, c.data(), n);
+  EXPECT_EQ(cpu::gemm_choice(false, false, false, 40, n, k), int(libs.back()));
 }
 
 // A choice is written to the cache and the next process (a fresh chooser)

@@ -94,6 +94,20 @@ constexpr int kGemmSamples = 5;
 constexpr int kGemmMaxSamples = 32;
 constexpr double kGemmSampleSeconds = 4e-3;
 
+// Classes of at least 2^kGemmContextLog2Work multiply-adds (m, n and k
+// rounded up) are judged again in context: those timed calls run back to
+// back on operands hot in the caches, while a training step's calls find
+// them where the step's other work left them (the large MLP's 1000 x 1000
+// weight, 4 MB, is read from farther away). The leader of those calls
+// computes the class's results for now (gemm_choice still says -1), and the
+// candidates within kGemmContextWithin of its rate are each timed on
+// kGemmContextSamples of the program's own later calls of the class, as the
+// first GEMM of that call (into scratch C, then the leader computes the
+// call's C); the best median of those decides for good.
+constexpr int kGemmContextLog2Work = 26;
+constexpr double kGemmContextWithin = 0.9;
+constexpr int kGemmContextSamples = 9;
+
 // The disk cache of the choices (gemm_cache.h; README "The CPU GEMM, chosen
 // on the machine"): a decided class is written there, and a class found
 // there is used without measuring. set_gemm_cache_directory(nullptr) goes
