@@ -304,6 +304,8 @@ struct ClassState {
   // is timed as the first GEMM of the program's own calls.
   bool judging = false;
   int leader = -1;
+  int settle =
+      0;  // the class's calls in this process so far while judged, up to kGemmContextSettle
   std::vector<int> contenders;
   int context_samples[kCandidates] = {};
   double context_rates[kCandidates][kContextSamples] = {};
@@ -400,6 +402,10 @@ class Chooser {
     }
     if (st.chosen >= 0) return {library_of(st.chosen), blocks_of(st.chosen), false, packed, -1};
     if (st.judging) {  // the contender with the fewest calls in context so far: they take turns
+      if (st.settle < kGemmContextSettle) {
+        ++st.settle;
+        return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader, -1};
+      }
       int next = -1;
       for (int c : st.contenders)
         if (next < 0 || st.context_samples[c] < st.context_samples[next]) next = c;
@@ -427,7 +433,7 @@ class Chooser {
         return;  // cleared or decided meanwhile
       ClassState& st = it->second;
       if (!add_sample(st, candidate, seconds, rate)) return;
-      if (cache_dir_.empty() || st.chosen < 0) return;
+      if (cache_dir_.empty()) return;
       dir = cache_dir_;
       key = cache_key(st);
       payload = cache_payload(st);
@@ -437,7 +443,8 @@ class Chooser {
     gemm_cache::store(dir, key, payload);
   }
 
-  // Adds a timed call to the class's tally; true when that decided the class.
+  // Adds a timed call to the class's tally; true when that decided the class
+  // or started judging it in context (either is written to the disk cache).
   bool add_sample(ClassState& st, int candidate, double seconds, double rate) {
     if (st.samples[candidate] >= kMaxSamples) return false;  // a concurrent extra call
     st.seconds[candidate] += seconds;
@@ -476,7 +483,7 @@ class Chooser {
       if (!st.dropped[c]) in.push_back(c);
     }
     const int best = best_of(st.key, in, st.decided);
-    if (start_judging(st, best)) return false;
+    if (start_judging(st, best)) return true;
     st.chosen = best;
     return true;
   }
@@ -519,7 +526,10 @@ class Chooser {
   }
 
   // A call of a contender timed in context; decides the class when every
-  // contender has kContextSamples.
+  // contender has kContextSamples. The samples so far go to the disk cache
+  // with each one: a program shorter than the judging (up to 36 calls of a
+  // class: a test, a benchmark's warm-up) leaves them to the next process,
+  // which goes on from there rather than measuring the class again.
   void record_context(uint64_t packed, int candidate, double rate) {
     std::string dir, key, payload;
     {
@@ -529,11 +539,13 @@ class Chooser {
       ClassState& st = it->second;
       if (st.context_samples[candidate] >= kContextSamples) return;  // a concurrent extra call
       st.context_rates[candidate][st.context_samples[candidate]++] = rate;
-      for (int c : st.contenders)
-        if (st.context_samples[c] < kContextSamples) return;
-      for (int c : st.contenders) st.in_context[c] = st.context_median(c);
-      st.chosen = best_of(st.key, st.contenders, st.in_context);
-      st.judging = false;
+      bool complete = true;
+      for (int c : st.contenders) complete = complete && st.context_samples[c] >= kContextSamples;
+      if (complete) {
+        for (int c : st.contenders) st.in_context[c] = st.context_median(c);
+        st.chosen = best_of(st.key, st.contenders, st.in_context);
+        st.judging = false;
+      }
       if (cache_dir_.empty()) return;
       dir = cache_dir_;
       key = cache_key(st);
@@ -761,14 +773,26 @@ class Chooser {
   // onednn split 9.8e+10\n...": the choice, each measured candidate's median
   // rate back to back and, for a class judged in context, each contender's
   // median there (for ch_config_blas).
+  // A class still judged in context has its leader as the choice, then
+  // "judging\n", a "contender NAME\n" line per contender and a "sample NAME
+  // RATE\n" line per call timed so far.
   static std::string cache_payload(const ClassState& st) {
-    std::string p = "choice " + candidate_name(st.key, st.chosen) + "\n";
+    std::string p = "choice " + candidate_name(st.key, st.judging ? st.leader : st.chosen) + "\n";
     char rate[40];
     for (int c : st.candidates)
       if (st.decided[c] > 0) {
         std::snprintf(rate, sizeof rate, " %.6e\n", st.decided[c]);
         p += "rate " + candidate_name(st.key, c) + rate;
       }
+    if (st.judging) {
+      p += "judging\n";
+      for (int c : st.contenders) p += "contender " + candidate_name(st.key, c) + "\n";
+      for (int c : st.contenders)
+        for (int i = 0; i < st.context_samples[c]; ++i) {
+          std::snprintf(rate, sizeof rate, " %.6e\n", st.context_rates[c][i]);
+          p += "sample " + candidate_name(st.key, c) + rate;
+        }
+    }
     for (int c : st.candidates)
       if (st.in_context[c] > 0) {
         std::snprintf(rate, sizeof rate, " %.6e\n", st.in_context[c]);
@@ -779,8 +803,10 @@ class Chooser {
 
   // Takes the class's choice from the disk cache if it holds a valid one
   // (lock held). Every line must parse, the choice must be one of the
-  // class's candidates and its rate a positive number; otherwise the class
-  // is measured as if nothing was there.
+  // class's candidates and its rate a positive number, a class being judged
+  // must list its contenders (the leader one of them) once each and at most
+  // kContextSamples samples of each, short of all; otherwise the class is
+  // measured as if nothing was there.
   void load_cached(ClassState& st) {
     read_cache_environment();
     if (cache_dir_.empty()) return;
@@ -793,6 +819,15 @@ class Chooser {
     };
     int chosen = -1;
     double decided[kCandidates] = {}, in_context[kCandidates] = {};
+    bool judging = false;
+    std::vector<int> contenders;
+    int samples[kCandidates] = {};
+    double sampled[kCandidates][kContextSamples] = {};
+    auto positive = [](const std::string& number, double* rate) {
+      char* stop = nullptr;
+      *rate = std::strtod(number.c_str(), &stop);
+      return !number.empty() && *stop == '\0' && std::isfinite(*rate) && *rate > 0 && *rate <= 1e18;
+    };
     size_t pos = 0;
     while (pos < payload.size()) {
       const size_t end = payload.find('\n', pos);
@@ -808,19 +843,46 @@ class Chooser {
         const size_t name = context ? 8 : 5, space = line.rfind(' ');
         if (space <= name) return;
         const int c = candidate_named(line.substr(name, space - name));
-        const std::string number = line.substr(space + 1);
-        char* stop = nullptr;
-        const double rate = std::strtod(number.c_str(), &stop);
+        double rate = 0;
         double* slot = c < 0 ? nullptr : context ? &in_context[c] : &decided[c];
-        if (!slot || number.empty() || *stop != '\0' || !std::isfinite(rate) || rate <= 0 ||
-            rate > 1e18 || *slot > 0)
-          return;
+        if (!slot || !positive(line.substr(space + 1), &rate) || *slot > 0) return;
         *slot = rate;
+      } else if (line == "judging") {
+        if (judging) return;
+        judging = true;
+      } else if (judging && line.rfind("contender ", 0) == 0) {
+        const int c = candidate_named(line.substr(10));
+        if (c < 0 || std::find(contenders.begin(), contenders.end(), c) != contenders.end()) return;
+        contenders.push_back(c);
+      } else if (judging && line.rfind("sample ", 0) == 0) {
+        const size_t space = line.rfind(' ');
+        if (space <= 7) return;
+        const int c = candidate_named(line.substr(7, space - 7));
+        double rate = 0;
+        if (c < 0 || std::find(contenders.begin(), contenders.end(), c) == contenders.end() ||
+            samples[c] >= kContextSamples || !positive(line.substr(space + 1), &rate))
+          return;
+        sampled[c][samples[c]++] = rate;
       } else {
         return;
       }
     }
     if (chosen < 0 || decided[chosen] <= 0) return;
+    if (judging) {
+      bool complete = true;
+      for (int c : contenders) complete = complete && samples[c] >= kContextSamples;
+      if (contenders.size() < 2 || complete ||
+          std::find(contenders.begin(), contenders.end(), chosen) == contenders.end())
+        return;
+      st.judging = true;
+      st.leader = chosen;
+      st.contenders = contenders;
+      std::copy(samples, samples + kCandidates, st.context_samples);
+      for (int c = 0; c < kCandidates; ++c)
+        std::copy(sampled[c], sampled[c] + kContextSamples, st.context_rates[c]);
+      std::copy(decided, decided + kCandidates, st.decided);
+      return;
+    }
     std::copy(decided, decided + kCandidates, st.decided);
     std::copy(in_context, in_context + kCandidates, st.in_context);
     st.chosen = chosen;

@@ -104,9 +104,14 @@ constexpr double kGemmSampleSeconds = 4e-3;
 // kGemmContextSamples of the program's own later calls of the class, as the
 // first GEMM of that call (into scratch C, then the leader computes the
 // call's C); the best median of those decides for good.
-constexpr int kGemmContextLog2Work = 26;
+constexpr int kGemmContextLog2Work = 27;
 constexpr double kGemmContextWithin = 0.9;
 constexpr int kGemmContextSamples = 9;
+// The first calls of a judged class in each process are not timed: a
+// library's first calls in a process run slower than its later ones (oneDNN
+// allocates its packing buffer in every call, and page-faults until glibc's
+// thresholds have grown).
+constexpr int kGemmContextSettle = 4;
 
 // The disk cache of the choices (gemm_cache.h; README "The CPU GEMM, chosen
 // on the machine"): a decided class is written there, and a class found
