@@ -75,10 +75,11 @@ CH_API const char* ch_config_blas(void);
  * the choice may differ between runs where libraries are close. (A class
  * of at least 2^27 multiply-adds, m, n and k rounded up, with candidates
  * within 10% of the fastest, is judged again on its next calls, each close
- * candidate timed as the first product of 9 of them, from the fifth in a process on: the fastest of the
- * first calls computes the results until then, and the fastest there from
- * then on.) "openblas",
- * "onednn", "blis" or "libxsmm" fixes one library for every product
+ * candidate timed as the first product of 9 of them, from the fifth in a
+ * process on: the fastest of the first calls computes the results until
+ * then, and the fastest there from then on; the samples so far are kept in
+ * the disk cache.) "openblas", "onednn", "blis" or "libxsmm" fixes one
+ * library for every product
  * (bit-identical results from run to run; a library without a dtype's GEMM,
  * oneDNN for float64, leaves that dtype measured; libxsmm's generated
  * kernels take no transposed B, alpha other than 1 or beta other than 0 and
