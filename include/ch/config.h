@@ -73,9 +73,9 @@ CH_API const char* ch_config_blas(void);
  * timed) and then uses the fastest for that call and every later one of the
  * class: within a process a class's results all come from one library, but
  * the choice may differ between runs where libraries are close. (A class
- * of at least 2^27 multiply-adds, m, n and k rounded up, with candidates
- * within 10% of the fastest, is judged again on its next calls, each close
- * candidate timed as the first product of 9 of them, from the fifth in a
+ * of at least 2^27 multiply-adds, m, n and k rounded up, is judged again
+ * on its next calls, each candidate timed as the first product of 9 of
+ * them, from the fifth in a
  * process on: the fastest of the first calls computes the results until
  * then, and the fastest there from then on; the samples so far are kept in
  * the disk cache.) "openblas", "onednn", "blis" or "libxsmm" fixes one

@@ -21,13 +21,13 @@
 // seconds, so calls of different shapes within a class compare), and that
 // candidate computes the call's own C. Candidates clearly slower than the
 // leader after three calls are dropped early, and with one left the class is
-// decided. A large class (gemm.h, kGemmContextLog2Work) whose leader has
-// others close behind is then judged again in context: those calls ran back
-// to back on hot operands, and a training step's do not (the large MLP's
-// input-gradient product went to libxsmm at 1% ahead back to back, and ran
-// 25% slower than oneDNN's in the step). The leader computes the class's
-// results meanwhile; each close candidate is timed as the first GEMM of
-// kGemmContextSamples of the program's own calls, and the best median there
+// decided. A large class (gemm.h, kGemmContextLog2Work) is then judged
+// again in context: those calls ran back to back on hot operands, and a
+// training step's do not (the large MLP's input-gradient product went to
+// libxsmm at 1% ahead back to back, and ran 25% slower than oneDNN's in the
+// step). The leader computes the class's results meanwhile; each candidate
+// is timed as the first GEMM of kGemmContextSamples of the program's own
+// calls (after the first few of each process), and the best median there
 // decides. Once decided, every result of a class within a process comes from
 // one library; another process may choose another (timings vary), so runs
 // that must agree bit for bit across processes fix one library (CH_GEMM,
@@ -506,22 +506,21 @@ class Chooser {
     return best;
   }
 
-  // A large class whose leader has others close behind it is judged again in
-  // context (gemm.h, kGemmContextLog2Work); true when that starts. On the
+  // A large class is judged again in context, every candidate it measured
+  // back to back a contender (gemm.h, kGemmContextLog2Work); true when that
+  // starts. On the
   // Zen 4 VM the large MLP's input-gradient product (100 x 1000 x 1000, NN)
   // ran at 112.7 GFLOP/s through libxsmm and 111.6 through oneDNN back to
   // back, and its training step was 0.25-0.37 ms (3-4%) faster with oneDNN.
   static bool start_judging(ClassState& st, int leader) {
     if (st.key.log2_work() < kGemmContextLog2Work) return false;
-    std::vector<int> close;
+    std::vector<int> measured;
     for (int c : st.candidates)
-      if (!st.dropped[c] && st.samples[c] > 0 &&
-          st.median(c) >= kGemmContextWithin * st.median(leader))
-        close.push_back(c);
-    if (close.size() < 2) return false;
+      if (st.samples[c] > 0) measured.push_back(c);
+    if (measured.size() < 2) return false;
     st.judging = true;
     st.leader = leader;
-    st.contenders = std::move(close);
+    st.contenders = std::move(measured);
     return true;
   }
 

@@ -99,13 +99,13 @@ constexpr double kGemmSampleSeconds = 4e-3;
 // back on operands hot in the caches, while a training step's calls find
 // them where the step's other work left them (the large MLP's 1000 x 1000
 // weight, 4 MB, is read from farther away). The leader of those calls
-// computes the class's results for now (gemm_choice still says -1), and the
-// candidates within kGemmContextWithin of its rate are each timed on
+// computes the class's results for now (gemm_choice still says -1), and
+// every candidate of those calls (one dropped early too: a start disturbed
+// by the machine's other work must not decide for good) is timed on
 // kGemmContextSamples of the program's own later calls of the class, as the
 // first GEMM of that call (into scratch C, then the leader computes the
 // call's C); the best median of those decides for good.
 constexpr int kGemmContextLog2Work = 27;
-constexpr double kGemmContextWithin = 0.9;
 constexpr int kGemmContextSamples = 9;
 // The first calls of a judged class in each process are not timed: a
 // library's first calls in a process run slower than its later ones (oneDNN
