@@ -304,8 +304,9 @@ struct ClassState {
   // is timed as the first GEMM of the program's own calls.
   bool judging = false;
   int leader = -1;
-  int settle =
-      0;  // the class's calls in this process so far while judged, up to kGemmContextSettle
+  // The class's calls in this process so far while judged, up to
+  // kGemmContextSettle (those are not timed).
+  int settle = 0;
   std::vector<int> contenders;
   int context_samples[kCandidates] = {};
   double context_rates[kCandidates][kContextSamples] = {};
@@ -508,10 +509,10 @@ class Chooser {
 
   // A large class is judged again in context, every candidate it measured
   // back to back a contender (gemm.h, kGemmContextLog2Work); true when that
-  // starts. On the
-  // Zen 4 VM the large MLP's input-gradient product (100 x 1000 x 1000, NN)
-  // ran at 112.7 GFLOP/s through libxsmm and 111.6 through oneDNN back to
-  // back, and its training step was 0.25-0.37 ms (3-4%) faster with oneDNN.
+  // starts. On the Zen 4 VM the large MLP's input-gradient product (100 x
+  // 1000 x 1000, NN) ran at 112.7 GFLOP/s through libxsmm and 111.6 through
+  // oneDNN back to back, and its training step was 0.25-0.37 ms (3-4%)
+  // faster with oneDNN.
   static bool start_judging(ClassState& st, int leader) {
     if (st.key.log2_work() < kGemmContextLog2Work) return false;
     std::vector<int> measured;
@@ -526,8 +527,8 @@ class Chooser {
 
   // A call of a contender timed in context; decides the class when every
   // contender has kContextSamples. The samples so far go to the disk cache
-  // with each one: a program shorter than the judging (up to 36 calls of a
-  // class: a test, a benchmark's warm-up) leaves them to the next process,
+  // with each one: a program shorter than the judging (up to 4 + 36 calls of
+  // a class: a test, a benchmark's warm-up) leaves them to the next process,
   // which goes on from there rather than measuring the class again.
   void record_context(uint64_t packed, int candidate, double rate) {
     std::string dir, key, payload;
