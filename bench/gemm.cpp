@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <random>
 #include <string>
@@ -359,6 +360,41 @@ std::vector<int> parse_ints(const char* s) {
   return out;
 }
 
+// The GEMM choices' disk cache, copied for this run and removed at its end:
+// bench/gemm reads the choices the programs made (its chainerc column is
+// theirs), and what it decides itself on its back-to-back calls stays out of
+// the programs' cache (a large class is judged "in context" on the calls
+// that come next, which here are back to back too).
+class PrivateGemmCache {
+ public:
+  PrivateGemmCache() {
+    const std::string shared = cpu::gemm_cache_directory();
+    if (shared.empty()) return;  // off: stays off
+    std::string templ = (std::filesystem::temp_directory_path() / "bench-gemm-XXXXXX").string();
+    if (!mkdtemp(templ.data())) {  // then this run measures everything, writing nothing
+      cpu::set_gemm_cache_directory("");
+      return;
+    }
+    dir_ = templ;
+    shared_ = shared;
+    std::error_code ec;
+    std::filesystem::copy(shared, dir_, std::filesystem::copy_options::recursive, ec);
+    cpu::set_gemm_cache_directory(dir_.c_str());
+  }
+  ~PrivateGemmCache() {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  PrivateGemmCache(const PrivateGemmCache&) = delete;
+  PrivateGemmCache& operator=(const PrivateGemmCache&) = delete;
+  // The programs' cache it copied ("" if none).
+  const std::string& shared() const { return shared_; }
+
+ private:
+  std::string dir_, shared_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -397,6 +433,7 @@ int main(int argc, char** argv) {
       return a == "--help" ? 0 : 2;
     }
   }
+  const PrivateGemmCache private_cache;
   // Column order: the candidates through the pool, their own threads, chainerc.
   std::vector<std::string> columns;
   for (GemmLibrary lib : cpu::gemm_candidates(false))
@@ -513,5 +550,8 @@ int main(int argc, char** argv) {
       }
   }
   std::printf("\n- chainerc BLAS: %s\n", cpu::blas_name());
+  if (!private_cache.shared().empty())
+    std::printf("- the choices: a copy of %s for this run (what it decided is not kept)\n",
+                private_cache.shared().c_str());
   return 0;
 }
