@@ -525,6 +525,13 @@ class Chooser {
     return true;
   }
 
+  // Whether each contender has its kContextSamples calls in context.
+  static bool every_one_sampled(const std::vector<int>& contenders, const int* samples) {
+    for (int c : contenders)
+      if (samples[c] < kContextSamples) return false;
+    return true;
+  }
+
   // A call of a contender timed in context; decides the class when every
   // contender has kContextSamples. The samples so far go to the disk cache
   // with each one: a program shorter than the judging (up to 4 + 36 calls of
@@ -539,9 +546,7 @@ class Chooser {
       ClassState& st = it->second;
       if (st.context_samples[candidate] >= kContextSamples) return;  // a concurrent extra call
       st.context_rates[candidate][st.context_samples[candidate]++] = rate;
-      bool complete = true;
-      for (int c : st.contenders) complete = complete && st.context_samples[c] >= kContextSamples;
-      if (complete) {
+      if (every_one_sampled(st.contenders, st.context_samples)) {
         for (int c : st.contenders) st.in_context[c] = st.context_median(c);
         st.chosen = best_of(st.key, st.contenders, st.in_context);
         st.judging = false;
@@ -653,34 +658,27 @@ class Chooser {
     for (const auto& [packed, st] : classes_)
       if (st.chosen >= 0) sorted[packed] = &st;
     std::string s;
-    for (const auto& [packed, st] : sorted) {
+    for (const auto& entry : sorted) {
+      const ClassState* st = entry.second;  // not a structured binding: the lambda uses it
       const ClassKey& k = st->key;
-      const double best = st->decided[st->chosen];
-      s += s.empty() ? "" : "; ";
-      s += class_name(k) + ": " + candidate_name(k, st->chosen);
-      char rate[32];
-      std::snprintf(rate, sizeof rate, " %.1f GFLOP/s", best * 1e-9);
-      s += rate;
-      std::string others;
-      for (int i : st->candidates)
-        if (i != st->chosen && st->decided[i] > 0) {
-          std::snprintf(rate, sizeof rate, " %.0f%%", best > 0 ? 100 * st->decided[i] / best : 0);
-          others += (others.empty() ? "" : ", ") + candidate_name(k, i) + rate;
-        }
-      if (!others.empty()) s += " (" + others + ")";
-      // Judged in context: "; in context onednn 98.0 GFLOP/s (libxsmm 85%)".
-      const double in_context = st->in_context[st->chosen];
-      if (in_context > 0) {
-        std::snprintf(rate, sizeof rate, " %.1f GFLOP/s", in_context * 1e-9);
-        s += "; in context " + candidate_name(k, st->chosen) + rate;
-        others.clear();
+      // "onednn 98.0 GFLOP/s (libxsmm 85%, ...)": the choice's rate, then the
+      // others' in percent of it.
+      auto rates = [&](const double* rate) {
+        const double best = rate[st->chosen];
+        char text[32];
+        std::snprintf(text, sizeof text, " %.1f GFLOP/s", best * 1e-9);
+        std::string r = candidate_name(k, st->chosen) + text, others;
         for (int i : st->candidates)
-          if (i != st->chosen && st->in_context[i] > 0) {
-            std::snprintf(rate, sizeof rate, " %.0f%%", 100 * st->in_context[i] / in_context);
-            others += (others.empty() ? "" : ", ") + candidate_name(k, i) + rate;
+          if (i != st->chosen && rate[i] > 0) {
+            std::snprintf(text, sizeof text, " %.0f%%", best > 0 ? 100 * rate[i] / best : 0);
+            others += (others.empty() ? "" : ", ") + candidate_name(k, i) + text;
           }
-        if (!others.empty()) s += " (" + others + ")";
-      }
+        return others.empty() ? r : r + " (" + others + ")";
+      };
+      s += s.empty() ? "" : "; ";
+      s += class_name(k) + ": " + rates(st->decided);
+      // Judged in context: "; in context onednn 98.0 GFLOP/s (libxsmm 85%)".
+      if (st->in_context[st->chosen] > 0) s += "; in context " + rates(st->in_context);
       if (st->from_cache) s += " [cached]";
     }
     return s;
@@ -779,11 +777,15 @@ class Chooser {
   static std::string cache_payload(const ClassState& st) {
     std::string p = "choice " + candidate_name(st.key, st.judging ? st.leader : st.chosen) + "\n";
     char rate[40];
-    for (int c : st.candidates)
-      if (st.decided[c] > 0) {
-        std::snprintf(rate, sizeof rate, " %.6e\n", st.decided[c]);
-        p += "rate " + candidate_name(st.key, c) + rate;
-      }
+    // "PREFIX NAME RATE\n" for each candidate with a rate.
+    auto lines = [&](const char* prefix, const double* rates) {
+      for (int c : st.candidates)
+        if (rates[c] > 0) {
+          std::snprintf(rate, sizeof rate, " %.6e\n", rates[c]);
+          p += prefix + candidate_name(st.key, c) + rate;
+        }
+    };
+    lines("rate ", st.decided);
     if (st.judging) {
       p += "judging\n";
       for (int c : st.contenders) p += "contender " + candidate_name(st.key, c) + "\n";
@@ -793,11 +795,7 @@ class Chooser {
           p += "sample " + candidate_name(st.key, c) + rate;
         }
     }
-    for (int c : st.candidates)
-      if (st.in_context[c] > 0) {
-        std::snprintf(rate, sizeof rate, " %.6e\n", st.in_context[c]);
-        p += "context " + candidate_name(st.key, c) + rate;
-      }
+    lines("context ", st.in_context);
     return p;
   }
 
@@ -823,10 +821,17 @@ class Chooser {
     std::vector<int> contenders;
     int samples[kCandidates] = {};
     double sampled[kCandidates][kContextSamples] = {};
-    auto positive = [](const std::string& number, double* rate) {
+    // "NAME RATE" after the line's first `skip` characters: true for a
+    // candidate of the class and a positive finite rate.
+    auto named_rate = [&](const std::string& line, size_t skip, int* c, double* rate) {
+      const size_t space = line.rfind(' ');
+      if (space == std::string::npos || space <= skip) return false;
+      *c = candidate_named(line.substr(skip, space - skip));
+      const std::string number = line.substr(space + 1);
       char* stop = nullptr;
       *rate = std::strtod(number.c_str(), &stop);
-      return !number.empty() && *stop == '\0' && std::isfinite(*rate) && *rate > 0 && *rate <= 1e18;
+      return *c >= 0 && !number.empty() && *stop == '\0' && std::isfinite(*rate) && *rate > 0 &&
+             *rate <= 1e18;
     };
     size_t pos = 0;
     while (pos < payload.size()) {
@@ -840,13 +845,12 @@ class Chooser {
         if (chosen < 0) return;
       } else if (line.rfind("rate ", 0) == 0 || line.rfind("context ", 0) == 0) {
         const bool context = line[0] == 'c';
-        const size_t name = context ? 8 : 5, space = line.rfind(' ');
-        if (space <= name) return;
-        const int c = candidate_named(line.substr(name, space - name));
+        int c = -1;
         double rate = 0;
-        double* slot = c < 0 ? nullptr : context ? &in_context[c] : &decided[c];
-        if (!slot || !positive(line.substr(space + 1), &rate) || *slot > 0) return;
-        *slot = rate;
+        if (!named_rate(line, context ? 8 : 5, &c, &rate)) return;
+        double& slot = context ? in_context[c] : decided[c];
+        if (slot > 0) return;
+        slot = rate;
       } else if (line == "judging") {
         if (judging) return;
         judging = true;
@@ -855,12 +859,11 @@ class Chooser {
         if (c < 0 || std::find(contenders.begin(), contenders.end(), c) != contenders.end()) return;
         contenders.push_back(c);
       } else if (judging && line.rfind("sample ", 0) == 0) {
-        const size_t space = line.rfind(' ');
-        if (space <= 7) return;
-        const int c = candidate_named(line.substr(7, space - 7));
+        int c = -1;
         double rate = 0;
-        if (c < 0 || std::find(contenders.begin(), contenders.end(), c) == contenders.end() ||
-            samples[c] >= kContextSamples || !positive(line.substr(space + 1), &rate))
+        if (!named_rate(line, 7, &c, &rate) ||
+            std::find(contenders.begin(), contenders.end(), c) == contenders.end() ||
+            samples[c] >= kContextSamples)
           return;
         sampled[c][samples[c]++] = rate;
       } else {
@@ -869,9 +872,7 @@ class Chooser {
     }
     if (chosen < 0 || decided[chosen] <= 0) return;
     if (judging) {
-      bool complete = true;
-      for (int c : contenders) complete = complete && samples[c] >= kContextSamples;
-      if (contenders.size() < 2 || complete ||
+      if (contenders.size() < 2 || every_one_sampled(contenders, samples) ||
           std::find(contenders.begin(), contenders.end(), chosen) == contenders.end())
         return;
       st.judging = true;
