@@ -880,6 +880,116 @@ TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
   EXPECT_EQ(cpu::gemm_choice(false, false, false, 40, n, k), int(libs.back()));
 }
 
+// A large class found decided on disk is watched: its choice's own calls are
+// timed in context, and where their median falls below kGemmRejudgeBelow of
+// the best median in context on disk (the machine changed), the class is
+// judged in context again, the cached choice computing the results until
+// the new choice is made.
+TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
+  CleanChoice clean;
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library";
+  TempCache cache;
+  // Back to back every library is even; in context the first runs at 2
+  // GFLOP/s, the others at 1.
+  std::map<GemmLibrary, double> seconds_per_flop;  // times 1e-9
+  for (GemmLibrary lib : libs) seconds_per_flop[lib] = 1.0;
+  std::map<GemmLibrary, int> uses;
+  const int64_t m = 70, n = 600, k = 600;  // NN, 2^27 multiply-adds
+  cpu::set_gemm_stopwatch_for_testing(
+      [&](GemmLibrary lib, bool, const std::function<void()>& call) {
+        call();
+        ++uses[lib];
+        return seconds_per_flop.at(lib) * 2e-9 * double(m * n * k);
+      });
+  std::mt19937 rng(12);
+  Problem<float> p(false, false, {m, n, k}, 1.f, 0.f, 0, rng);
+  auto bits_of = [&](GemmLibrary lib) {
+    std::vector<float> c = p.c;
+    cpu::gemm_using(lib, false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f,
+                    c.data(), p.ldc, cpu::GemmBlocks::one);
+    return c;
+  };
+  auto call = [&] {
+    std::vector<float> c = p.c;
+    cpu::gemm(false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, c.data(),
+              p.ldc);
+    return c;
+  };
+  auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  };
+  auto choice = [&] { return cpu::gemm_choice(false, false, false, m, n, k); };
+  const GemmLibrary first = libs.front(), last = libs.back();
+  const std::vector<float> first_bits = bits_of(first), last_bits = bits_of(last);
+  p.expect_matches(first_bits, "the first library");
+
+  // Decided in context on the first library, and written to disk.
+  seconds_per_flop[first] = 0.5;
+  for (int i = 0; i < 400 && choice() < 0; ++i) call();
+  ASSERT_EQ(choice(), int(first));
+  const int settle = cpu::kGemmContextSettle, samples = cpu::kGemmContextSamples;
+
+  // The next process, on the same machine: the choice's calls after the
+  // settling ones are timed, 9 of them, at the rate on disk; it stays.
+  cpu::reread_gemm_environment_for_testing();
+  uses.clear();
+  for (int i = 0; i < settle + samples + 5; ++i) ASSERT_TRUE(same(call(), first_bits)) << i;
+  EXPECT_EQ(uses[first], samples) << "the watched calls, then no more";
+  EXPECT_EQ(int(uses.size()), 1) << "no other library timed";
+  EXPECT_EQ(choice(), int(first));
+  std::string text = ch_config_blas();
+  EXPECT_NE(
+      text.find("; in context " + std::string(cpu::gemm_library_name(first)) + " 2.0 GFLOP/s ("),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("[cached]; here 2.0 GFLOP/s"), std::string::npos) << text;
+
+  // Just above kGemmRejudgeBelow of the rate on disk: kept too.
+  cpu::reread_gemm_environment_for_testing();
+  seconds_per_flop[first] = 0.5 / (cpu::kGemmRejudgeBelow + 0.01);
+  uses.clear();
+  for (int i = 0; i < settle + samples; ++i) call();
+  EXPECT_EQ(uses[first], samples);
+  EXPECT_EQ(int(uses.size()), 1);
+  EXPECT_EQ(choice(), int(first));
+
+  // Another process on a changed machine: the choice now runs at 0.5
+  // GFLOP/s in context, the last library at 4. The watch judges the class
+  // again; the cached choice computes every result until the new choice.
+  cpu::reread_gemm_environment_for_testing();
+  seconds_per_flop[first] = 2.0;
+  seconds_per_flop[last] = 0.25;
+  uses.clear();
+  int calls = 0;
+  for (; calls < settle + samples; ++calls) ASSERT_TRUE(same(call(), first_bits)) << calls;
+  EXPECT_EQ(choice(), -1) << "judged again";
+  ASSERT_EQ(cache.files().size(), 1u);
+  EXPECT_NE(read_file(cache.dir() + "/" + cache.files()[0]).find("\njudging\n"), std::string::npos)
+      << "the judging is kept from its start";
+  for (; calls < 400 && choice() < 0; ++calls)
+    ASSERT_TRUE(same(call(), first_bits)) << "call " << calls << ": the cached choice's bits";
+  EXPECT_EQ(calls, settle + samples + int(libs.size()) * samples)
+      << "every library measured back to back is a contender";
+  EXPECT_EQ(choice(), int(last));
+  EXPECT_TRUE(same(call(), last_bits)) << "the new choice's bits from then on";
+  text = ch_config_blas();
+  EXPECT_NE(
+      text.find("; in context " + std::string(cpu::gemm_library_name(last)) + " 4.0 GFLOP/s ("),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("; judged again here, " + std::string(cpu::gemm_library_name(first)) +
+                      " ran at 0.5 GFLOP/s"),
+            std::string::npos)
+      << text;
+
+  // The process after that finds the new choice on disk.
+  cpu::reread_gemm_environment_for_testing();
+  EXPECT_TRUE(same(call(), last_bits));
+  EXPECT_EQ(choice(), int(last));
+}
+
 // A choice is written to the cache and the next process (a fresh chooser)
 // uses it without timing anything, with the library's own bits, and says
 // where it came from.

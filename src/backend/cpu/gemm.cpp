@@ -312,6 +312,15 @@ struct ClassState {
   double context_rates[kCandidates][kContextSamples] = {};
   double in_context[kCandidates] = {};  // medians in context at the choice (or cached); 0: none
 
+  // Watching a choice found on disk (gemm.h, kGemmRejudgeBelow): its own
+  // calls timed after the settling ones, their median (0: not yet), and
+  // the candidate that ran them.
+  bool watching = false;
+  int watch_samples = 0;
+  double watch_rates[kContextSamples] = {};
+  double watched = 0;
+  int watched_choice = -1;
+
   // The median of n rates (the upper one of an even count).
   static double median_of(const double* rates, int n) {
     double r[kMaxSamples];
@@ -382,7 +391,8 @@ class Chooser {
     bool measure;
     uint64_t key;
     int candidate;
-    int context = -1;  // the contender to time first in this call (judging in context), or -1
+    int context = -1;    // the contender to time first in this call (judging in context), or -1
+    bool watch = false;  // time this call of the cached choice (watching)
   };
 
   Pick pick(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
@@ -401,7 +411,10 @@ class Chooser {
       else
         load_cached(st);
     }
-    if (st.chosen >= 0) return {library_of(st.chosen), blocks_of(st.chosen), false, packed, -1};
+    if (st.chosen >= 0) {
+      const bool watch = st.watching && st.settle++ >= kGemmContextSettle;
+      return {library_of(st.chosen), blocks_of(st.chosen), false, packed, st.chosen, -1, watch};
+    }
     if (st.judging) {  // the contender with the fewest calls in context so far: they take turns
       if (st.settle < kGemmContextSettle) {
         ++st.settle;
@@ -559,6 +572,47 @@ class Chooser {
     gemm_cache::store(dir, key, payload);
   }
 
+  // A call of a watched class's cached choice, timed in context. After
+  // kContextSamples of them, a median below kGemmRejudgeBelow of the best
+  // median in context on disk starts judging the class again: the machine
+  // has changed since. The leader is the cached choice (it goes on computing
+  // the results until the class is decided), the contenders the candidates
+  // measured back to back then.
+  void record_watch(uint64_t packed, int candidate, double rate) {
+    std::string dir, key, payload;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = classes_.find(packed);
+      if (it == classes_.end()) return;  // cleared meanwhile
+      ClassState& st = it->second;
+      if (!st.watching || st.chosen != candidate || st.watch_samples >= kContextSamples) return;
+      st.watch_rates[st.watch_samples++] = rate;
+      if (st.watch_samples < kContextSamples) return;
+      st.watching = false;
+      st.watched = ClassState::median_of(st.watch_rates, st.watch_samples);
+      st.watched_choice = st.chosen;
+      double best = 0;
+      std::vector<int> measured;
+      for (int c : st.candidates) {
+        best = std::max(best, st.in_context[c]);
+        if (st.decided[c] > 0) measured.push_back(c);
+      }
+      if (st.watched >= kGemmRejudgeBelow * best || measured.size() < 2) return;
+      st.judging = true;
+      st.leader = st.chosen;
+      st.chosen = -1;
+      st.from_cache = false;
+      st.contenders = std::move(measured);
+      std::fill(st.context_samples, st.context_samples + kCandidates, 0);
+      std::fill(st.in_context, st.in_context + kCandidates, 0.0);
+      if (cache_dir_.empty()) return;
+      dir = cache_dir_;
+      key = cache_key(st);
+      payload = cache_payload(st);
+    }
+    gemm_cache::store(dir, key, payload);
+  }
+
   // Whether any class is being judged in context (its scratch C is kept).
   bool judging() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -680,6 +734,15 @@ class Chooser {
       // Judged in context: "; in context onednn 98.0 GFLOP/s (libxsmm 85%)".
       if (st->in_context[st->chosen] > 0) s += "; in context " + rates(st->in_context);
       if (st->from_cache) s += " [cached]";
+      // Watched: "; here 170.2 GFLOP/s" (the cached choice kept), or judged
+      // again: "; judged again here, blis split ran at 140.1 GFLOP/s".
+      if (st->watched > 0) {
+        char text[48];
+        std::snprintf(text, sizeof text, " %.1f GFLOP/s", st->watched * 1e-9);
+        s += st->from_cache ? std::string("; here") + text
+                            : "; judged again here, " + candidate_name(k, st->watched_choice) +
+                                  " ran at" + text;
+      }
     }
     return s;
   }
@@ -888,6 +951,7 @@ class Chooser {
     std::copy(in_context, in_context + kCandidates, st.in_context);
     st.chosen = chosen;
     st.from_cache = true;
+    st.watching = st.key.log2_work() >= kGemmContextLog2Work && in_context[chosen] > 0;
   }
 
   // "onednn", or with threads "onednn split" / "onednn unsplit".
@@ -947,6 +1011,14 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
                      2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
       q = chooser.pick(f64, ta, tb, m, n, k);
     }
+  }
+  if (q.watch) {  // a cached choice watched: this call, timed where the program left its operands
+    const double seconds = chooser.time(q.candidate, [&] {
+      split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
+    chooser.record_watch(q.key, q.candidate,
+                         2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
+    return;
   }
   if (q.context >= 0 && !measured) {
     // Judging in context: the contender's GEMM is this call's first, on
