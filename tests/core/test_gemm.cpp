@@ -766,6 +766,34 @@ void favour(FakeStopwatch& fake, GemmLibrary fastest) {
   fake.seconds_per_gflop[fastest] = 0.5;
 }
 
+// A product of a class judged in context (NN, m in (64, 128], n and k in
+// (512, 1024]: 2^27 multiply-adds): its C through one library, through
+// gemm() (the class's choice), and the choice gemm_choice reports.
+struct LargeProduct {
+  static constexpr int64_t m = 70, n = 600, k = 600;
+  std::mt19937 rng;
+  Problem<float> p;
+
+  explicit LargeProduct(unsigned seed) : rng(seed), p(false, false, {m, n, k}, 1.f, 0.f, 0, rng) {}
+  std::vector<float> through(GemmLibrary lib) const {
+    std::vector<float> c = p.c;
+    cpu::gemm_using(lib, false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f,
+                    c.data(), p.ldc, cpu::GemmBlocks::one);
+    return c;
+  }
+  std::vector<float> call() const {
+    std::vector<float> c = p.c;
+    cpu::gemm(false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, c.data(),
+              p.ldc);
+    return c;
+  }
+  static int choice() { return cpu::gemm_choice(false, false, false, m, n, k); }
+  // Bit for bit (C's element past the end is a NaN no one writes).
+  static bool same(const std::vector<float>& x, const std::vector<float>& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  }
+};
+
 // A large class (from 2^kGemmContextLog2Work multiply-adds) is judged again
 // on the program's own later calls: the leader of the back-to-back calls
 // computes every result meanwhile, every candidate (one dropped back to
@@ -790,33 +818,19 @@ TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
   in_context[best] = 0.5;
   bool context = false;
   std::map<GemmLibrary, int> uses;
-  // NN, m in (64, 128], n and k in (512, 1024]: 2^27.
-  const int64_t m = 70, n = 600, k = 600;
+  const LargeProduct large(11);
+  const int64_t m = large.m, n = large.n, k = large.k;
+  const Problem<float>& p = large.p;
   cpu::set_gemm_stopwatch_for_testing(
       [&](GemmLibrary lib, bool, const std::function<void()>& call) {
         call();
         ++uses[lib];
         return (context ? in_context : back_to_back).at(lib) * 2e-9 * double(m * n * k);
       });
-  std::mt19937 rng(11);
-  Problem<float> p(false, false, {m, n, k}, 1.f, 0.f, 0, rng);
-  auto bits_of = [&](GemmLibrary lib) {
-    std::vector<float> c = p.c;
-    cpu::gemm_using(lib, false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f,
-                    c.data(), p.ldc, cpu::GemmBlocks::one);
-    return c;
-  };
-  auto call = [&] {
-    std::vector<float> c = p.c;
-    cpu::gemm(false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, c.data(),
-              p.ldc);
-    return c;
-  };
-  // Bit for bit (C's element past the end is a NaN no one writes).
-  auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
-    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-  };
-  const std::vector<float> leader_bits = bits_of(libs.back()), best_bits = bits_of(best);
+  auto call = [&] { return large.call(); };
+  auto same = LargeProduct::same;
+  const std::vector<float> leader_bits = large.through(libs.back()),
+                           best_bits = large.through(best);
   p.expect_matches(leader_bits, "the leader");
 
   // The first call: the back-to-back calls, then the leader's result.
@@ -896,34 +910,20 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   std::map<GemmLibrary, double> seconds_per_flop;  // times 1e-9
   for (GemmLibrary lib : libs) seconds_per_flop[lib] = 1.0;
   std::map<GemmLibrary, int> uses;
-  const int64_t m = 70, n = 600, k = 600;  // NN, 2^27 multiply-adds
+  const LargeProduct large(12);
+  const double flop = 2.0 * double(large.m * large.n * large.k);
   cpu::set_gemm_stopwatch_for_testing(
       [&](GemmLibrary lib, bool, const std::function<void()>& call) {
         call();
         ++uses[lib];
-        return seconds_per_flop.at(lib) * 2e-9 * double(m * n * k);
+        return seconds_per_flop.at(lib) * 1e-9 * flop;
       });
-  std::mt19937 rng(12);
-  Problem<float> p(false, false, {m, n, k}, 1.f, 0.f, 0, rng);
-  auto bits_of = [&](GemmLibrary lib) {
-    std::vector<float> c = p.c;
-    cpu::gemm_using(lib, false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f,
-                    c.data(), p.ldc, cpu::GemmBlocks::one);
-    return c;
-  };
-  auto call = [&] {
-    std::vector<float> c = p.c;
-    cpu::gemm(false, false, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, c.data(),
-              p.ldc);
-    return c;
-  };
-  auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
-    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-  };
-  auto choice = [&] { return cpu::gemm_choice(false, false, false, m, n, k); };
+  auto call = [&] { return large.call(); };
+  auto same = LargeProduct::same;
+  auto choice = LargeProduct::choice;
   const GemmLibrary first = libs.front(), last = libs.back();
-  const std::vector<float> first_bits = bits_of(first), last_bits = bits_of(last);
-  p.expect_matches(first_bits, "the first library");
+  const std::vector<float> first_bits = large.through(first), last_bits = large.through(last);
+  large.p.expect_matches(first_bits, "the first library");
 
   // Decided in context on the first library, and written to disk.
   seconds_per_flop[first] = 0.5;
