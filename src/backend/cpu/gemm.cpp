@@ -521,8 +521,10 @@ class Chooser {
   }
 
   // A large class is judged again in context, every candidate it measured
-  // back to back a contender (gemm.h, kGemmContextLog2Work); true when that
-  // starts. On the Zen 4 VM the large MLP's input-gradient product (100 x
+  // back to back a contender (gemm.h, kGemmContextLog2Work), `leader`
+  // computing the results meanwhile; true when that starts (after its
+  // back-to-back calls, or when a cached choice ran slower: record_watch).
+  // On the Zen 4 VM the large MLP's input-gradient product (100 x
   // 1000 x 1000, NN) ran at 112.7 GFLOP/s through libxsmm and 111.6 through
   // oneDNN back to back, and its training step was 0.25-0.37 ms (3-4%)
   // faster with oneDNN.
@@ -530,11 +532,15 @@ class Chooser {
     if (st.key.log2_work() < kGemmContextLog2Work) return false;
     std::vector<int> measured;
     for (int c : st.candidates)
-      if (st.samples[c] > 0) measured.push_back(c);
+      if (st.decided[c] > 0) measured.push_back(c);
     if (measured.size() < 2) return false;
     st.judging = true;
     st.leader = leader;
+    st.chosen = -1;
+    st.from_cache = false;
     st.contenders = std::move(measured);
+    std::fill(st.context_samples, st.context_samples + kCandidates, 0);
+    std::fill(st.in_context, st.in_context + kCandidates, 0.0);
     return true;
   }
 
@@ -577,7 +583,7 @@ class Chooser {
   // median in context on disk starts judging the class again: the machine
   // has changed since. The leader is the cached choice (it goes on computing
   // the results until the class is decided), the contenders the candidates
-  // measured back to back then.
+  // measured back to back then (start_judging).
   void record_watch(uint64_t packed, int candidate, double rate) {
     std::string dir, key, payload;
     {
@@ -592,19 +598,8 @@ class Chooser {
       st.watched = ClassState::median_of(st.watch_rates, st.watch_samples);
       st.watched_choice = st.chosen;
       double best = 0;
-      std::vector<int> measured;
-      for (int c : st.candidates) {
-        best = std::max(best, st.in_context[c]);
-        if (st.decided[c] > 0) measured.push_back(c);
-      }
-      if (st.watched >= kGemmRejudgeBelow * best || measured.size() < 2) return;
-      st.judging = true;
-      st.leader = st.chosen;
-      st.chosen = -1;
-      st.from_cache = false;
-      st.contenders = std::move(measured);
-      std::fill(st.context_samples, st.context_samples + kCandidates, 0);
-      std::fill(st.in_context, st.in_context + kCandidates, 0.0);
+      for (int c : st.candidates) best = std::max(best, st.in_context[c]);
+      if (st.watched >= kGemmRejudgeBelow * best || !start_judging(st, st.chosen)) return;
       if (cache_dir_.empty()) return;
       dir = cache_dir_;
       key = cache_key(st);
@@ -987,6 +982,7 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
   Chooser& chooser = Chooser::instance();
   Chooser::Pick q = chooser.pick(f64, ta, tb, m, n, k);
   const bool measured = q.measure;
+  const double flop = 2.0 * double(m) * double(n) * double(k);
   if (q.measure) {
     // An undecided class is decided now, on this call's operands but into a
     // scratch C, and only the chosen candidate writes the caller's C: every
@@ -1007,17 +1003,20 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
       };
       run();
       const double seconds = chooser.time(q.candidate, run);
-      chooser.record(q.key, q.candidate, seconds,
-                     2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
+      chooser.record(q.key, q.candidate, seconds, flop / std::max(seconds, 1e-9));
       q = chooser.pick(f64, ta, tb, m, n, k);
     }
   }
-  if (q.watch) {  // a cached choice watched: this call, timed where the program left its operands
+  // The rate of this call's own product, computed into C by the class's
+  // choice (or leader) and timed where the program left its operands.
+  auto own_rate = [&] {
     const double seconds = chooser.time(q.candidate, [&] {
       split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     });
-    chooser.record_watch(q.key, q.candidate,
-                         2.0 * double(m) * double(n) * double(k) / std::max(seconds, 1e-9));
+    return flop / std::max(seconds, 1e-9);
+  };
+  if (q.watch) {  // a cached choice watched
+    chooser.record_watch(q.key, q.candidate, own_rate());
     return;
   }
   if (q.context >= 0 && !measured) {
@@ -1027,12 +1026,8 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
     // call itself; another contender's goes into scratch C (kept by the
     // thread while classes are judged, so no page faults are timed), and
     // then the leader computes the call's C as before.
-    const double flop = 2.0 * double(m) * double(n) * double(k);
     if (q.context == q.candidate) {
-      const double seconds = chooser.time(q.candidate, [&] {
-        split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      });
-      chooser.record_context(q.key, q.context, flop / std::max(seconds, 1e-9));
+      chooser.record_context(q.key, q.context, own_rate());
       return;
     }
     thread_local std::vector<T> scratch;
