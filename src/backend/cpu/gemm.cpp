@@ -46,7 +46,17 @@
 // ways.
 #include "gemm.h"
 
-#include <cblas.h>  // OpenBLAS's: also declares openblas_set_num_threads and friends
+// OpenBLAS's cblas.h (it also declares openblas_set_num_threads and friends);
+// its configuration header declares C99 _Complex types, which clang warns
+// about in C++.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wc99-extensions"
+#endif
+#include <cblas.h>
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 #include <algorithm>
 #include <atomic>
