@@ -788,6 +788,17 @@ struct LargeProduct {
     return c;
   }
   static int choice() { return cpu::gemm_choice(false, false, false, m, n, k); }
+  // A stopwatch that runs each call, counts it in `uses` and says it took
+  // ns_per_flop(lib) nanoseconds per floating-point operation (a rate of
+  // 1 / ns_per_flop GFLOP/s).
+  static cpu::GemmStopwatch stopwatch(std::map<GemmLibrary, int>& uses,
+                                      std::function<double(GemmLibrary)> ns_per_flop) {
+    return [&uses, ns_per_flop](GemmLibrary lib, bool, const std::function<void()>& call) {
+      call();
+      ++uses[lib];
+      return ns_per_flop(lib) * 2e-9 * double(m * n * k);
+    };
+  }
   // Bit for bit (C's element past the end is a NaN no one writes).
   static bool same(const std::vector<float>& x, const std::vector<float>& y) {
     return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
@@ -821,12 +832,8 @@ TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
   const LargeProduct large(11);
   const int64_t m = large.m, n = large.n, k = large.k;
   const Problem<float>& p = large.p;
-  cpu::set_gemm_stopwatch_for_testing(
-      [&](GemmLibrary lib, bool, const std::function<void()>& call) {
-        call();
-        ++uses[lib];
-        return (context ? in_context : back_to_back).at(lib) * 2e-9 * double(m * n * k);
-      });
+  cpu::set_gemm_stopwatch_for_testing(LargeProduct::stopwatch(
+      uses, [&](GemmLibrary lib) { return (context ? in_context : back_to_back).at(lib); }));
   auto call = [&] { return large.call(); };
   auto same = LargeProduct::same;
   const std::vector<float> leader_bits = large.through(libs.back()),
@@ -907,17 +914,12 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   TempCache cache;
   // Back to back every library is even; in context the first runs at 2
   // GFLOP/s, the others at 1.
-  std::map<GemmLibrary, double> seconds_per_flop;  // times 1e-9
-  for (GemmLibrary lib : libs) seconds_per_flop[lib] = 1.0;
+  std::map<GemmLibrary, double> ns_per_flop_of;
+  for (GemmLibrary lib : libs) ns_per_flop_of[lib] = 1.0;
   std::map<GemmLibrary, int> uses;
   const LargeProduct large(12);
-  const double flop = 2.0 * double(large.m * large.n * large.k);
   cpu::set_gemm_stopwatch_for_testing(
-      [&](GemmLibrary lib, bool, const std::function<void()>& call) {
-        call();
-        ++uses[lib];
-        return seconds_per_flop.at(lib) * 1e-9 * flop;
-      });
+      LargeProduct::stopwatch(uses, [&](GemmLibrary lib) { return ns_per_flop_of.at(lib); }));
   auto call = [&] { return large.call(); };
   auto same = LargeProduct::same;
   auto choice = LargeProduct::choice;
@@ -926,7 +928,7 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   large.p.expect_matches(first_bits, "the first library");
 
   // Decided in context on the first library, and written to disk.
-  seconds_per_flop[first] = 0.5;
+  ns_per_flop_of[first] = 0.5;
   for (int i = 0; i < 400 && choice() < 0; ++i) call();
   ASSERT_EQ(choice(), int(first));
   const int settle = cpu::kGemmContextSettle, samples = cpu::kGemmContextSamples;
@@ -948,7 +950,7 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
 
   // Just above kGemmRejudgeBelow of the rate on disk: kept too.
   cpu::reread_gemm_environment_for_testing();
-  seconds_per_flop[first] = 0.5 / (cpu::kGemmRejudgeBelow + 0.01);
+  ns_per_flop_of[first] = 0.5 / (cpu::kGemmRejudgeBelow + 0.01);
   uses.clear();
   for (int i = 0; i < settle + samples; ++i) call();
   EXPECT_EQ(uses[first], samples);
@@ -959,8 +961,8 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   // GFLOP/s in context, the last library at 4. The watch judges the class
   // again; the cached choice computes every result until the new choice.
   cpu::reread_gemm_environment_for_testing();
-  seconds_per_flop[first] = 2.0;
-  seconds_per_flop[last] = 0.25;
+  ns_per_flop_of[first] = 2.0;
+  ns_per_flop_of[last] = 0.25;
   uses.clear();
   int calls = 0;
   for (; calls < settle + samples; ++calls) ASSERT_TRUE(same(call(), first_bits)) << calls;
