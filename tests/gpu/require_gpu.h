@@ -5,6 +5,7 @@
 //   if (count == 0) CH_GPU_SKIP() << "no CUDA device: " << reason;
 #pragma once
 
+#include <ch/ch.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -15,6 +16,8 @@ inline bool require_gpu() {
   const char* v = std::getenv("CH_REQUIRE_GPU");
   return v && std::strcmp(v, "1") == 0;
 }
+// Whether cuda:1 exists (the emulated pass always has two devices).
+inline bool two_cuda_devices() { return ch_cuda_device_count() >= 2; }
 }  // namespace ch_gpu_test
 
 #define CH_GPU_SKIP()                                                                      \

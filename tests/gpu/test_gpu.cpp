@@ -175,7 +175,7 @@ TEST_F(GpuArrays, DeviceToDeviceCopies) {
   Arr into = new_empty(CH_FLOAT64, {2, 2}, gpu());
   ASSERT_CH_OK(ch_array_copy_from(into.p, a.p));
   EXPECT_EQ(read<double>(into.p), d);
-  if (ch_cuda_device_count() < 2) return;  // the rest needs two GPUs
+  if (!ch_gpu_test::two_cuda_devices()) return;  // the rest needs two GPUs
   ASSERT_CH_OK(ch_array_to_device(&out, a.p, gpu(1)));
   Arr other(out);
   EXPECT_EQ(ch_array_device(other.p).index, 1);
@@ -228,7 +228,7 @@ TEST_F(GpuArrays, AsyncCopiesWithPinnedMemory) {
 }
 
 TEST_F(GpuArrays, StreamOnAnotherDeviceIsRefused) {
-  if (ch_cuda_device_count() < 2) CH_GPU_SKIP() << "needs two CUDA devices";
+  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP() << "needs two CUDA devices";
   Stream s;
   ASSERT_CH_OK(ch_stream_new(&s.p, gpu(1)));
   std::vector<float> v = {1, 2};
@@ -412,7 +412,7 @@ TEST_F(GpuDevices, PushAndPopTheCurrentDevice) {
   ASSERT_CH_OK(ch_cuda_device_push(0));
   ASSERT_CH_OK(ch_cuda_current_device(&cur));
   EXPECT_EQ(cur, 0);
-  if (ch_cuda_device_count() >= 2) {
+  if (ch_gpu_test::two_cuda_devices()) {
     ASSERT_CH_OK(ch_cuda_device_push(1));
     ASSERT_CH_OK(ch_cuda_current_device(&cur));
     EXPECT_EQ(cur, 1);
@@ -462,7 +462,7 @@ TEST_F(GpuRandom, SeedsAreReproduciblePerDevice) {
     mean += x / 1001.0;
   }
   EXPECT_NEAR(mean, 0.0, 0.1);
-  if (ch_cuda_device_count() >= 2) {
+  if (ch_gpu_test::two_cuda_devices()) {
     ASSERT_CH_OK(ch_cuda_seed(-1, 5));
     std::vector<float> d0 = draw_uniform(0, 1001), d1 = draw_uniform(1, 1001);
     EXPECT_EQ(d0, a);

@@ -198,7 +198,7 @@ TEST_F(GpuUserKernels, SeedMulAddWithPlaceholderTAgreesWithCpu) {
 }
 
 TEST_F(GpuUserKernels, MulAddOnTheSecondDeviceAndWithBroadcasting) {
-  if (ch_cuda_device_count() < 2) CH_GPU_SKIP() << "one (emulated) CUDA device";
+  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP() << "one (emulated) CUDA device";
   check_muladd("T x, T y, T z", "T w", "T x, T y, T gw", "T gx, T gy", CH_FLOAT64, 1025,
                ch_device_cuda(1));
   // z broadcast along rows (the general-offset path) and y a scalar.
@@ -366,7 +366,7 @@ TEST_F(GpuUserKernels, BarriersAreCheckedAsForBuiltInKernels) {
 // Host threads launching at once, on both devices: each thread has its own
 // fibers and the object reads the launching thread's state.
 TEST_F(GpuUserKernels, ConcurrentLaunchesFromHostThreads) {
-  const int devices = ch_cuda_device_count() >= 2 ? 2 : 1;
+  const int devices = ch_gpu_test::two_cuda_devices() ? 2 : 1;
   Red sumsq("T x", "T y", "x * x", "a + b", "y = a", "0", "sumsq");
   const int64_t rows = 7, len = 300;
   const auto xs = uniform(static_cast<size_t>(rows * len), 14);

@@ -152,18 +152,18 @@ Build round_trip(Device via) {
   };
 }
 
-// Whether cuda:1 exists. The emulated pass has two devices; a machine with one
-// runs each test's cuda:0 parts and then reports the test skipped (a failure
-// under CH_REQUIRE_GPU=1, as for the tests that need two devices throughout).
-bool two_devices() { return ch_cuda_device_count() >= 2; }
+// A machine with one CUDA device runs each test's cuda:0 parts and then
+// reports the test skipped (a failure under CH_REQUIRE_GPU=1, as for the tests
+// that need two devices throughout).
+using ch_gpu_test::two_cuda_devices;
 #define CH_SKIP_IF_ONE_DEVICE() \
-  if (!two_devices()) CH_GPU_SKIP() << "its cuda:1 parts need two CUDA devices"
+  if (!two_cuda_devices()) CH_GPU_SKIP() << "its cuda:1 parts need two CUDA devices"
 
 TEST_F(GpuFunctions, CopyBetweenTheCpuAndBothDevices) {
   for (DType dt : kDtypes)
     for (int64_t n : {int64_t{1}, int64_t{1025}, int64_t{100003}})
       for (Device via : {cpu(), gpu(0), gpu(1)})
-        if (via != gpu(1) || two_devices())
+        if (via != gpu(1) || two_cuda_devices())
           expect_agreement({std::string("copy ") + dtype_name(dt) + " n=" + std::to_string(n) +
                                 " via " + via.to_string(),
                             {uniform(dt, {n}, -1, 1, 50)},
@@ -186,7 +186,7 @@ TEST_F(GpuFunctions, InputsOnDifferentDevicesAreRefused) {
   };
   const std::pair<Device, Device> pairs[] = {{cpu(), gpu(0)}, {gpu(0), gpu(1)}};
   for (const auto& p : pairs) {
-    if (p.second == gpu(1) && !two_devices()) continue;
+    if (p.second == gpu(1) && !two_cuda_devices()) continue;
     VarPtr a = on(p.first), b = on(p.second);
     try {
       ops::concat({a, b}, 0);
@@ -216,7 +216,7 @@ TEST_F(GpuFunctions, EmptyArrayFunctions) {
     expect_agreement({std::string("transpose empty ") + dtype_name(dt),
                       {uniform(dt, {0, 3, 5}, -1, 1, 82)},
                       transpose_by({2, 0, 1})});
-    if (two_devices())
+    if (two_cuda_devices())
       expect_agreement({std::string("copy empty via cuda:1 ") + dtype_name(dt),
                         {uniform(dt, {0, 3}, -1, 1, 83)},
                         round_trip(gpu(1))});
