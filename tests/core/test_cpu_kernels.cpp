@@ -14,6 +14,7 @@
 #include "backend/cpu/parallel.h"
 #include "backend/cpu/vector_math.h"
 #include "core/array.h"
+#include "kernels/connection.h"
 #include "thread_count.h"
 
 #if CH_HAVE_DNNL
@@ -223,6 +224,37 @@ TEST(CpuSum, FullSumIsAccurateAndTheSameForEveryThreadCount) {
     EXPECT_EQ(got, static_cast<float>(exact)) << threads << " threads";
     if (threads == 1) first = got;
     EXPECT_EQ(got, first) << "the sum depends on the thread count";
+  }
+}
+
+TEST(CpuLinear, BiasGradientAddsEachColumnsRowsInOrderAtEveryThreadCount) {
+  // gb += sum(gy, axis 0), split over the columns at 2 and 3 threads (70,001
+  // columns of 3 rows: several chunks of kElementwiseGrain elements). Each
+  // column adds its rows first to last, so the float32 result is the plain
+  // loop's to the bit, whatever the split or the vector width.
+  const int64_t rows = 3, cols = 70001;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> gy(static_cast<size_t>(rows * cols)), gb0(static_cast<size_t>(cols));
+  for (float& v : gy) v = u(rng);
+  for (float& v : gb0) v = u(rng);
+  std::vector<float> want(gb0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) want[j] += gy[i * cols + j];
+  Array agy = Array::empty(DType::Float32, Shape{rows, cols});
+  std::copy(gy.begin(), gy.end(), agy.data<float>());
+  for (int threads : {1, 2, 3}) {
+    ThreadCount tc(threads);
+    Array gb = Array::empty(DType::Float32, Shape{cols});
+    std::copy(gb0.begin(), gb0.end(), gb.data<float>());
+    kernels::linear_bias_grad(agy, gb);
+    int64_t differ = 0;
+    for (int64_t j = 0; j < cols; ++j) differ += gb.data<float>()[j] != want[j];
+    EXPECT_EQ(differ, 0) << threads << " threads";
+    EXPECT_NEAR(
+        gb.data<float>()[cols - 1],
+        static_cast<double>(gb0[cols - 1]) + gy[cols - 1] + gy[2 * cols - 1] + gy[3 * cols - 1],
+        1e-5);
   }
 }
 
