@@ -319,6 +319,11 @@ bool in_child(const char* self, const std::string& model, int threads, const cha
     if (dup2(fd[1], STDOUT_FILENO) < 0) _exit(4);
     close(fd[1]);
     if (heap_phases && !peer) setenv("CH_BENCH_HEAP_PHASES", "2", 0);  // K given: kept
+    // OpenBLAS detects the CPU and its caches itself on both sides, unless a libtorch setting
+    // names a core type: an environment that forces one (the Zen 5 VM's sets
+    // OPENBLAS_CORETYPE=Haswell, AVX2 kernels at half the AVX-512 rate) is no side's best.
+    unsetenv("OPENBLAS_L2_SIZE");
+    unsetenv("OPENBLAS_CORETYPE");
     if (peer) {
       for (auto [var, value] : {std::pair{"OMP_WAIT_POLICY", peer->wait},
                                 std::pair{"OPENBLAS_CORETYPE", peer->coretype}}) {

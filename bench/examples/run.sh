@@ -9,10 +9,11 @@
 #
 # For each (threads, hidden units) the runs are interleaved (the example, then libtorch
 # under each of its settings, repeated --repeats times), so that a change in background load
-# hits both sides alike. libtorch's settings at n > 1 threads are the ones a libtorch user
-# would try: torch::set_num_threads(n) with OpenBLAS at n threads, the same with
-# OMP_WAIT_POLICY=passive, OpenBLAS at 1 thread (passive), and torch at 1 thread with OpenBLAS
-# at n; the table takes the best one (by median wall time) and names it. Figures:
+# hits both sides alike. libtorch's settings are the ones a libtorch user would try (as
+# bench/train's): torch::set_num_threads(n) with OpenBLAS at n threads, and with
+# OPENBLAS_CORETYPE=SKYLAKEX; at n > 1 threads also the same with OMP_WAIT_POLICY=passive
+# (with and without SKYLAKEX), OpenBLAS at 1 thread (passive), and torch at 1 thread with
+# OpenBLAS at n; the table takes the best one (by median wall time) and names it. Figures:
 #   wall s        the whole process (loading the libraries and the data, training, the test
 #                 pass after every epoch), median of the repeats, from /usr/bin/time;
 #   ratio         libtorch / chainerc of the pairs (run r of both), median;
@@ -64,7 +65,11 @@ run() {
   local envs=()
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
-  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "${envs[@]}" \
+  # OpenBLAS detects the CPU and its caches itself on both sides unless a setting names a core
+  # type (an environment forcing one, as the Zen 5 VM's OPENBLAS_CORETYPE=Haswell does, is
+  # neither side's best).
+  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u OPENBLAS_CORETYPE \
+    -u OPENBLAS_L2_SIZE "${envs[@]}" \
     /usr/bin/time -f "%e %M" -o "$work/time" "$@" >"$work/out" 2>/dev/null ||
     { echo "run.sh: $* failed:" >&2; cat "$work/out" >&2; exit 1; }
   local rate
@@ -91,7 +96,10 @@ for th in $threads_list; do
     if [ "$th" -gt 1 ]; then
       settings+=("n/n passive|OMP_WAIT_POLICY=passive|--threads $th"
         "n/1 passive|OMP_WAIT_POLICY=passive|--threads $th --blas-threads 1"
-        "1/n||--threads 1 --blas-threads $th")
+        "1/n||--threads 1 --blas-threads $th"
+        "n/n passive SKYLAKEX|OMP_WAIT_POLICY=passive OPENBLAS_CORETYPE=SKYLAKEX|--threads $th")
+    else
+      settings+=("n/n SKYLAKEX|OPENBLAS_CORETYPE=SKYLAKEX|--threads $th")
     fi
     rm -f "$work"/ch "$work"/lt*
     for ((r = 0; r < repeats; ++r)); do
