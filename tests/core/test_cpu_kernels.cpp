@@ -15,6 +15,7 @@
 #include "backend/cpu/vector_math.h"
 #include "core/array.h"
 #include "kernels/connection.h"
+#include "kernels/loss.h"
 #include "thread_count.h"
 
 #if CH_HAVE_DNNL
@@ -255,6 +256,51 @@ TEST(CpuLinear, BiasGradientAddsEachColumnsRowsInOrderAtEveryThreadCount) {
         gb.data<float>()[cols - 1],
         static_cast<double>(gb0[cols - 1]) + gy[cols - 1] + gy[2 * cols - 1] + gy[3 * cols - 1],
         1e-5);
+  }
+}
+
+TEST(CpuSoftmaxCrossEntropy, BlocksOfRowsMatchDoublePrecisionWithTheSameBitsAtEveryThreadCount) {
+  // Rows go through exp and log in blocks (25 rows of 10 classes; one row of
+  // 300); 10,007 and 257 rows make several chunks at 2 and 3 threads, and a
+  // last block shorter than the rest. Probabilities and the mean loss are
+  // checked against a double-precision softmax with libm, and must not
+  // change with the thread count.
+  for (const int64_t c : {10, 300}) {
+    const int64_t n = c == 10 ? 10007 : 257;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-8.f, 8.f);
+    Array x = Array::empty(DType::Float32, Shape{n, c});
+    Array t = Array::empty(DType::Int32, Shape{n});
+    for (int64_t k = 0; k < n * c; ++k) x.data<float>()[k] = u(rng);
+    for (int64_t i = 0; i < n; ++i) t.data<int32_t>()[i] = static_cast<int32_t>((i * 7) % c);
+    double want_loss = 0;
+    std::vector<double> want(static_cast<size_t>(n * c));
+    for (int64_t i = 0; i < n; ++i) {
+      const float* xr = x.data<float>() + i * c;
+      double m = xr[0], s = 0;
+      for (int64_t j = 0; j < c; ++j) m = std::max(m, static_cast<double>(xr[j]));
+      for (int64_t j = 0; j < c; ++j) s += std::exp(xr[j] - m);
+      for (int64_t j = 0; j < c; ++j) want[i * c + j] = std::exp(xr[j] - m) / s;
+      want_loss += std::log(s) + m - xr[t.data<int32_t>()[i]];
+    }
+    want_loss /= static_cast<double>(n);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      ThreadCount tc(threads);
+      Array prob = Array::empty(DType::Float32, Shape{n, c});
+      Array loss = Array::empty(DType::Float32, Shape{});
+      kernels::softmax_cross_entropy(x, t, prob, loss);
+      double worst = 0;
+      for (int64_t k = 0; k < n * c; ++k)
+        worst = std::max(worst, std::abs(prob.data<float>()[k] - want[k]) / (want[k] + 1e-30));
+      EXPECT_LT(worst, 1e-5) << c << " classes, " << threads << " threads";
+      EXPECT_NEAR(loss.data<float>()[0], want_loss, 1e-5 * std::abs(want_loss))
+          << c << " classes, " << threads << " threads";
+      std::vector<float> got(prob.data<float>(), prob.data<float>() + n * c);
+      got.push_back(loss.data<float>()[0]);
+      if (threads == 1) first = got;
+      EXPECT_EQ(got, first) << c << " classes: the result depends on the thread count";
+    }
   }
 }
 
