@@ -304,4 +304,28 @@ TEST(CpuSoftmaxCrossEntropy, BlocksOfRowsMatchDoublePrecisionWithTheSameBitsAtEv
   }
 }
 
+TEST(CpuBroadcast, OneRowToEveryRowAtEveryThreadCount) {
+  // A row broadcast over a batch (Linear's bias) is copied row by row and
+  // split over the pool: 3 rows of 70,001 (a chunk per row), 40,000 rows of
+  // 5 from shape (1, 5), and a 2-D row into a 3-D output.
+  struct Case {
+    Shape from, to;
+  };
+  for (const Case& k : {Case{Shape{70001}, Shape{3, 70001}}, Case{Shape{1, 5}, Shape{40000, 5}},
+                        Case{Shape{1, 7}, Shape{3, 5000, 7}}}) {
+    Array x = Array::empty(DType::Float32, k.from);
+    for (int64_t j = 0; j < x.size(); ++j) x.data<float>()[j] = 0.5f * static_cast<float>(j) - 3.f;
+    for (int threads : {1, 2, 3}) {
+      ThreadCount tc(threads);
+      Array out = Array::empty(DType::Float32, k.to);
+      cpu::broadcast_into(x, out);
+      int64_t differ = 0;
+      for (int64_t i = 0; i < out.size(); ++i)
+        differ += out.data<float>()[i] != x.data<float>()[i % x.size()];
+      EXPECT_EQ(differ, 0) << k.from.to_string() << " -> " << k.to.to_string() << ", " << threads
+                           << " threads";
+    }
+  }
+}
+
 }  // namespace

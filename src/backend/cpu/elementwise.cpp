@@ -1,6 +1,7 @@
 #include "elementwise.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "parallel.h"
@@ -86,6 +87,15 @@ void broadcast_copy_typed(const T* x, const Shape& sx, T* out, const Shape& so) 
   int64_t st[CH_MAX_NDIM], idx[CH_MAX_NDIM] = {};
   broadcast_strides(sx, so, st);
   const int64_t inner = so[nd - 1], is = st[nd - 1];
+  if (sx.size() == inner && is == 1) {
+    // One row copied to every row (a bias over a batch): row copies, split
+    // over the pool.
+    const int64_t rows = n / inner;
+    parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / inner), [=](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) std::memcpy(out + r * inner, x, sizeof(T) * inner);
+    });
+    return;
+  }
   int64_t ox = 0;
   for (int64_t o = 0; o < n; o += inner) {
     for (int64_t k = 0; k < inner; ++k) out[o + k] = x[ox + k * is];
