@@ -4,6 +4,7 @@
 // precision with libm and plain loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -14,6 +15,7 @@
 #include "backend/cpu/parallel.h"
 #include "backend/cpu/vector_math.h"
 #include "core/array.h"
+#include "kernels/activation.h"
 #include "kernels/connection.h"
 #include "kernels/loss.h"
 #include "thread_count.h"
@@ -260,9 +262,9 @@ TEST(CpuLinear, BiasGradientAddsEachColumnsRowsInOrderAtEveryThreadCount) {
 }
 
 TEST(CpuSoftmaxCrossEntropy, BlocksOfRowsMatchDoublePrecisionWithTheSameBitsAtEveryThreadCount) {
-  // Rows go through exp and log in blocks (25 rows of 10 classes; one row of
-  // 300); 10,007 and 257 rows make several chunks at 2 and 3 threads, and a
-  // last block shorter than the rest. Probabilities and the mean loss are
+  // Rows go through exp and log in blocks (softmax_rows.h: 25 rows of 10
+  // classes; one row of 300); 10,007 and 257 rows make several chunks at 2
+  // and 3 threads, and a last block shorter than the rest. Probabilities and the mean loss are
   // checked against a double-precision softmax with libm, and must not
   // change with the thread count.
   for (const int64_t c : {10, 300}) {
@@ -296,6 +298,11 @@ TEST(CpuSoftmaxCrossEntropy, BlocksOfRowsMatchDoublePrecisionWithTheSameBitsAtEv
       EXPECT_LT(worst, 1e-5) << c << " classes, " << threads << " threads";
       EXPECT_NEAR(loss.data<float>()[0], want_loss, 1e-5 * std::abs(want_loss))
           << c << " classes, " << threads << " threads";
+      // softmax's (N, C) rows take the same path (softmax_rows.h): the same bits.
+      Array y = Array::empty(DType::Float32, Shape{n, c});
+      kernels::softmax(x, y);
+      EXPECT_TRUE(std::equal(y.data<float>(), y.data<float>() + n * c, prob.data<float>()))
+          << c << " classes, " << threads << " threads: softmax differs from the loss's";
       std::vector<float> got(prob.data<float>(), prob.data<float>() + n * c);
       got.push_back(loss.data<float>()[0]);
       if (threads == 1) first = got;

@@ -1,10 +1,11 @@
-// CPU kernels of softmax over axis 1: rows of an (N, C) array through the
-// vector math library (max, exp, sum, dot), (N, C, ...) arrays as one
-// vectorised exp per (C, inner) slice.
+// CPU kernels of softmax over axis 1: an (N, C) array's rows through
+// softmax_rows.h, (N, C, ...) arrays as one vectorised exp per (C, inner)
+// slice, the backward through the vector math library's dot.
 #include <algorithm>
 
 #include "backend/cpu/kernel_list.h"
 #include "backend/cpu/parallel.h"
+#include "backend/cpu/softmax_rows.h"
 #include "backend/cpu/vector_math.h"
 #include "kernels/activation.h"
 
@@ -18,19 +19,15 @@ template <typename T>
 void softmax_forward(const T* x, T* y, const Layout& l) {
   const int64_t c = l.extent, inner = l.inner;
   if (c == 0) return;  // an empty array: no maximum to take
+  if (inner == 1) {    // (N, C): contiguous rows
+    softmax_rows(x, y, l.outer, c, [](int64_t, int64_t, const T*, T*) {});
+    return;
+  }
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, c * inner));
   parallel_for(l.outer, grain, [&](int64_t b, int64_t e) {
     for (int64_t n = b; n < e; ++n) {
       const T* xr = x + n * c * inner;
       T* yr = y + n * c * inner;
-      if (inner == 1) {  // (N, C): contiguous rows
-        const T m = vector_max(xr, c);
-        for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] - m;
-        vector_exp(yr, yr, c);
-        const T r = T(1) / vector_sum(yr, c);
-        for (int64_t j = 0; j < c; ++j) yr[j] *= r;
-        continue;
-      }
       // y = x - max over the channels, then one vectorised exp over the
       // whole (c, inner) slice, then divide by the channel sums.
       for (int64_t i = 0; i < inner; ++i) {

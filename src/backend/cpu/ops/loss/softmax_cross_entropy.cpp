@@ -1,63 +1,30 @@
-// CPU kernels of softmax_cross_entropy: blocks of rows through the vector math
-// library (max, exp, sum, log), the row losses added in order.
-#include <algorithm>
-#include <cmath>
+// CPU kernels of softmax_cross_entropy: the softmax of softmax_rows.h, each
+// block's logs in one call, the row losses added in order.
 #include <vector>
 
 #include "backend/cpu/kernel_list.h"
 #include "backend/cpu/pointwise.h"
+#include "backend/cpu/softmax_rows.h"
 #include "backend/cpu/vector_math.h"
 #include "kernels/loss.h"
 
 namespace chainerc::cpu {
 namespace {
 
-// Rows go through exp and log in blocks of kBlockElements / c rows (one row
-// when c is larger), one call each rather than one per row: with ten classes
-// the per-row calls took most of the time. Blocks start at fixed rows, so
-// every element takes the same path through vector_exp (vector body or tail)
-// at any thread count, and the bits do not depend on it.
-constexpr int64_t kBlockElements = 256;
-
 void sce_kernel(const Array& x, const Array& t, Array& prob, Array& loss) {
   const int64_t n = x.shape()[0], c = x.shape()[1];
-  const int64_t block_rows = std::max<int64_t>(1, kBlockElements / std::max<int64_t>(1, c));
-  const int64_t blocks = (n + block_rows - 1) / block_rows;
   dispatch_floating(x.dtype(), "softmax_cross_entropy", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
-    T* py = prob.data<T>();
     const int32_t* pt = t.data<int32_t>();
     std::vector<double> row_loss(static_cast<size_t>(n));
-    const int64_t grain =
-        std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, block_rows * c));
-    parallel_for(blocks, grain, [&](int64_t bb, int64_t be) {
-      T row_max[kBlockElements], row_log[kBlockElements];  // block_rows <= kBlockElements
-      for (int64_t blk = bb; blk < be; ++blk) {
-        const int64_t r0 = blk * block_rows, rows = std::min(block_rows, n - r0);
-        for (int64_t i = 0; i < rows; ++i) {
-          const T* xr = px + (r0 + i) * c;
-          T* yr = py + (r0 + i) * c;
-          const T m = vector_max(xr, c);
-          row_max[i] = m;
-          for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] - m;
-        }
-        vector_exp(py + r0 * c, py + r0 * c, rows * c);
-        for (int64_t i = 0; i < rows; ++i) {
-          T* yr = py + (r0 + i) * c;
-          const T s = vector_sum(yr, c);
-          const T r = T(1) / s;
-          for (int64_t j = 0; j < c; ++j) yr[j] *= r;
-          row_log[i] = s;
-        }
-        vector_log(row_log, row_log, rows);
-        for (int64_t i = 0; i < rows; ++i) {
-          const T* xr = px + (r0 + i) * c;
-          row_loss[static_cast<size_t>(r0 + i)] =
-              static_cast<double>(row_log[i] + row_max[i] - xr[pt[r0 + i]]);
-        }
-      }
-    });
+    softmax_rows(
+        px, prob.data<T>(), n, c, [&](int64_t r0, int64_t rows, const T* row_max, T* row_sum) {
+          vector_log(row_sum, row_sum, rows);  // a block's logs in one call
+          for (int64_t i = 0; i < rows; ++i)
+            row_loss[static_cast<size_t>(r0 + i)] =
+                static_cast<double>(row_sum[i] + row_max[i] - px[(r0 + i) * c + pt[r0 + i]]);
+        });
     double total = 0;
     for (double v : row_loss) total += v;
     loss.data<T>()[0] = static_cast<T>(total / static_cast<double>(n));
