@@ -5,18 +5,25 @@
 // release does (variable_handle_destroyed), so that the step does the work
 // bench/train's does.
 //
-//   step_profile [mlp|convnet] [threads] [steps] [--hidden N] [--gemm|--ops]
+//   step_profile [mlp|convnet] [threads] [steps] [--hidden N] [--gemm|--ops|--in-step]
 //
 // Prints the mean microseconds per step after one warm-up step (the data is
 // synthetic: a fixed pattern, labels i % 10), the time in each phase and the
 // last loss; with --gemm (last) only the MLP step's GEMMs, timed alone; with
-// --ops each function's forward and backward alone.
+// --ops each function's forward and backward alone; with --in-step also each
+// GEMM of the step timed where the step calls it (cpu::set_gemm_observer),
+// and each phase's time outside the GEMMs.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend/cpu/gemm.h"
@@ -34,6 +41,29 @@ using namespace chainerc;
 namespace {
 
 constexpr int64_t kBatch = 100;
+
+// The step's GEMMs as the observer saw them: seconds per call by shape, and
+// seconds per phase of the step (the phase the step is in when a GEMM runs).
+// The convnet's convolutions call gemm from the pool's threads at once, each
+// call's seconds its own: the sums are what the step's threads spent in GEMMs.
+struct GemmTally {
+  std::atomic<int> phase{0};
+  std::mutex mutex;
+  double phase_seconds[4] = {};
+  std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t>, std::vector<double>> calls;
+
+  static void observe(const cpu::GemmCall& c, double seconds, void* user) {
+    auto& tally = *static_cast<GemmTally*>(user);
+    std::lock_guard<std::mutex> lock(tally.mutex);
+    tally.phase_seconds[tally.phase.load()] += seconds;
+    tally.calls[{c.trans_a, c.trans_b, c.m, c.n, c.k}].push_back(seconds);
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (double& s : phase_seconds) s = 0;
+    calls.clear();
+  }
+};
 
 struct Net {
   bool conv;
@@ -69,8 +99,13 @@ struct Net {
 
   using Clock = std::chrono::steady_clock;
   Clock::duration phase[4] = {};  // forward, zero_grads, backward, update
+  GemmTally* tally = nullptr;     // with --in-step: told which phase runs
+  void enter(int p) {
+    if (tally) tally->phase = p;
+  }
 
   double step(const VarPtr& x, const VarPtr& t) {
+    enter(0);
     const auto t0 = Clock::now();
     VarPtr h = x;
     auto advance = [&](VarPtr next) {
@@ -95,10 +130,13 @@ struct Net {
     VarPtr loss = ops::softmax_cross_entropy(h, t);
     advance(nullptr);
     const auto t1 = Clock::now();
+    enter(1);
     opt->zero_grads();
     const auto t2 = Clock::now();
+    enter(2);
     backward(loss, false);
     const auto t3 = Clock::now();
+    enter(3);
     opt->update("step_profile");
     const auto t4 = Clock::now();
     phase[0] += t1 - t0;
@@ -199,7 +237,9 @@ int main(int argc, char** argv) {
   for (int i = 4; i + 1 < argc; i += 2)
     if (!std::strcmp(argv[i], "--hidden")) hidden = std::atoll(argv[i + 1]);
   if ((model != "mlp" && model != "convnet") || threads < 1 || steps < 1) {
-    std::fprintf(stderr, "usage: step_profile [mlp|convnet] [threads] [steps] [--hidden N]\n");
+    std::fprintf(stderr,
+                 "usage: step_profile [mlp|convnet] [threads] [steps] [--hidden N] "
+                 "[--gemm|--ops|--in-step]\n");
     return 2;
   }
   const bool conv = model == "convnet";
@@ -231,8 +271,15 @@ int main(int argc, char** argv) {
     per_function(net, x, t, steps);
     return 0;
   }
+  const bool in_step = argc > 4 && !std::strcmp(argv[argc - 1], "--in-step");
+  GemmTally tally;
+  if (in_step) {
+    net.tally = &tally;
+    cpu::set_gemm_observer(&GemmTally::observe, &tally);
+  }
   double loss = net.step(x, t);  // warm-up
   for (auto& p : net.phase) p = {};
+  tally.clear();
   const ch_memory_stats m0 = host_memory_stats();
   const auto t0 = std::chrono::steady_clock::now();
   for (long s = 0; s < steps; ++s) {
@@ -249,9 +296,33 @@ int main(int argc, char** argv) {
               static_cast<long long>(m1.cache_misses - m0.cache_misses),
               static_cast<double>(m1.peak_bytes_in_use) / (1024.0 * 1024.0));
   const char* names[4] = {"forward", "zero_grads", "backward", "update"};
-  for (int i = 0; i < 4; ++i)
-    std::printf("  %-10s %8.1f us/step\n", names[i],
-                std::chrono::duration<double, std::micro>(net.phase[i]).count() /
-                    static_cast<double>(steps));
+  const double per_step = 1e6 / static_cast<double>(steps);
+  for (int i = 0; i < 4; ++i) {
+    const double phase_us = std::chrono::duration<double>(net.phase[i]).count() * per_step;
+    std::printf("  %-10s %8.1f us/step", names[i], phase_us);
+    if (in_step)
+      std::printf(" (GEMMs %.1f, the rest %.1f)", tally.phase_seconds[i] * per_step,
+                  phase_us - tally.phase_seconds[i] * per_step);
+    std::printf("\n");
+  }
+  if (in_step) {
+    cpu::set_gemm_observer(nullptr, nullptr);
+    std::printf("  the step's GEMMs where it calls them (m x n x k, row-major):\n");
+    double sum_us = 0;
+    for (auto& [shape, seconds] : tally.calls) {
+      const auto& [ta, tb, m, n, k] = shape;
+      std::sort(seconds.begin(), seconds.end());
+      const double median = seconds[seconds.size() / 2];
+      double total = 0;
+      for (double s1 : seconds) total += s1;
+      sum_us += total * per_step;
+      std::printf("    %c%c %5ld x %5ld x %5ld  %6.1f calls/step  median %8.1f us  %6.1f GFLOP/s\n",
+                  ta ? 'T' : 'N', tb ? 'T' : 'N', static_cast<long>(m), static_cast<long>(n),
+                  static_cast<long>(k), static_cast<double>(seconds.size()) / double(steps),
+                  median * 1e6, 2.0 * double(m) * double(n) * double(k) / median * 1e-9);
+    }
+    std::printf("  GEMMs %.1f us/step, the rest of the step %.1f us/step\n", sum_us,
+                us / static_cast<double>(steps) - sum_us);
+  }
   return 0;
 }

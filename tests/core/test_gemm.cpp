@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -174,6 +176,46 @@ TEST(Gemm, EveryLibraryMatchesTheReferenceInFloat32) {
 TEST(Gemm, EveryLibraryMatchesTheReferenceInFloat64) {
   CleanChoice clean;
   check_every_library<double>(true);
+}
+
+// bench/step_profile's GEMMs in the step: the observer sees each gemm() call
+// with its shape and its time, on the calling thread, and nothing once unset.
+TEST(Gemm, TheObserverSeesEveryCallWithItsShapeUntilUnset) {
+  CleanChoice clean;
+  ThreadCount tc(2);
+  struct Seen {
+    std::mutex mutex;
+    std::vector<std::pair<cpu::GemmCall, double>> calls;
+  } seen;
+  auto observe = [](const cpu::GemmCall& c, double seconds, void* user) {
+    auto& s = *static_cast<Seen*>(user);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.calls.emplace_back(c, seconds);
+  };
+  std::mt19937 rng(3);
+  Problem<float> pf(true, false, {20, 30, 40}, 1.f, 0.f, 0, rng);
+  Problem<double> pd(false, true, {3, 4, 5}, 1.0, 0.0, 0, rng);
+  cpu::set_gemm_observer(observe, &seen);
+  std::vector<float> cf = pf.c;
+  cpu::gemm(true, false, 20, 30, 40, 1.f, pf.a.data(), pf.lda, pf.b.data(), pf.ldb, 0.f, cf.data(),
+            pf.ldc);
+  std::vector<double> cd = pd.c;
+  cpu::gemm(false, true, 3, 4, 5, 1.0, pd.a.data(), pd.lda, pd.b.data(), pd.ldb, 0.0, cd.data(),
+            pd.ldc);
+  cpu::set_gemm_observer(nullptr, nullptr);
+  cpu::gemm(true, false, 20, 30, 40, 1.f, pf.a.data(), pf.lda, pf.b.data(), pf.ldb, 0.f, cf.data(),
+            pf.ldc);
+  pf.expect_matches(cf, "observed float32");
+  pd.expect_matches(cd, "observed float64");
+  ASSERT_EQ(seen.calls.size(), 2u);
+  const cpu::GemmCall& a = seen.calls[0].first;
+  EXPECT_TRUE(!a.f64 && a.trans_a && !a.trans_b && a.m == 20 && a.n == 30 && a.k == 40);
+  const cpu::GemmCall& b = seen.calls[1].first;
+  EXPECT_TRUE(b.f64 && !b.trans_a && b.trans_b && b.m == 3 && b.n == 4 && b.k == 5);
+  for (const auto& c : seen.calls) {
+    EXPECT_GT(c.second, 0.0);
+    EXPECT_LT(c.second, 60.0);
+  }
 }
 
 TEST(Gemm, TheCandidatesAreTheBuildsLibraries) {

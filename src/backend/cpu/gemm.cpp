@@ -1076,17 +1076,40 @@ void gemm_using_any(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int
   split_over_pool(lib, blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+std::atomic<GemmObserver> g_observer{nullptr};
+std::atomic<void*> g_observer_user{nullptr};
+
+template <typename T>
+void gemm_observed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                   int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  const GemmObserver observer = g_observer.load(std::memory_order_acquire);
+  if (!observer) {
+    gemm_chosen(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  gemm_chosen(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - t0;
+  observer(GemmCall{std::is_same_v<T, double>, ta, tb, m, n, k}, seconds.count(),
+           g_observer_user.load(std::memory_order_relaxed));
+}
+
 }  // namespace
+
+void set_gemm_observer(GemmObserver observer, void* user) {
+  g_observer_user.store(user, std::memory_order_relaxed);
+  g_observer.store(observer, std::memory_order_release);
+}
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  gemm_chosen(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  gemm_observed(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc) {
-  gemm_chosen(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  gemm_observed(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,

@@ -140,6 +140,18 @@ void set_gemm_cache_directory(const char* dir);
 // The directory in use; "" when the cache is off.
 std::string gemm_cache_directory();
 
+// Where a program's GEMMs spend their time (bench/step_profile's GEMMs in the
+// step): after every gemm() call, observer(call, seconds, user) runs on the
+// calling thread with the call's shape and the seconds it took there, choice
+// and measurement included. nullptr (the default) times nothing and costs one
+// atomic load per call. Set it while no GEMM runs; not for the C API.
+struct GemmCall {
+  bool f64, trans_a, trans_b;
+  int64_t m, n, k;
+};
+using GemmObserver = void (*)(const GemmCall& call, double seconds, void* user);
+void set_gemm_observer(GemmObserver observer, void* user);
+
 // For the tests: the stopwatch of the measurement. It runs `call` (one GEMM
 // through `lib`, in one block per pool thread if `split`, else in one block)
 // and returns the seconds it took. Passing an empty function restores the
