@@ -178,6 +178,70 @@ TEST(Gemm, EveryLibraryMatchesTheReferenceInFloat64) {
   check_every_library<double>(true);
 }
 
+// With more than one thread C is cut into one block per thread; the cuts sit
+// on multiples of 16 nearest to even shares (100 columns over two threads:
+// 48 + 52; rounding up gave 64 + 36 and left one thread 64% of the work).
+TEST(Gemm, BlockEdgesAreAlignedAndNearestToEvenShares) {
+  auto edges = [](int64_t extent, int64_t parts) {
+    std::vector<int64_t> e;
+    for (int64_t p = 0; p <= parts; ++p) e.push_back(cpu::gemm_block_edge(extent, parts, p));
+    return e;
+  };
+  EXPECT_EQ(edges(100, 2), (std::vector<int64_t>{0, 48, 100}));
+  EXPECT_EQ(edges(100, 3), (std::vector<int64_t>{0, 32, 64, 100}));
+  EXPECT_EQ(edges(1000, 2), (std::vector<int64_t>{0, 496, 1000}));
+  EXPECT_EQ(edges(784, 2), (std::vector<int64_t>{0, 400, 784}));  // a tie: up
+  EXPECT_EQ(edges(17, 2), (std::vector<int64_t>{0, 16, 17}));
+  const int64_t align = cpu::kGemmBlockAlign;
+  for (int64_t extent = 1; extent <= 2100; ++extent)
+    for (int64_t parts = 1; parts <= std::min<int64_t>(8, (extent + align - 1) / align); ++parts) {
+      const std::vector<int64_t> e = edges(extent, parts);
+      ASSERT_EQ(e.front(), 0);
+      ASSERT_EQ(e.back(), extent);
+      for (int64_t p = 1; p < parts; ++p) {
+        const double share = double(extent) * double(p) / double(parts);
+        ASSERT_EQ(e[p] % align, 0) << extent << " over " << parts << ", edge " << p;
+        ASSERT_LE(std::fabs(double(e[p]) - share), align / 2.0)
+            << extent << " over " << parts << ", edge " << p;
+        // A block is empty only where there are fewer 16s than threads
+        // (33 columns over three: 16 + 0 + 17); the pool skips it.
+        if (extent >= parts * align)
+          ASSERT_GT(e[p], e[p - 1]) << extent << " over " << parts << ": empty block " << p - 1;
+        else
+          ASSERT_GE(e[p], e[p - 1]) << extent << " over " << parts;
+      }
+    }
+}
+
+// The blocks together compute all of C and nothing past it, for every library,
+// transpose, and cut (rows of a tall C, columns of a wide one) at two and three
+// threads, on extents that do not divide into 16s.
+TEST(Gemm, CallsCutIntoOneBlockPerThreadMatchTheReference) {
+  CleanChoice clean;
+  std::mt19937 rng(7);
+  const Case cases[] = {{20, 100, 37}, {7, 1000, 9}, {100, 20, 33}, {49, 3, 5}, {5, 33, 64}};
+  for (int threads : {2, 3}) {
+    ThreadCount tc(threads);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (const Case& s : cases)
+          for (float beta : {0.f, 0.5f}) {
+            Problem<float> p(ta, tb, s, -1.5f, beta, 3, rng);
+            for (GemmLibrary lib : cpu::gemm_candidates(false)) {
+              if (!cpu::gemm_library_supports(lib, false, ta, tb)) continue;
+              std::vector<float> got = p.c;
+              cpu::gemm_using(lib, ta, tb, p.m, p.n, p.k, p.alpha, p.a.data(), p.lda, p.b.data(),
+                              p.ldb, p.beta, got.data(), p.ldc, cpu::GemmBlocks::per_thread);
+              p.expect_matches(got, std::string(cpu::gemm_library_name(lib)) + (ta ? " T" : " N") +
+                                        (tb ? "T " : "N ") + std::to_string(s.m) + "x" +
+                                        std::to_string(s.n) + "x" + std::to_string(s.k) +
+                                        " threads " + std::to_string(threads));
+              if (::testing::Test::HasFatalFailure()) return;
+            }
+          }
+  }
+}
+
 // bench/step_profile's GEMMs in the step: the observer sees each gemm() call
 // with its shape and its time, on the calling thread, and nothing once unset.
 TEST(Gemm, TheObserverSeesEveryCallWithItsShapeUntilUnset) {

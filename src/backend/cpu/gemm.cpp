@@ -184,6 +184,16 @@ constexpr int64_t kMinSplit = int64_t{1} << 15;
 
 using Blocks = GemmBlocks;
 
+}  // namespace
+
+int64_t gemm_block_edge(int64_t extent, int64_t parts, int64_t p) {
+  if (p >= parts) return extent;
+  const int64_t align = kGemmBlockAlign;
+  return std::min(extent, (extent * p + parts * align / 2) / (parts * align) * align);
+}
+
+namespace {
+
 // Splits C into blocks of whole rows (tall C) or whole columns (wide C), one
 // per thread; each block is an independent GEMM on sub-matrices, on one
 // thread of the library. Exceptions from the blocks are rethrown here.
@@ -193,13 +203,13 @@ void split_over_pool(GemmLibrary lib, Blocks blocks, bool ta, bool tb, int64_t m
                      T* c, int64_t ldc) {
   const double work = double(m) * double(n) * double(k);
   const bool split_rows = m > n;
-  const int64_t extent = split_rows ? m : n, align = 16;
+  const int64_t extent = split_rows ? m : n;
   int64_t parts = num_threads();
   if (blocks == Blocks::one)
     parts = 1;
   else if (blocks == Blocks::rule && work < double(parts) * kGemmGrain)
     parts = static_cast<int64_t>(work / kGemmGrain);
-  parts = std::min(parts, (extent + align - 1) / align);
+  parts = std::min(parts, (extent + kGemmBlockAlign - 1) / kGemmBlockAlign);
   std::atomic<bool> failed{false};
   std::string error;
   ch_status error_status = CH_OK;
@@ -224,11 +234,7 @@ void split_over_pool(GemmLibrary lib, Blocks blocks, bool ta, bool tb, int64_t m
     block(0, extent);
   } else {
     parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
-      // Block boundaries on multiples of 16 elements (one AVX-512 register).
-      auto edge = [&](int64_t p) {
-        return std::min(extent, (extent * p / parts + align - 1) / align * align);
-      };
-      block(edge(p0), edge(p1));
+      block(gemm_block_edge(extent, parts, p0), gemm_block_edge(extent, parts, p1));
     });
   }
   if (failed) throw Error(error_status, error);

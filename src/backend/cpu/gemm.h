@@ -140,6 +140,16 @@ void set_gemm_cache_directory(const char* dir);
 // The directory in use; "" when the cache is off.
 std::string gemm_cache_directory();
 
+// With more than one thread, gemm() cuts C into `parts` blocks of whole rows
+// (taller than wide) or whole columns, one per thread, `extent` rows or
+// columns in all. Block p (0-based) starts at gemm_block_edge(extent, parts,
+// p) and ends where p + 1 starts (extent for the last). The edges are
+// multiples of kGemmBlockAlign (one AVX-512 register of float32), each the
+// one nearest to an even share: 100 columns over two threads are 48 + 52, not
+// 64 + 36 (rounding up left one thread 64% of the small MLP's products).
+constexpr int64_t kGemmBlockAlign = 16;
+int64_t gemm_block_edge(int64_t extent, int64_t parts, int64_t p);
+
 // Where a program's GEMMs spend their time (bench/step_profile's GEMMs in the
 // step): after every gemm() call, observer(call, seconds, user) runs on the
 // calling thread with the call's shape and the seconds it took there, choice
