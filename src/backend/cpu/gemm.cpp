@@ -825,7 +825,9 @@ class Chooser {
 
   // What a cached choice is valid for (lock held): the format, the CPU and
   // each library's identity (the machine), the class and its candidates.
-  // Anything different is another file's key.
+  // Anything different is another file's key. Format 3: the blocks per thread
+  // are cut nearer to even shares (gemm_block_edge), so a split measured
+  // before is measured again.
   std::string cache_key(const ClassState& st) {
     if (machine_.empty()) {
       machine_ = "cpu: " + gemm_cache::cpu_identity() + "\nlibraries:";
@@ -836,7 +838,7 @@ class Chooser {
               std::string(" ") + gemm_library_name(lib) + ": " + gemm_library_version(lib) + ";";
       }
     }
-    std::string key = "chainerc GEMM choice, format 2\n" + machine_ +
+    std::string key = "chainerc GEMM choice, format 3\n" + machine_ +
                       "\nclass: " + class_name(st.key) + "\ncandidates:";
     for (int c : st.candidates) key += " " + candidate_name(st.key, c) + ",";
     return key + "\n";
