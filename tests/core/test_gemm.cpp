@@ -51,6 +51,7 @@ class CleanChoice {
  private:
   static void reset() {
     cpu::set_gemm_stopwatch_for_testing(nullptr);
+    cpu::set_gemm_context_warmup_for_testing(-1);
     cpu::force_gemm_library("auto");
     cpu::set_gemm_machine_for_testing("");
     cpu::set_gemm_cache_directory("");
@@ -430,6 +431,7 @@ TEST(Gemm, CallsInsideAParallelForAreOneThreadCalls) {
 
 TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
   CleanChoice clean;
+  cpu::set_gemm_context_warmup_for_testing(0);  // counted calls; the warm-up: below
   ThreadCount tc(2);
   const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
   FakeStopwatch fake;
@@ -919,6 +921,7 @@ struct LargeProduct {
 // are decided by the back-to-back calls alone.
 TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
   CleanChoice clean;
+  cpu::set_gemm_context_warmup_for_testing(0);  // counted calls; the warm-up: below
   ThreadCount tc(1);
   const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
   if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library";
@@ -1007,6 +1010,52 @@ TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
   EXPECT_EQ(cpu::gemm_choice(false, false, false, 40, n, k), int(libs.back()));
 }
 
+// A library runs slower in its first calls of a process, so while a class is
+// judged in context, a contender close to the leader back to back gets
+// kGemmContextWarmup untimed turns (run the same way) before its timed ones;
+// one far behind is timed from its first turn; the leader computes every call
+// anyway. The class is decided after every contender's timed samples.
+TEST(Gemm, CloseContendersWarmUpBeforeTheyAreTimedInContext) {
+  CleanChoice clean;
+  const int warmup = 3;
+  cpu::set_gemm_context_warmup_for_testing(warmup);
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library";
+  // Back to back the last library leads; with three or more, the second is
+  // far behind (2.2x slower: below 70% of the leader's rate).
+  std::map<GemmLibrary, double> back_to_back;
+  for (GemmLibrary lib : libs) back_to_back[lib] = 1.0;
+  back_to_back[libs.back()] = 0.92;
+  const bool far = libs.size() >= 3;
+  if (far) back_to_back[libs[1]] = 2.0;
+  bool context = false;
+  std::map<GemmLibrary, int> uses;
+  const LargeProduct large(13);
+  cpu::set_gemm_stopwatch_for_testing(LargeProduct::stopwatch(
+      uses, [&](GemmLibrary lib) { return context ? 1.0 : back_to_back.at(lib); }));
+  const std::vector<float> leader_bits = large.through(libs.back());
+  ASSERT_TRUE(LargeProduct::same(large.call(), leader_bits));  // back to back
+  ASSERT_EQ(LargeProduct::choice(), -1) << "judged in context next";
+  context = true;
+  uses.clear();
+  const int settle = cpu::kGemmContextSettle, samples = cpu::kGemmContextSamples;
+  const int contenders = int(libs.size()), far_ones = far ? 1 : 0;
+  int calls = 0;
+  // The settling calls (the first call was one), then one round of turns:
+  // only the far contender is timed in it.
+  for (; calls < settle - 1 + contenders; ++calls)
+    ASSERT_TRUE(LargeProduct::same(large.call(), leader_bits)) << calls;
+  for (GemmLibrary lib : libs)
+    EXPECT_EQ(uses[lib], far && lib == libs[1] ? 1 : 0) << cpu::gemm_library_name(lib);
+  for (; calls < 400 && LargeProduct::choice() < 0; ++calls)
+    ASSERT_TRUE(LargeProduct::same(large.call(), leader_bits)) << calls;
+  EXPECT_EQ(calls, settle - 1 + contenders * samples + (contenders - far_ones) * warmup)
+      << "a turn per call: the timed ones, and the close contenders' warm-up turns";
+  for (GemmLibrary lib : libs)
+    EXPECT_EQ(uses[lib], samples) << cpu::gemm_library_name(lib) << ": its timed turns only";
+}
+
 // A large class found decided on disk is watched: its choice's own calls are
 // timed in context, and where their median falls below kGemmRejudgeBelow of
 // the best median in context on disk (the machine changed), the class is
@@ -1014,6 +1063,7 @@ TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
 // the new choice is made.
 TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   CleanChoice clean;
+  cpu::set_gemm_context_warmup_for_testing(0);  // counted calls; the warm-up: below
   ThreadCount tc(1);
   const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
   if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library";

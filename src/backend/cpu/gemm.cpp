@@ -325,6 +325,9 @@ struct ClassState {
   // kGemmContextSettle (those are not timed).
   int settle = 0;
   std::vector<int> contenders;
+  // Each contender's warm-up turns in this process (kGemmContextWarmup; not
+  // kept on disk: every process warms its libraries up again).
+  int warm_turns[kCandidates] = {};
   int context_samples[kCandidates] = {};
   double context_rates[kCandidates][kContextSamples] = {};
   double in_context[kCandidates] = {};  // medians in context at the choice (or cached); 0: none
@@ -408,8 +411,9 @@ class Chooser {
     bool measure;
     uint64_t key;
     int candidate;
-    int context = -1;    // the contender to time first in this call (judging in context), or -1
+    int context = -1;    // the contender to run first in this call (judging in context), or -1
     bool watch = false;  // time this call of the cached choice (watching)
+    bool context_timed = false;  // whether the contender's run is timed (else a warm-up turn)
   };
 
   Pick pick(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
@@ -437,10 +441,28 @@ class Chooser {
         ++st.settle;
         return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader, -1};
       }
+      // Turns so far: warm-up turns of this process, then timed ones; a
+      // contender with all its samples has no more turns.
+      auto turns = [&](int c) { return st.warm_turns[c] + st.context_samples[c]; };
       int next = -1;
       for (int c : st.contenders)
-        if (next < 0 || st.context_samples[c] < st.context_samples[next]) next = c;
-      return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader, next};
+        if (st.context_samples[c] < kContextSamples && (next < 0 || turns(c) < turns(next)))
+          next = c;
+      if (next < 0)  // cannot happen (the last sample decides), but never run nothing
+        return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader};
+      // Only a contender close enough back to back to win needs the warm-up
+      // (BLIS at a fifth of the leader's rate is timed cold, as before).
+      const bool warms = st.decided[next] >= kDropBelow * st.decided[st.leader];
+      const bool timed = !warms || st.warm_turns[next] >= warmup_;
+      if (!timed) ++st.warm_turns[next];
+      return {library_of(st.leader),
+              blocks_of(st.leader),
+              false,
+              packed,
+              st.leader,
+              next,
+              false,
+              timed};
     }
     // The candidate with the fewest calls so far (the first of equals): the
     // candidates take turns, so a slow or fast spell of the machine falls on
@@ -557,6 +579,7 @@ class Chooser {
     st.from_cache = false;
     st.contenders = std::move(measured);
     std::fill(st.context_samples, st.context_samples + kCandidates, 0);
+    std::fill(st.warm_turns, st.warm_turns + kCandidates, 0);
     std::fill(st.in_context, st.in_context + kCandidates, 0.0);
     return true;
   }
@@ -706,6 +729,12 @@ class Chooser {
   void set_stopwatch(GemmStopwatch sw) {
     std::lock_guard<std::mutex> lock(mutex_);
     stopwatch_ = std::move(sw);
+    classes_.clear();
+  }
+
+  void set_warmup(int turns) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    warmup_ = turns < 0 ? kGemmContextWarmup : turns;
     classes_.clear();
   }
 
@@ -984,6 +1013,7 @@ class Chooser {
   bool environment_read_ = false;
   std::string environment_error_;
   GemmStopwatch stopwatch_;
+  int warmup_ = kGemmContextWarmup;  // set_gemm_context_warmup_for_testing
 };
 
 template <typename T>
@@ -1045,19 +1075,27 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
     // call itself; another contender's goes into scratch C (kept by the
     // thread while classes are judged, so no page faults are timed), and
     // then the leader computes the call's C as before.
-    if (q.context == q.candidate) {
+    // A warm-up turn runs the contender the same way, untimed (the leader's
+    // is the call itself).
+    if (q.context == q.candidate && q.context_timed) {
       chooser.record_context(q.key, q.context, own_rate());
       return;
     }
-    thread_local std::vector<T> scratch;
-    const size_t size = static_cast<size_t>((m - 1) * ldc + n);
-    if (scratch.size() < size) scratch.assign(size, T(0));
-    const double seconds = chooser.time(q.context, [&] {
-      split_over_pool(library_of(q.context), blocks_of(q.context), ta, tb, m, n, k, alpha, a, lda,
-                      b, ldb, beta, scratch.data(), ldc);
-    });
-    chooser.record_context(q.key, q.context, flop / std::max(seconds, 1e-9));
-    if (!chooser.judging()) std::vector<T>().swap(scratch);
+    if (q.context != q.candidate) {
+      thread_local std::vector<T> scratch;
+      const size_t size = static_cast<size_t>((m - 1) * ldc + n);
+      if (scratch.size() < size) scratch.assign(size, T(0));
+      auto run = [&] {
+        split_over_pool(library_of(q.context), blocks_of(q.context), ta, tb, m, n, k, alpha, a, lda,
+                        b, ldb, beta, scratch.data(), ldc);
+      };
+      if (q.context_timed)
+        chooser.record_context(q.key, q.context,
+                               flop / std::max(chooser.time(q.context, run), 1e-9));
+      else
+        run();
+      if (!chooser.judging()) std::vector<T>().swap(scratch);
+    }
   }
   split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
@@ -1207,6 +1245,8 @@ std::string gemm_cache_directory() { return Chooser::instance().cache_directory(
 void set_gemm_machine_for_testing(const std::string& machine) {
   Chooser::instance().set_machine(machine);
 }
+
+void set_gemm_context_warmup_for_testing(int turns) { Chooser::instance().set_warmup(turns); }
 
 void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch) {
   Chooser::instance().set_stopwatch(std::move(stopwatch));

@@ -113,6 +113,19 @@ constexpr int kGemmContextSamples = 9;
 // allocates its packing buffer in every call, and page-faults until glibc's
 // thresholds have grown).
 constexpr int kGemmContextSettle = 4;
+// A library runs slower in its first few dozen calls of a product in a
+// process, whatever the other libraries did before (on the Zen 5 VM, two
+// threads, 100 x 1000 x 1000 NT: OpenBLAS 290-340 GFLOP/s for about 20
+// calls then about 370; oneDNN about 330 for 30 calls, then 375-385, also
+// after 40 calls of OpenBLAS). While a class is judged, the leader computes
+// every call and is warm, and a contender would be timed in its slow calls:
+// oneDNN's nine samples in one step rose from 300-340 to 400-440, and the
+// class went to OpenBLAS, whose step then ran it at 414 GFLOP/s against
+// oneDNN's 455-470. So each contender's first kGemmContextWarmup turns in
+// each process are run the same way but untimed (the leader's are its own
+// calls: nothing extra), where its back-to-back rate was at least 70% of the
+// leader's (a warm-up gains 10-15%; one far behind is timed cold).
+constexpr int kGemmContextWarmup = 32;
 // A class judged in context and found decided in the disk cache is watched:
 // its choice is timed on kGemmContextSamples of the program's own calls
 // (after the first kGemmContextSettle), and where their median is below
@@ -169,6 +182,9 @@ void set_gemm_observer(GemmObserver observer, void* user);
 using GemmStopwatch =
     std::function<double(GemmLibrary lib, bool split, const std::function<void()>& call)>;
 void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch);
+// For the tests: the warm-up turns of a contender judged in context
+// (kGemmContextWarmup; a negative count restores it). Clears the choices.
+void set_gemm_context_warmup_for_testing(int turns);
 // For the tests: forget the forced library and the choices, and read CH_GEMM
 // and the cache's variables (unless set_gemm_cache_directory set one) again
 // at the next GEMM: a fresh process, as far as the choices go.
