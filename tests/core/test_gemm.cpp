@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -913,12 +914,34 @@ struct LargeProduct {
   }
 };
 
+// One call of a class judged in context, checked: a timed call is computed
+// by the library it timed (that library's bits), an untimed one (settling, a
+// warm-up) by one of the libraries. Returns the library timed, if any.
+std::optional<GemmLibrary> judged_call(const LargeProduct& large, std::map<GemmLibrary, int>& uses,
+                                       const std::map<GemmLibrary, std::vector<float>>& bits,
+                                       int at) {
+  const std::map<GemmLibrary, int> before = uses;
+  const std::vector<float> got = large.call();
+  std::optional<GemmLibrary> timed;
+  for (const auto& [lib, count] : uses)
+    if (count != (before.count(lib) ? before.at(lib) : 0)) timed = lib;
+  if (timed) {
+    EXPECT_TRUE(LargeProduct::same(got, bits.at(*timed)))
+        << "call " << at << ": not the bits of " << cpu::gemm_library_name(*timed);
+  } else {
+    bool any = false;
+    for (const auto& [lib, b] : bits) any = any || LargeProduct::same(got, b);
+    EXPECT_TRUE(any) << "call " << at << ": no library's bits";
+  }
+  return timed;
+}
+
 // A large class (from 2^kGemmContextLog2Work multiply-adds) is judged again
-// on the program's own later calls: the leader of the back-to-back calls
-// computes every result meanwhile, every candidate (one dropped back to
-// back too) is timed on kGemmContextSamples calls, as the call's first
-// GEMM, and the best of those is the choice from then on. Smaller classes
-// are decided by the back-to-back calls alone.
+// on the program's own later calls: after the settling calls (the leader of
+// the back-to-back calls computes those), every candidate (one dropped back
+// to back too) computes a stretch of the class's calls and is timed on
+// kGemmContextSamples of them, and the best of those is the choice from then
+// on. Smaller classes are decided by the back-to-back calls alone.
 TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
   CleanChoice clean;
   cpu::set_gemm_context_warmup_for_testing(0);  // counted calls; the warm-up: below
@@ -948,6 +971,8 @@ TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
   const std::vector<float> leader_bits = large.through(libs.back()),
                            best_bits = large.through(best);
   p.expect_matches(leader_bits, "the leader");
+  std::map<GemmLibrary, std::vector<float>> bits;
+  for (GemmLibrary lib : libs) bits[lib] = large.through(lib);
 
   // The first call: the back-to-back calls, then the leader's result.
   EXPECT_TRUE(same(call(), leader_bits));
@@ -962,19 +987,29 @@ TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
   // neither the back-to-back calls nor the four timed again.
   ASSERT_EQ(cache.files().size(), 1u) << "the judging is kept from its start";
   EXPECT_NE(read_file(cache.dir() + "/" + cache.files()[0]).find("\njudging\n"), std::string::npos);
-  // Each process's first kGemmContextSettle calls of the class are not timed
-  // in context (in this one, the first call was one of them).
-  const int settle = cpu::kGemmContextSettle;
-  for (; calls < settle - 1 + 4; ++calls) ASSERT_TRUE(same(call(), leader_bits)) << calls;
-  int timed = 0;
-  for (const auto& [lib, count] : uses) timed += count;
-  EXPECT_EQ(timed, 4) << "one contender timed per call after the first ones";
+  // Each process's first kGemmContextSettle calls of the class are the
+  // leader's, untimed (in this one, the first call was one of them).
+  const int settle = cpu::kGemmContextSettle, samples = cpu::kGemmContextSamples;
+  for (; calls < settle - 1; ++calls) ASSERT_TRUE(same(call(), leader_bits)) << calls;
+  // Then the first contender's stretch: four of its calls here.
+  for (; calls < settle - 1 + 4; ++calls)
+    EXPECT_EQ(judged_call(large, uses, bits, calls), std::optional<GemmLibrary>(libs.front()));
+  EXPECT_EQ(uses[libs.front()], 4) << "its stretch, timed";
+  // The next process settles on the leader again, then each contender with
+  // fewer samples has its stretch (the fewest first), the first one's last.
   cpu::reread_gemm_environment_for_testing();
-  for (; calls < 200 && cpu::gemm_choice(false, false, false, m, n, k) < 0; ++calls)
-    ASSERT_TRUE(same(call(), leader_bits))
-        << "call " << calls << ": the leader's bits while judged";
-  EXPECT_EQ(calls, settle - 1 + settle + contenders * cpu::kGemmContextSamples)
-      << "one contender timed per call after the first calls of each process";
+  for (int i = 0; i < settle; ++i, ++calls) ASSERT_TRUE(same(call(), leader_bits)) << calls;
+  std::vector<GemmLibrary> order;
+  for (; calls < 200 && cpu::gemm_choice(false, false, false, m, n, k) < 0; ++calls) {
+    std::optional<GemmLibrary> timed = judged_call(large, uses, bits, calls);
+    ASSERT_TRUE(timed) << "call " << calls << ": every call of a stretch is timed here";
+    if (order.empty() || order.back() != *timed) order.push_back(*timed);
+  }
+  std::vector<GemmLibrary> want(libs.begin() + 1, libs.end());
+  want.push_back(libs.front());
+  EXPECT_EQ(order, want) << "one stretch each, the fewest samples first";
+  EXPECT_EQ(calls, settle - 1 + settle + contenders * samples)
+      << "one contender's call timed per call after the first calls of each process";
   for (GemmLibrary lib : libs)
     EXPECT_EQ(uses[lib], cpu::kGemmContextSamples) << cpu::gemm_library_name(lib);
   EXPECT_EQ(cpu::gemm_choice(false, false, false, m, n, k), int(best));
@@ -1011,10 +1046,10 @@ TEST(Gemm, LargeClassesAreJudgedAgainInContext) {
 }
 
 // A library runs slower in its first calls of a process, so while a class is
-// judged in context, a contender close to the leader back to back gets
-// kGemmContextWarmup untimed turns (run the same way) before its timed ones;
-// one far behind is timed from its first turn; the leader computes every call
-// anyway. The class is decided after every contender's timed samples.
+// judged in context, a contender close to the leader back to back computes
+// kGemmContextWarmup calls of its stretch untimed before its timed ones; one
+// far behind is timed from its first call. The class is decided after every
+// contender's timed samples.
 TEST(Gemm, CloseContendersWarmUpBeforeTheyAreTimedInContext) {
   CleanChoice clean;
   const int warmup = 3;
@@ -1035,6 +1070,8 @@ TEST(Gemm, CloseContendersWarmUpBeforeTheyAreTimedInContext) {
   cpu::set_gemm_stopwatch_for_testing(LargeProduct::stopwatch(
       uses, [&](GemmLibrary lib) { return context ? 1.0 : back_to_back.at(lib); }));
   const std::vector<float> leader_bits = large.through(libs.back());
+  std::map<GemmLibrary, std::vector<float>> bits;
+  for (GemmLibrary lib : libs) bits[lib] = large.through(lib);
   ASSERT_TRUE(LargeProduct::same(large.call(), leader_bits));  // back to back
   ASSERT_EQ(LargeProduct::choice(), -1) << "judged in context next";
   context = true;
@@ -1042,18 +1079,20 @@ TEST(Gemm, CloseContendersWarmUpBeforeTheyAreTimedInContext) {
   const int settle = cpu::kGemmContextSettle, samples = cpu::kGemmContextSamples;
   const int contenders = int(libs.size()), far_ones = far ? 1 : 0;
   int calls = 0;
-  // The settling calls (the first call was one), then one round of turns:
-  // only the far contender is timed in it.
-  for (; calls < settle - 1 + contenders; ++calls)
-    ASSERT_TRUE(LargeProduct::same(large.call(), leader_bits)) << calls;
+  for (; calls < settle - 1; ++calls) ASSERT_TRUE(LargeProduct::same(large.call(), leader_bits));
+  // Stretch by stretch, in order: a close contender's first calls untimed,
+  // then its samples; the far one's samples at once.
+  for (GemmLibrary lib : libs) {
+    const int warm = far && lib == libs[1] ? 0 : warmup;
+    for (int i = 0; i < warm; ++i, ++calls)
+      EXPECT_FALSE(judged_call(large, uses, bits, calls)) << "a warm-up call is not timed";
+    for (int i = 0; i < samples; ++i, ++calls)
+      EXPECT_EQ(judged_call(large, uses, bits, calls), std::optional<GemmLibrary>(lib));
+  }
+  EXPECT_GE(LargeProduct::choice(), 0) << "decided by the last sample";
+  EXPECT_EQ(calls, settle - 1 + contenders * samples + (contenders - far_ones) * warmup);
   for (GemmLibrary lib : libs)
-    EXPECT_EQ(uses[lib], far && lib == libs[1] ? 1 : 0) << cpu::gemm_library_name(lib);
-  for (; calls < 400 && LargeProduct::choice() < 0; ++calls)
-    ASSERT_TRUE(LargeProduct::same(large.call(), leader_bits)) << calls;
-  EXPECT_EQ(calls, settle - 1 + contenders * samples + (contenders - far_ones) * warmup)
-      << "a turn per call: the timed ones, and the close contenders' warm-up turns";
-  for (GemmLibrary lib : libs)
-    EXPECT_EQ(uses[lib], samples) << cpu::gemm_library_name(lib) << ": its timed turns only";
+    EXPECT_EQ(uses[lib], samples) << cpu::gemm_library_name(lib) << ": its timed calls only";
 }
 
 // A large class found decided on disk is watched: its choice's own calls are
@@ -1115,21 +1154,24 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
 
   // Another process on a changed machine: the choice now runs at 0.5
   // GFLOP/s in context, the last library at 4. The watch judges the class
-  // again; the cached choice computes every result until the new choice.
+  // again: every library measured back to back has its stretch of calls.
   cpu::reread_gemm_environment_for_testing();
   ns_per_flop_of[first] = 2.0;
   ns_per_flop_of[last] = 0.25;
   uses.clear();
+  std::map<GemmLibrary, std::vector<float>> bits;
+  for (GemmLibrary lib : libs) bits[lib] = large.through(lib);
   int calls = 0;
   for (; calls < settle + samples; ++calls) ASSERT_TRUE(same(call(), first_bits)) << calls;
   EXPECT_EQ(choice(), -1) << "judged again";
   ASSERT_EQ(cache.files().size(), 1u);
   EXPECT_NE(read_file(cache.dir() + "/" + cache.files()[0]).find("\njudging\n"), std::string::npos)
       << "the judging is kept from its start";
-  for (; calls < 400 && choice() < 0; ++calls)
-    ASSERT_TRUE(same(call(), first_bits)) << "call " << calls << ": the cached choice's bits";
+  uses.clear();
+  for (; calls < 400 && choice() < 0; ++calls) ASSERT_TRUE(judged_call(large, uses, bits, calls));
   EXPECT_EQ(calls, settle + samples + int(libs.size()) * samples)
       << "every library measured back to back is a contender";
+  for (GemmLibrary lib : libs) EXPECT_EQ(uses[lib], samples) << cpu::gemm_library_name(lib);
   EXPECT_EQ(choice(), int(last));
   EXPECT_TRUE(same(call(), last_bits)) << "the new choice's bits from then on";
   text = ch_config_blas();

@@ -26,13 +26,13 @@
 // again in context: those calls ran back to back on hot operands, and a
 // training step's do not (the large MLP's input-gradient product went to
 // libxsmm at 1% ahead back to back, and ran 25% slower than oneDNN's in the
-// step). The leader computes the class's results meanwhile; each candidate
-// is timed as the first GEMM of kGemmContextSamples of the program's own
-// calls (after the first few of each process), and the best median there
-// decides. Once decided, every result of a class within a process comes from
-// one library; another process may choose another (timings vary), so runs
-// that must agree bit for bit across processes fix one library (CH_GEMM,
-// force_gemm_library).
+// step). Each candidate in turn then computes a stretch of the program's own
+// calls (after the first few of each process, the leader's), timed on
+// kGemmContextSamples of them, and the best median there decides. While a
+// class is judged its results come from the candidate of the stretch; once
+// decided, every result of a class within a process comes from one library.
+// Another process may choose another (timings vary), so runs that must agree
+// bit for bit fix one library (CH_GEMM, force_gemm_library).
 //
 // The choices are kept on disk (gemm_cache.h), keyed by the CPU, each
 // library's identity and version, the class (with its thread count) and its
@@ -325,8 +325,10 @@ struct ClassState {
   // kGemmContextSettle (those are not timed).
   int settle = 0;
   std::vector<int> contenders;
-  // Each contender's warm-up turns in this process (kGemmContextWarmup; not
-  // kept on disk: every process warms its libraries up again).
+  // The contender whose stretch of calls runs now (-1: none yet), and each
+  // contender's warm-up calls in this process (kGemmContextWarmup; neither
+  // is kept on disk: every process warms its libraries up again).
+  int stretch = -1;
   int warm_turns[kCandidates] = {};
   int context_samples[kCandidates] = {};
   double context_rates[kCandidates][kContextSamples] = {};
@@ -411,9 +413,9 @@ class Chooser {
     bool measure;
     uint64_t key;
     int candidate;
-    int context = -1;    // the contender to run first in this call (judging in context), or -1
-    bool watch = false;  // time this call of the cached choice (watching)
-    bool context_timed = false;  // whether the contender's run is timed (else a warm-up turn)
+    int context = -1;            // judging in context: the contender computing this call, or -1
+    bool watch = false;          // time this call of the cached choice (watching)
+    bool context_timed = false;  // whether the contender's call is timed (else a warm-up)
   };
 
   Pick pick(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
@@ -436,33 +438,29 @@ class Chooser {
       const bool watch = st.watching && st.settle++ >= kGemmContextSettle;
       return {library_of(st.chosen), blocks_of(st.chosen), false, packed, st.chosen, -1, watch};
     }
-    if (st.judging) {  // the contender with the fewest calls in context so far: they take turns
+    if (st.judging) {
       if (st.settle < kGemmContextSettle) {
         ++st.settle;
         return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader, -1};
       }
-      // Turns so far: warm-up turns of this process, then timed ones; a
-      // contender with all its samples has no more turns.
-      auto turns = [&](int c) { return st.warm_turns[c] + st.context_samples[c]; };
-      int next = -1;
-      for (int c : st.contenders)
-        if (st.context_samples[c] < kContextSamples && (next < 0 || turns(c) < turns(next)))
-          next = c;
-      if (next < 0)  // cannot happen (the last sample decides), but never run nothing
-        return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader};
+      // Stretches: one contender computes the class's calls until it has its
+      // samples, then the one with the fewest samples (the first of equals).
+      if (st.stretch < 0 || st.context_samples[st.stretch] >= kContextSamples) {
+        st.stretch = -1;
+        for (int c : st.contenders)
+          if (st.context_samples[c] < kContextSamples &&
+              (st.stretch < 0 || st.context_samples[c] < st.context_samples[st.stretch]))
+            st.stretch = c;
+        if (st.stretch < 0)  // cannot happen (the last sample decides), but never run nothing
+          return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader};
+      }
+      const int c = st.stretch;
       // Only a contender close enough back to back to win needs the warm-up
-      // (BLIS at a fifth of the leader's rate is timed cold, as before).
-      const bool warms = st.decided[next] >= kDropBelow * st.decided[st.leader];
-      const bool timed = !warms || st.warm_turns[next] >= warmup_;
-      if (!timed) ++st.warm_turns[next];
-      return {library_of(st.leader),
-              blocks_of(st.leader),
-              false,
-              packed,
-              st.leader,
-              next,
-              false,
-              timed};
+      // (BLIS at a fifth of the leader's rate is timed cold).
+      const bool warms = st.decided[c] >= kDropBelow * st.decided[st.leader];
+      const bool timed = !warms || st.warm_turns[c] >= warmup_;
+      if (!timed) ++st.warm_turns[c];
+      return {library_of(c), blocks_of(c), false, packed, c, c, false, timed};
     }
     // The candidate with the fewest calls so far (the first of equals): the
     // candidates take turns, so a slow or fast spell of the machine falls on
@@ -580,6 +578,7 @@ class Chooser {
     st.contenders = std::move(measured);
     std::fill(st.context_samples, st.context_samples + kCandidates, 0);
     std::fill(st.warm_turns, st.warm_turns + kCandidates, 0);
+    st.stretch = -1;
     std::fill(st.in_context, st.in_context + kCandidates, 0.0);
     return true;
   }
@@ -646,14 +645,6 @@ class Chooser {
       payload = cache_payload(st);
     }
     gemm_cache::store(dir, key, payload);
-  }
-
-  // Whether any class is being judged in context (its scratch C is kept).
-  bool judging() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [packed, st] : classes_)
-      if (st.judging) return true;
-    return false;
   }
 
   double time(int candidate, const std::function<void()>& call) {
@@ -1057,7 +1048,8 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
     }
   }
   // The rate of this call's own product, computed into C by the class's
-  // choice (or leader) and timed where the program left its operands.
+  // choice (or the contender judged) and timed where the program left its
+  // operands.
   auto own_rate = [&] {
     const double seconds = chooser.time(q.candidate, [&] {
       split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -1068,34 +1060,11 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
     chooser.record_watch(q.key, q.candidate, own_rate());
     return;
   }
-  if (q.context >= 0 && !measured) {
-    // Judging in context: the contender's GEMM is this call's first, on
-    // operands where the program's own work left them (not in the call
-    // whose back-to-back calls just ran: they left them hot). The leader's is the
-    // call itself; another contender's goes into scratch C (kept by the
-    // thread while classes are judged, so no page faults are timed), and
-    // then the leader computes the call's C as before.
-    // A warm-up turn runs the contender the same way, untimed (the leader's
-    // is the call itself).
-    if (q.context == q.candidate && q.context_timed) {
-      chooser.record_context(q.key, q.context, own_rate());
-      return;
-    }
-    if (q.context != q.candidate) {
-      thread_local std::vector<T> scratch;
-      const size_t size = static_cast<size_t>((m - 1) * ldc + n);
-      if (scratch.size() < size) scratch.assign(size, T(0));
-      auto run = [&] {
-        split_over_pool(library_of(q.context), blocks_of(q.context), ta, tb, m, n, k, alpha, a, lda,
-                        b, ldb, beta, scratch.data(), ldc);
-      };
-      if (q.context_timed)
-        chooser.record_context(q.key, q.context,
-                               flop / std::max(chooser.time(q.context, run), 1e-9));
-      else
-        run();
-      if (!chooser.judging()) std::vector<T>().swap(scratch);
-    }
+  if (q.context >= 0 && !measured && q.context_timed) {
+    // Judging in context: the contender whose stretch it is computes this
+    // call (q.lib), timed where the program's own work left the operands.
+    chooser.record_context(q.key, q.context, own_rate());
+    return;
   }
   split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -98,33 +98,37 @@ constexpr double kGemmSampleSeconds = 4e-3;
 // rounded up) are judged again in context: those timed calls run back to
 // back on operands hot in the caches, while a training step's calls find
 // them where the step's other work left them (the large MLP's 1000 x 1000
-// weight, 4 MB, is read from farther away). The leader of those calls
-// computes the class's results for now (gemm_choice still says -1), and
-// every candidate of those calls (one dropped early too: a start disturbed
-// by the machine's other work must not decide for good) is timed on
-// kGemmContextSamples of the program's own later calls of the class, as the
-// first GEMM of that call (into scratch C, then the leader computes the
-// call's C); the best median of those decides (later processes watch it:
-// kGemmRejudgeBelow).
+// weight, 4 MB, is read from farther away). Every candidate of those calls
+// (one dropped early too: a start disturbed by the machine's other work must
+// not decide for good) then computes a stretch of the program's own later
+// calls of the class, the fewest samples first, and is timed on
+// kGemmContextSamples of them; the best median of those decides (later
+// processes watch it: kGemmRejudgeBelow). gemm_choice says -1 meanwhile, and
+// the results come from the stretch's candidate: a library is timed as it
+// runs when chosen, its own calls back to back in the step. (Timing each
+// contender as one extra product into scratch C while the leader computed
+// every call judged the contenders in calls that alternated libraries and
+// the leader in calls that did not: on the Zen 5 VM the large MLP's forward
+// class went to OpenBLAS at 204-213 GFLOP/s in context against oneDNN's
+// 190-208, and the step then ran OpenBLAS at 200-214 and oneDNN at 215-247.
+// By stretches oneDNN was judged at 216-219 against 204-211, and at two
+// threads 458-462 against 412, the rates its step then ran at.)
 constexpr int kGemmContextLog2Work = 27;
 constexpr int kGemmContextSamples = 9;
-// The first calls of a judged class in each process are not timed: a
-// library's first calls in a process run slower than its later ones (oneDNN
-// allocates its packing buffer in every call, and page-faults until glibc's
-// thresholds have grown).
+// The first calls of a judged class in each process are the leader's,
+// untimed: a library's first calls in a process run slower than its later
+// ones (oneDNN allocates its packing buffer in every call, and page-faults
+// until glibc's thresholds have grown).
 constexpr int kGemmContextSettle = 4;
 // A library runs slower in its first few dozen calls of a product in a
 // process, whatever the other libraries did before (on the Zen 5 VM, two
 // threads, 100 x 1000 x 1000 NT: OpenBLAS 290-340 GFLOP/s for about 20
 // calls then about 370; oneDNN about 330 for 30 calls, then 375-385, also
-// after 40 calls of OpenBLAS). While a class is judged, the leader computes
-// every call and is warm, and a contender would be timed in its slow calls:
-// oneDNN's nine samples in one step rose from 300-340 to 400-440, and the
-// class went to OpenBLAS, whose step then ran it at 414 GFLOP/s against
-// oneDNN's 455-470. So each contender's first kGemmContextWarmup turns in
-// each process are run the same way but untimed (the leader's are its own
-// calls: nothing extra), where its back-to-back rate was at least 70% of the
-// leader's (a warm-up gains 10-15%; one far behind is timed cold).
+// after 40 calls of OpenBLAS; oneDNN's nine samples in one judging rose from
+// 300-340 to 400-440). So the first kGemmContextWarmup calls of each
+// contender's stretch in a process are untimed, where its back-to-back rate
+// was at least 70% of the leader's (a warm-up gains 10-15%; one far behind
+// is timed from its first call).
 constexpr int kGemmContextWarmup = 32;
 // A class judged in context and found decided in the disk cache is watched:
 // its choice is timed on kGemmContextSamples of the program's own calls
@@ -132,8 +136,8 @@ constexpr int kGemmContextWarmup = 32;
 // kGemmRejudgeBelow of the best median in context on disk, the machine is no
 // longer the one that judged it (the cache directory shared with another
 // host of the same CPU model, other memory or neighbours, other clocks) and
-// the class is judged in context again, the cached choice computing the
-// results meanwhile. A safety net, not a re-measurement: on the 2-core Zen 4
+// the class is judged in context again (the cached choice leads: it
+// computes the settling calls). A safety net, not a re-measurement: on the 2-core Zen 4
 // VM the large MLP's two-thread forward class (BLIS, 174.8 GFLOP/s in
 // context on disk) was watched at 161-175 GFLOP/s a day later in calm spells
 // and at 148-155 in a disturbed one (epochs 4.3 s instead of 3.1-3.3); with
