@@ -317,8 +317,8 @@ struct ClassState {
   double decided[kCandidates] = {};  // median rates at the choice (or cached); 0: not run
 
   // Judging in context (gemm.h, kGemmContextLog2Work): the leader of the
-  // back-to-back calls computes the results meanwhile, and each contender
-  // is timed as the first GEMM of the program's own calls.
+  // back-to-back calls computes each process's settling calls, then each
+  // contender computes a stretch of the program's own calls, timed.
   bool judging = false;
   int leader = -1;
   // The class's calls in this process so far while judged, up to
@@ -329,7 +329,7 @@ struct ClassState {
   // contender's warm-up calls in this process (kGemmContextWarmup; neither
   // is kept on disk: every process warms its libraries up again).
   int stretch = -1;
-  int warm_turns[kCandidates] = {};
+  int warm_calls[kCandidates] = {};
   int context_samples[kCandidates] = {};
   double context_rates[kCandidates][kContextSamples] = {};
   double in_context[kCandidates] = {};  // medians in context at the choice (or cached); 0: none
@@ -458,8 +458,8 @@ class Chooser {
       // Only a contender close enough back to back to win needs the warm-up
       // (BLIS at a fifth of the leader's rate is timed cold).
       const bool warms = st.decided[c] >= kDropBelow * st.decided[st.leader];
-      const bool timed = !warms || st.warm_turns[c] >= warmup_;
-      if (!timed) ++st.warm_turns[c];
+      const bool timed = !warms || st.warm_calls[c] >= warmup_;
+      if (!timed) ++st.warm_calls[c];
       return {library_of(c), blocks_of(c), false, packed, c, c, false, timed};
     }
     // The candidate with the fewest calls so far (the first of equals): the
@@ -559,7 +559,7 @@ class Chooser {
 
   // A large class is judged again in context, every candidate it measured
   // back to back a contender (gemm.h, kGemmContextLog2Work), `leader`
-  // computing the results meanwhile; true when that starts (after its
+  // computing each process's settling calls; true when that starts (after its
   // back-to-back calls, or when a cached choice ran slower: record_watch).
   // On the Zen 4 VM the large MLP's input-gradient product (100 x
   // 1000 x 1000, NN) ran at 112.7 GFLOP/s through libxsmm and 111.6 through
@@ -577,7 +577,7 @@ class Chooser {
     st.from_cache = false;
     st.contenders = std::move(measured);
     std::fill(st.context_samples, st.context_samples + kCandidates, 0);
-    std::fill(st.warm_turns, st.warm_turns + kCandidates, 0);
+    std::fill(st.warm_calls, st.warm_calls + kCandidates, 0);
     st.stretch = -1;
     std::fill(st.in_context, st.in_context + kCandidates, 0.0);
     return true;
@@ -620,9 +620,9 @@ class Chooser {
   // A call of a watched class's cached choice, timed in context. After
   // kContextSamples of them, a median below kGemmRejudgeBelow of the best
   // median in context on disk starts judging the class again: the machine
-  // has changed since. The leader is the cached choice (it goes on computing
-  // the results until the class is decided), the contenders the candidates
-  // measured back to back then (start_judging).
+  // has changed since. The leader is the cached choice (it computes the
+  // settling calls), the contenders the candidates measured back to back
+  // then (start_judging).
   void record_watch(uint64_t packed, int candidate, double rate) {
     std::string dir, key, payload;
     {
@@ -723,9 +723,9 @@ class Chooser {
     classes_.clear();
   }
 
-  void set_warmup(int turns) {
+  void set_warmup(int calls) {
     std::lock_guard<std::mutex> lock(mutex_);
-    warmup_ = turns < 0 ? kGemmContextWarmup : turns;
+    warmup_ = calls < 0 ? kGemmContextWarmup : calls;
     classes_.clear();
   }
 
@@ -1215,7 +1215,7 @@ void set_gemm_machine_for_testing(const std::string& machine) {
   Chooser::instance().set_machine(machine);
 }
 
-void set_gemm_context_warmup_for_testing(int turns) { Chooser::instance().set_warmup(turns); }
+void set_gemm_context_warmup_for_testing(int calls) { Chooser::instance().set_warmup(calls); }
 
 void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch) {
   Chooser::instance().set_stopwatch(std::move(stopwatch));

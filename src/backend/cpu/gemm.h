@@ -186,9 +186,10 @@ void set_gemm_observer(GemmObserver observer, void* user);
 using GemmStopwatch =
     std::function<double(GemmLibrary lib, bool split, const std::function<void()>& call)>;
 void set_gemm_stopwatch_for_testing(GemmStopwatch stopwatch);
-// For the tests: the warm-up turns of a contender judged in context
-// (kGemmContextWarmup; a negative count restores it). Clears the choices.
-void set_gemm_context_warmup_for_testing(int turns);
+// For the tests: the untimed calls that start a close contender's stretch
+// when judged in context (kGemmContextWarmup; a negative count restores it).
+// Clears the choices.
+void set_gemm_context_warmup_for_testing(int calls);
 // For the tests: forget the forced library and the choices, and read CH_GEMM
 // and the cache's variables (unless set_gemm_cache_directory set one) again
 // at the next GEMM: a fresh process, as far as the choices go.
