@@ -365,6 +365,9 @@ struct ClassState {
 // cores' caches, and one slow call must not drop it.
 constexpr double kDropBelow = 0.7;
 constexpr int kDropAfter = 3;
+// Judged again, a candidate below this fraction of the best both back to back
+// and in context on disk sits it out (start_judging).
+constexpr double kSitOutBelow = 0.5;
 // Where a class tries C both whole and split over the threads, the split is
 // chosen only if its median rate is this much higher.
 constexpr double kSplitMargin = 1.2;
@@ -565,11 +568,28 @@ class Chooser {
   // 1000 x 1000, NN) ran at 112.7 GFLOP/s through libxsmm and 111.6 through
   // oneDNN back to back, and its training step was 0.25-0.37 ms (3-4%)
   // faster with oneDNN.
+  // Judged again (record_watch), a candidate below kSitOutBelow of the best
+  // both back to back and in context on disk sits it out and keeps its
+  // medians: within one cache key (the CPU model, each library's version and
+  // kernels) a library that far behind twice does not come to win, and
+  // running it again only costs its slow calls and its memory (on the Zen 5,
+  // BLIS's generic kernels at 16-20% of the leader, and its packing buffers:
+  // 33 MiB more heap for the large MLP at two threads).
   static bool start_judging(ClassState& st, int leader) {
     if (st.key.log2_work() < kGemmContextLog2Work) return false;
+    double best_in_context = 0, best_back_to_back = 0;
+    for (int c : st.candidates) {
+      best_in_context = std::max(best_in_context, st.in_context[c]);
+      best_back_to_back = std::max(best_back_to_back, st.decided[c]);
+    }
+    auto far_behind = [&](int c) {
+      return c != leader && st.in_context[c] > 0 &&
+             st.in_context[c] < kSitOutBelow * best_in_context &&
+             st.decided[c] < kSitOutBelow * best_back_to_back;
+    };
     std::vector<int> measured;
     for (int c : st.candidates)
-      if (st.decided[c] > 0) measured.push_back(c);
+      if (st.decided[c] > 0 && !far_behind(c)) measured.push_back(c);
     if (measured.size() < 2) return false;
     st.judging = true;
     st.leader = leader;
@@ -579,7 +599,7 @@ class Chooser {
     std::fill(st.context_samples, st.context_samples + kCandidates, 0);
     std::fill(st.warm_calls, st.warm_calls + kCandidates, 0);
     st.stretch = -1;
-    std::fill(st.in_context, st.in_context + kCandidates, 0.0);
+    for (int c : st.contenders) st.in_context[c] = 0;
     return true;
   }
 
@@ -979,6 +999,10 @@ class Chooser {
       for (int c = 0; c < kCandidates; ++c)
         std::copy(sampled[c], sampled[c] + kContextSamples, st.context_rates[c]);
       std::copy(decided, decided + kCandidates, st.decided);
+      // Judged again: those sitting it out keep their medians (start_judging).
+      for (int c : st.candidates)
+        if (std::find(contenders.begin(), contenders.end(), c) == contenders.end())
+          st.in_context[c] = in_context[c];
       return;
     }
     std::copy(decided, decided + kCandidates, st.decided);

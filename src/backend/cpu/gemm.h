@@ -130,20 +130,20 @@ constexpr int kGemmContextSettle = 4;
 // was at least 70% of the leader's (a warm-up gains 10-15%; one far behind
 // is timed from its first call).
 constexpr int kGemmContextWarmup = 32;
-// A class judged in context and found decided in the disk cache is watched:
-// its choice is timed on kGemmContextSamples of the program's own calls
-// (after the first kGemmContextSettle), and where their median is below
-// kGemmRejudgeBelow of the best median in context on disk, the machine is no
-// longer the one that judged it (the cache directory shared with another
-// host of the same CPU model, other memory or neighbours, other clocks) and
-// the class is judged in context again (the cached choice leads: it
-// computes the settling calls). A safety net, not a re-measurement: on the 2-core Zen 4
-// VM the large MLP's two-thread forward class (BLIS, 174.8 GFLOP/s in
-// context on disk) was watched at 161-175 GFLOP/s a day later in calm spells
-// and at 148-155 in a disturbed one (epochs 4.3 s instead of 3.1-3.3); with
-// 0.9 the disturbed spell judged the class again and chose by its noise
-// (OpenBLAS, oneDNN at 69%), so the bound is set beyond what that VM's noise
-// reached.
+// A class judged in context and found decided in the disk cache is watched: its
+// choice is timed on kGemmContextSamples of the program's own calls (after the
+// first kGemmContextSettle), and where their median is below kGemmRejudgeBelow
+// of the best median in context on disk, the machine is no longer the one that
+// judged it (the cache directory shared with another host of the same CPU
+// model, other memory or neighbours, other clocks) and the class is judged in
+// context again (the cached choice leads: it computes the settling calls; a
+// candidate below half the best rate both back to back and in context on disk
+// sits it out). A safety net, not a re-measurement: on the 2-core Zen 4 VM the
+// large MLP's two-thread forward class (BLIS, 174.8 GFLOP/s in context on disk)
+// was watched at 161-175 GFLOP/s a day later in calm spells and at 148-155 in a
+// disturbed one (epochs 4.3 s instead of 3.1-3.3); with 0.9 the disturbed spell
+// judged the class again and chose by its noise (OpenBLAS, oneDNN at 69%), so
+// the bound is set beyond what that VM's noise reached.
 constexpr double kGemmRejudgeBelow = 0.8;
 
 // The disk cache of the choices (gemm_cache.h; README "The CPU GEMM, chosen
