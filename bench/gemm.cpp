@@ -151,13 +151,17 @@ void own_threads(GemmLibrary lib, int threads, const Shape& s, Operands<T>& o) {
                          o.c.data(), s.n);
       cpu::blis::set_threads(1);
       return;
-    case GemmLibrary::libxsmm:  // its kernels have no threads of their own
+    case GemmLibrary::libxsmm:        // its kernels have no threads of their own
+    case GemmLibrary::onednn_matmul:  // its OpenMP threads: as oneDNN's sgemm's
       return;
   }
 }
 
-// Whether the library has its own threading for bench's "own threads" columns.
-bool has_own_threads(GemmLibrary lib) { return lib != GemmLibrary::libxsmm; }
+// Whether the library has its own threading for bench's "own threads" columns
+// (oneDNN's matmul shares its sgemm's OpenMP team, shown there).
+bool has_own_threads(GemmLibrary lib) {
+  return lib != GemmLibrary::libxsmm && lib != GemmLibrary::onednn_matmul;
+}
 
 struct Row {
   Shape shape;

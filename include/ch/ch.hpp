@@ -1789,7 +1789,7 @@ inline void seed(uint64_t seed) noexcept { ch_config_seed(seed); }
 /// The CPU's GEMM: the candidate libraries, the mode, the choice per shape class.
 inline std::string blas() { return ch_config_blas(); }
 /// The library of the CPU's matrix products ("openblas", "onednn", "blis",
-/// "libxsmm"), or "auto" (the default: the fastest measured per shape class).
+/// "libxsmm", "onednn-matmul"), or "auto" (the default: the fastest measured per shape class).
 inline void set_gemm(const std::string& library) { check(ch_config_set_gemm(library.c_str())); }
 inline std::string gemm() { return ch_config_gemm(); }
 /// Where the GEMM choices are kept on disk: a directory, "" (not kept), or

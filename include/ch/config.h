@@ -82,10 +82,11 @@ CH_API const char* ch_config_blas(void);
  * them, from the fifth in a
  * process on: the fastest of the first calls computes the results until
  * then, and the fastest there from then on; the samples so far are kept in
- * the disk cache.) "openblas", "onednn", "blis" or "libxsmm" fixes one
- * library for every product
+ * the disk cache.) "openblas", "onednn" (oneDNN's sgemm), "blis",
+ * "libxsmm" or "onednn-matmul" (oneDNN's matmul primitive, one per shape)
+ * fixes one library for every product
  * (bit-identical results from run to run; a library without a dtype's GEMM,
- * oneDNN for float64, leaves that dtype measured; libxsmm's generated
+ * oneDNN's two for float64, leave that dtype measured; libxsmm's generated
  * kernels take no transposed B, alpha other than 1 or beta other than 0 and
  * 1, and leave those products to OpenBLAS). Which are available
  * depends on the build and the machine: ch_config_blas lists them. The

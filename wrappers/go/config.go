@@ -44,7 +44,7 @@ func Seed(seed uint64) { C.ch_config_seed(C.uint64_t(seed)) }
 func BLAS() string { return C.GoString(C.ch_config_blas()) }
 
 // SetGEMM fixes the library of the CPU's matrix products ("openblas",
-// "onednn", "blis", "libxsmm"), or "auto" (the default): the fastest measured per shape
+// "onednn", "blis", "libxsmm", "onednn-matmul"), or "auto" (the default): the fastest measured per shape
 // class. An error names the candidates when the library is not available.
 func SetGEMM(library string) error {
 	cs := C.CString(library)

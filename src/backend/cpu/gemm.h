@@ -1,7 +1,7 @@
 // Matrix products on the CPU. Several libraries can do them (OpenBLAS,
-// oneDNN's sgemm, BLIS, libxsmm's generated kernels; which are present depends on the build and the
-// machine), and which is fastest depends on the CPU and the shape: gemm()
-// measures the candidates on the first calls of each shape class and then
+// oneDNN's sgemm and its matmul primitive, BLIS, libxsmm's generated kernels;
+// which are present depends on the build and the machine), and which is fastest depends on the CPU
+// and the shape: gemm() measures the candidates on the first calls of each shape class and then
 // uses the fastest for that class (gemm.cpp explains the measurement). The
 // environment variable CH_GEMM, or force_gemm_library, fixes the choice.
 //
@@ -28,13 +28,13 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
           int64_t ldc);
 
 // The GEMM libraries chainerc can call (whether each is present: below).
-enum class GemmLibrary : int { openblas = 0, onednn = 1, blis = 2, libxsmm = 3 };
-constexpr int kGemmLibraries = 4;
+enum class GemmLibrary : int { openblas = 0, onednn = 1, blis = 2, libxsmm = 3, onednn_matmul = 4 };
+constexpr int kGemmLibraries = 5;
 
-// "openblas", "onednn", "blis", "libxsmm".
+// "openblas", "onednn", "blis", "libxsmm", "onednn-matmul".
 const char* gemm_library_name(GemmLibrary lib);
 // Whether the library is built in and loadable here, for float64 (f64) or
-// float32 GEMMs (oneDNN has no float64 GEMM).
+// float32 GEMMs (oneDNN has no float64 GEMM on CPUs).
 bool gemm_library_available(GemmLibrary lib, bool f64);
 // Whether the library, available for the dtype, computes products with these
 // transposes: libxsmm's kernels take no transposed B (gemm_libxsmm.h); the

@@ -57,7 +57,7 @@ def blas():
 
 def set_gemm(library):
     """Fix the library of the CPU's matrix products ("openblas", "onednn",
-    "blis", "libxsmm"), or "auto" (the default): the fastest measured per shape class.
+    "blis", "libxsmm", "onednn-matmul"), or "auto" (the default): the fastest measured per shape class.
     Raises for a library that is not available, naming the candidates."""
     _capi.check(_capi.lib.ch_config_set_gemm(str(library).encode()))
 

@@ -45,7 +45,7 @@ pub fn blas() -> String {
     unsafe { CStr::from_ptr(sys::ch_config_blas()).to_string_lossy().into_owned() }
 }
 /// Fixes the library of the CPU's matrix products ("openblas", "onednn",
-/// "blis", "libxsmm"), or "auto" (the default): the fastest measured per shape class.
+/// "blis", "libxsmm", "onednn-matmul"), or "auto" (the default): the fastest measured per shape class.
 /// An error names the candidates when the library is not available.
 pub fn set_gemm(library: &str) -> Result<()> {
     let c = CString::new(library)
