@@ -39,12 +39,10 @@ uint32_t bits_of(float v) {
   return u;
 }
 
+// Never destroyed, as the primitives: GEMMs may run in static destructors.
 const dnnl::engine& engine() {
-  static const dnnl::engine e = [] {
-    dnnl::set_primitive_cache_capacity(0);
-    return dnnl::engine(dnnl::engine::kind::cpu, 0);
-  }();
-  return e;
+  static const dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *e;
 }
 
 // Row-major op(X) (rows x cols) with row stride ld as oneDNN's strided 2-D
