@@ -686,12 +686,13 @@ TEST(Gemm, OneDnnMatmulKeepsOnePrimitivePerShape) {
   std::mt19937 rng(9);
   EXPECT_NE(cpu::gemm_library_version(GemmLibrary::onednn_matmul).find(" matmul ("),
             std::string::npos);
-  auto run = [&](const Problem<float>& p) {
+  auto through_matmul = [](const Problem<float>& p) {
     std::vector<float> got = p.c;
     cpu::gemm_using(GemmLibrary::onednn_matmul, p.ta, p.tb, p.m, p.n, p.k, p.alpha, p.a.data(),
-                    p.lda, p.b.data(), p.ldb, p.beta, got.data(), p.ldc);
-    p.expect_matches(got, "onednn-matmul");
+                    p.lda, p.b.data(), p.ldb, p.beta, got.data(), p.ldc, cpu::GemmBlocks::one);
+    return got;
   };
+  auto run = [&](const Problem<float>& p) { p.expect_matches(through_matmul(p), "onednn-matmul"); };
   Problem<float> nt(false, true, {37, 29, 113}, 1.f, 0.f, 3, rng);
   Problem<float> scaled(false, true, {37, 29, 113}, -1.5f, 0.5f, 3, rng);
   const int before = cpu::onednn_matmul::primitives_held();
@@ -706,19 +707,15 @@ TEST(Gemm, OneDnnMatmulKeepsOnePrimitivePerShape) {
   } else {  // earlier tests' shapes filled it: these went to oneDNN's sgemm, still right
     EXPECT_EQ(cpu::onednn_matmul::primitives_held(), cpu::onednn_matmul::kMaxPrimitives);
   }
-  // Four threads at once on the same primitive, each with its own C.
+  // Four threads at once on the same primitive, each with its own C: the bits
+  // of the call on this thread alone.
+  const std::vector<float> want = through_matmul(scaled);
   std::vector<std::thread> threads;
   std::atomic<int> wrong{0};
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
       for (int i = 0; i < 20; ++i) {
-        std::vector<float> got = scaled.c, want = scaled.c;
-        cpu::gemm_using(GemmLibrary::onednn_matmul, false, true, scaled.m, scaled.n, scaled.k,
-                        scaled.alpha, scaled.a.data(), scaled.lda, scaled.b.data(), scaled.ldb,
-                        scaled.beta, got.data(), scaled.ldc, cpu::GemmBlocks::one);
-        cpu::gemm_using(GemmLibrary::onednn_matmul, false, true, scaled.m, scaled.n, scaled.k,
-                        scaled.alpha, scaled.a.data(), scaled.lda, scaled.b.data(), scaled.ldb,
-                        scaled.beta, want.data(), scaled.ldc, cpu::GemmBlocks::one);
+        const std::vector<float> got = through_matmul(scaled);
         if (std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) != 0) ++wrong;
       }
     });

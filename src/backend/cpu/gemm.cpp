@@ -1241,9 +1241,7 @@ std::string gemm_library_version(GemmLibrary lib) {
       return openblas_description();
     case GemmLibrary::onednn: {
 #if CH_HAVE_DNNL
-      const dnnl_version_t* v = dnnl_version();
-      return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-             std::to_string(v->patch) + " sgemm";
+      return onednn_matmul::onednn_version() + " sgemm";
 #else
       return {};
 #endif

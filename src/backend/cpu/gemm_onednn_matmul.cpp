@@ -7,7 +7,6 @@
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
-#include <vector>
 
 #include "core/array.h"
 #endif
@@ -31,6 +30,7 @@ struct Key {
 struct Made {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
+  dnnl::memory::desc scratch;  // its scratchpad
 };
 
 uint32_t bits_of(float v) {
@@ -54,8 +54,8 @@ dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool trans, int64_t ld) {
 
 std::shared_ptr<const Made> make(const Key& key, float alpha, float beta) {
   dnnl::primitive_attr attr;
-  // The scratchpad is the caller's (one buffer per thread): primitives run
-  // concurrently from the pool's threads.
+  // The scratchpad is each call's own (sgemm): primitives run concurrently
+  // from the pool's threads.
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (alpha != 1.f) attr.set_output_scales(0, {alpha});
   if (beta != 0.f) {
@@ -68,7 +68,9 @@ std::shared_ptr<const Made> make(const Key& key, float alpha, float beta) {
                                 matrix(key.m, key.n, false, key.ldc));
   dnnl::matmul::primitive_desc pd(desc, attr, engine());
   dnnl::matmul primitive(pd);
-  return std::make_shared<const Made>(Made{std::move(pd), std::move(primitive)});
+  dnnl::memory::desc scratch = pd.scratchpad_desc();
+  return std::make_shared<const Made>(
+      Made{std::move(pd), std::move(primitive), std::move(scratch)});
 }
 
 struct Primitives {
@@ -81,7 +83,9 @@ Primitives& primitives() {
   return *p;
 }
 
-std::shared_ptr<const Made> primitive_for(const Key& key, float alpha, float beta) {
+// The process's primitive for the key, made on first use (null: refused, or
+// kMaxPrimitives held).
+std::shared_ptr<const Made> held_primitive(const Key& key, float alpha, float beta) {
   Primitives& p = primitives();
   std::lock_guard<std::mutex> lock(p.mutex);
   auto it = p.held.find(key);
@@ -97,11 +101,16 @@ std::shared_ptr<const Made> primitive_for(const Key& key, float alpha, float bet
   return made;
 }
 
-}  // namespace
-
-bool available() { return true; }
-
-namespace {
+std::shared_ptr<const Made> primitive_for(const Key& key, float alpha, float beta) {
+  // Each thread remembers the primitives it had (as gemm_libxsmm.cpp its
+  // kernels): no lock on the hot path.
+  thread_local std::map<Key, std::shared_ptr<const Made>> seen;
+  auto hit = seen.find(key);
+  if (hit != seen.end()) return hit->second;
+  std::shared_ptr<const Made> made = held_primitive(key, alpha, beta);
+  if (made) seen.emplace(key, made);
+  return made;
+}
 
 // The instruction set oneDNN's kernels use on this CPU (the implementation
 // it then picks, e.g. "brg:avx512_core", follows from it).
@@ -130,11 +139,16 @@ const char* isa_name(dnnl_cpu_isa_t isa) {
 
 }  // namespace
 
-std::string version() {
+bool available() { return true; }
+
+std::string onednn_version() {
   const dnnl_version_t* v = dnnl_version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-         std::to_string(v->patch) + " matmul (" + isa_name(dnnl_get_effective_cpu_isa()) +
-         " kernels)";
+         std::to_string(v->patch);
+}
+
+std::string version() {
+  return onednn_version() + " matmul (" + isa_name(dnnl_get_effective_cpu_isa()) + " kernels)";
 }
 
 bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
@@ -147,14 +161,13 @@ bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
     if (!stream) stream = std::make_unique<dnnl::stream>(engine());
     // The scratchpad comes from the arrays' caching allocator: a block the
     // step freed serves it, rather than a buffer held beside the arrays.
-    const dnnl::memory::desc scratch_desc = made->pd.scratchpad_desc();
     const Array scratch =
-        Array::empty(DType::Float32, Shape{int64_t((scratch_desc.get_size() + 3) / 4)});
+        Array::empty(DType::Float32, Shape{int64_t((made->scratch.get_size() + 3) / 4)});
     const dnnl::engine& e = engine();
     dnnl::memory am(made->pd.src_desc(), e, const_cast<float*>(a));
     dnnl::memory bm(made->pd.weights_desc(), e, const_cast<float*>(b));
     dnnl::memory cm(made->pd.dst_desc(), e, c);
-    dnnl::memory sm(scratch_desc, e, scratch.data<float>());
+    dnnl::memory sm(made->scratch, e, scratch.data<float>());
     made->primitive.execute(*stream, {{DNNL_ARG_SRC, am},
                                       {DNNL_ARG_WEIGHTS, bm},
                                       {DNNL_ARG_DST, cm},
@@ -175,6 +188,7 @@ int primitives_held() {
 #else  // built without oneDNN
 
 bool available() { return false; }
+std::string onednn_version() { return {}; }
 std::string version() { return {}; }
 bool sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
            int64_t, float, float*, int64_t) {

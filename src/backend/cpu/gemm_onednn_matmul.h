@@ -20,6 +20,9 @@ namespace chainerc::cpu::onednn_matmul {
 
 // Whether oneDNN is built in (float32 only, as its sgemm).
 bool available();
+// "oneDNN 2.6.3", the library both oneDNN candidates call (its sgemm and its
+// matmul); empty when not available.
+std::string onednn_version();
 // e.g. "oneDNN 2.6.3 matmul (avx512_core_bf16 kernels)"; empty when not
 // available.
 std::string version();
