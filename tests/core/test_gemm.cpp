@@ -662,7 +662,12 @@ void check_libxsmm_kernels() {
           if (::testing::Test::HasFatalFailure()) return;
         }
   }
-  EXPECT_GT(cpu::libxsmm::kernels_held(), before) << "no kernel was generated";
+  // New kernels, unless a run before in this process (--gtest_repeat) made them.
+  static bool first_run = true;
+  if (first_run) {
+    EXPECT_GT(cpu::libxsmm::kernels_held(), before) << "no kernel was generated";
+  }
+  first_run = false;
 }
 
 TEST(Gemm, LibxsmmKernelsMatchTheReference) {
