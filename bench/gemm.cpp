@@ -179,7 +179,7 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
   Row row{s, threads, {}, ""};
   // Each library on the pool: with threads, the best of C in one block and
   // C in one block per thread (the two ways gemm() tries).
-  for (GemmLibrary lib : cpu::gemm_candidates(f64))
+  for (GemmLibrary lib : cpu::gemm_libraries(f64))
     for (cpu::GemmBlocks blocks : {cpu::GemmBlocks::one, cpu::GemmBlocks::per_thread}) {
       if (threads == 1 && blocks == cpu::GemmBlocks::per_thread) continue;
       if (!cpu::gemm_library_supports(lib, f64, s.ta, s.tb)) continue;  // libxsmm: no B^T
@@ -192,7 +192,7 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
                               }});
     }
   if (threads > 1)
-    for (GemmLibrary lib : cpu::gemm_candidates(f64))
+    for (GemmLibrary lib : cpu::gemm_libraries(f64))
       if (has_own_threads(lib))
         row.variants.push_back({std::string(cpu::gemm_library_name(lib)) + " own threads",
                                 [=, &o] { own_threads(lib, threads, s, o); }});
@@ -314,7 +314,7 @@ std::vector<std::pair<std::string, double>> measure_step(int64_t hidden, int thr
   std::vector<V> vs;
   vs.push_back({"chainerc", -1, 0.f});
   vs.push_back({"chainerc beta 1", -1, 1.f});
-  for (GemmLibrary lib : cpu::gemm_candidates(false))
+  for (GemmLibrary lib : cpu::gemm_libraries(false))
     vs.push_back({cpu::gemm_library_name(lib), int(lib), 0.f});
   for (V& v : vs) {
     for (int i = 0; i < 4 * cpu::kGemmSamples; ++i) seq.run(v.lib, v.beta);  // choices made here
@@ -440,9 +440,8 @@ int main(int argc, char** argv) {
   const PrivateGemmCache private_cache;
   // Column order: the candidates through the pool, their own threads, chainerc.
   std::vector<std::string> columns;
-  for (GemmLibrary lib : cpu::gemm_candidates(false))
-    columns.push_back(cpu::gemm_library_name(lib));
-  for (GemmLibrary lib : cpu::gemm_candidates(false))
+  for (GemmLibrary lib : cpu::gemm_libraries(false)) columns.push_back(cpu::gemm_library_name(lib));
+  for (GemmLibrary lib : cpu::gemm_libraries(false))
     if (has_own_threads(lib))
       columns.push_back(std::string(cpu::gemm_library_name(lib)) + " own threads");
 
@@ -515,13 +514,13 @@ int main(int argc, char** argv) {
         "wired as the step's, gW with beta 0 after zero_grads), ms per step, best of %d "
         "interleaved repeats; one epoch = 600 steps:\n\n| model | threads |",
         repeats);
-    for (GemmLibrary lib : cpu::gemm_candidates(false))
+    for (GemmLibrary lib : cpu::gemm_libraries(false))
       std::printf(" %s |", cpu::gemm_library_name(lib));
     std::printf(
         " chainerc (choice) | chainerc, gW beta 1 | best forced, s/epoch | each GEMM at its best "
         "library, s/epoch | chainerc, s/epoch | hot shapes at the best rates, s/epoch "
         "|\n|---|---|");
-    for (size_t i = 0; i < cpu::gemm_candidates(false).size(); ++i) std::printf("---|");
+    for (size_t i = 0; i < cpu::gemm_libraries(false).size(); ++i) std::printf("---|");
     std::printf("---|---|---|---|---|---|\n");
     for (int t : threads)
       for (const auto& [model, hidden] :

@@ -48,7 +48,10 @@ CH_API void ch_config_seed(uint64_t seed);
  *   | choices kept in /home/me/.cache/chainerc/gemm
  * Fields are separated by " | ": the mode ("auto (measured per shape
  * class)" or the library set by ch_config_set_gemm / CH_GEMM); the
- * candidates, each "name: the library's own description", "; "-separated;
+ * candidates, each "name: the library's own description", "; "-separated
+ * (in auto mode a BLIS on its reference kernels, a CPU it has none for,
+ * adds " (not measured: reference kernels)": auto never runs it, far behind
+ * the others and heavy in memory; it can still be set below);
  * the threading; once classes have been decided, "chosen: " and one entry
  * per shape class ("; "-separated): dtype, the transposes of A and B (N or
  * T), the powers of two m, n and k round up to, the thread count, the

@@ -140,7 +140,7 @@ const Case kCases[] = {{0, 5, 3},       {5, 0, 3},      {4, 5, 0},    {1, 1, 1},
 template <typename T>
 void check_every_library(bool f64) {
   std::mt19937 rng(42);
-  std::vector<GemmLibrary> libs = cpu::gemm_candidates(f64);
+  std::vector<GemmLibrary> libs = cpu::gemm_libraries(f64);
   ASSERT_FALSE(libs.empty());
   for (int threads : {1, 2, 3}) {
     ThreadCount tc(threads);
@@ -230,7 +230,7 @@ TEST(Gemm, CallsCutIntoOneBlockPerThreadMatchTheReference) {
         for (const Case& s : cases)
           for (float beta : {0.f, 0.5f}) {
             Problem<float> p(ta, tb, s, -1.5f, beta, 3, rng);
-            for (GemmLibrary lib : cpu::gemm_candidates(false)) {
+            for (GemmLibrary lib : cpu::gemm_libraries(false)) {
               if (!cpu::gemm_library_supports(lib, false, ta, tb)) continue;
               std::vector<float> got = p.c;
               cpu::gemm_using(lib, ta, tb, p.m, p.n, p.k, p.alpha, p.a.data(), p.lda, p.b.data(),
@@ -297,6 +297,39 @@ TEST(Gemm, TheCandidatesAreTheBuildsLibraries) {
 #endif
   for (GemmLibrary lib : f32) EXPECT_FALSE(cpu::gemm_library_version(lib).empty());
   EXPECT_NE(cpu::gemm_library_version(GemmLibrary::openblas).find("OpenBLAS"), std::string::npos);
+}
+
+// Auto mode measures every library of the build but a BLIS on its reference
+// kernels, which can still be forced and computes as the others do.
+TEST(Gemm, AutoMeasuresEveryLibraryButBlisOnItsReferenceKernels) {
+  for (bool f64 : {false, true}) {
+    const std::vector<GemmLibrary> all = cpu::gemm_libraries(f64),
+                                   measured = cpu::gemm_candidates(f64);
+    for (GemmLibrary lib : all) {
+      const std::string version = cpu::gemm_library_version(lib);
+      const bool reference =
+          lib == GemmLibrary::blis && version.find("(generic kernels") != std::string::npos;
+      const bool in = std::find(measured.begin(), measured.end(), lib) != measured.end();
+      EXPECT_EQ(in, !reference) << version;
+      EXPECT_EQ(cpu::gemm_library_not_measured(lib).empty(), !reference) << version;
+    }
+    for (GemmLibrary lib : measured) EXPECT_NE(std::find(all.begin(), all.end(), lib), all.end());
+  }
+  if (!cpu::gemm_library_available(GemmLibrary::blis, false) ||
+      cpu::gemm_library_not_measured(GemmLibrary::blis).empty())
+    return;
+  // Here BLIS runs its reference kernels: ch_config_blas says it is not
+  // measured, and forced it computes the product.
+  CleanChoice clean;
+  EXPECT_NE(std::string(ch_config_blas()).find("(not measured: reference kernels)"),
+            std::string::npos)
+      << ch_config_blas();
+  ASSERT_EQ(ch_config_set_gemm("blis"), CH_OK);
+  std::vector<float> a(6, 1.f), b(6, 2.f), c(4, -1.f);
+  cpu::gemm(false, false, 2, 2, 3, 1.f, a.data(), 3, b.data(), 2, 0.f, c.data(), 2);
+  for (float v : c) EXPECT_EQ(v, 6.f);
+  EXPECT_EQ(cpu::gemm_choice(false, false, false, 2, 2, 3), int(GemmLibrary::blis));
+  ASSERT_EQ(ch_config_set_gemm("auto"), CH_OK);
 }
 
 // A stopwatch that runs the call and reports the time each library is
@@ -845,7 +878,7 @@ TEST(Gemm, BadShapesAreStatusesNamingTheValues) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  for (GemmLibrary lib : cpu::gemm_candidates(false)) {
+  for (GemmLibrary lib : cpu::gemm_libraries(false)) {
     auto with = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                     int64_t ldc) {
       return [=, &a, &b, &c] {

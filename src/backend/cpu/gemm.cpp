@@ -1228,10 +1228,29 @@ bool gemm_library_supports(GemmLibrary lib, bool f64, bool, bool trans_b) {
   return lib != GemmLibrary::libxsmm || !trans_b;
 }
 
-std::vector<GemmLibrary> gemm_candidates(bool f64) {
+std::vector<GemmLibrary> gemm_libraries(bool f64) {
   std::vector<GemmLibrary> out;
   for (int i = 0; i < kGemmLibraries; ++i)
     if (gemm_library_available(GemmLibrary(i), f64)) out.push_back(GemmLibrary(i));
+  return out;
+}
+
+// BLIS's reference kernels are its portable C fallback for a CPU it has no
+// kernels for, not a contender: on the Zen 5 (Debian's BLIS 0.9.0) they ran
+// at 8-19% of the leader in every class of the models, and the one process
+// that measured them (the first on a machine, or every one without a disk
+// cache) kept their packing buffers, about 17 MiB per thread: the small
+// MLP's heap was 19.1 MiB at one thread against 1.0 without BLIS.
+std::string gemm_library_not_measured(GemmLibrary lib) {
+  if (lib == GemmLibrary::blis && blis::reference_kernels())
+    return "not measured: reference kernels";
+  return {};
+}
+
+std::vector<GemmLibrary> gemm_candidates(bool f64) {
+  std::vector<GemmLibrary> out;
+  for (GemmLibrary lib : gemm_libraries(f64))
+    if (gemm_library_not_measured(lib).empty()) out.push_back(lib);
   return out;
 }
 
@@ -1302,6 +1321,8 @@ const char* blas_name() {
         (first ? "" : "; ") + std::string(gemm_library_name(lib)) + ": " +
         gemm_library_version(lib) + (f64 ? "" : " (float32 only)") +
         (gemm_library_supports(lib, f32 ? false : true, false, true) ? "" : " (no transposed B)");
+    const std::string why = gemm_library_not_measured(lib);
+    if (!why.empty() && forced == "auto") name += " (" + why + ")";
     first = false;
   }
   name += " | one library thread per block of chainerc's " + std::to_string(num_threads()) +

@@ -40,8 +40,14 @@ bool gemm_library_available(GemmLibrary lib, bool f64);
 // transposes: libxsmm's kernels take no transposed B (gemm_libxsmm.h); the
 // others take every combination.
 bool gemm_library_supports(GemmLibrary lib, bool f64, bool trans_a, bool trans_b);
-// The libraries available for the dtype, in enum order.
+// The libraries available for the dtype, in enum order (each can be forced).
+std::vector<GemmLibrary> gemm_libraries(bool f64);
+// Those of them auto mode measures: all but a BLIS on its reference kernels
+// (gemm_library_measured).
 std::vector<GemmLibrary> gemm_candidates(bool f64);
+// Whether auto mode measures the library (when available), and if not, why
+// ("" when it does).
+std::string gemm_library_not_measured(GemmLibrary lib);
 // The library's own description, e.g. "OpenBLAS 0.3.21 ... Cooperlake".
 std::string gemm_library_version(GemmLibrary lib);
 

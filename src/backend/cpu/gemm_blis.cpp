@@ -20,6 +20,7 @@ struct Library {
   decltype(&bli_sgemm) sgemm = nullptr;
   decltype(&bli_dgemm) dgemm = nullptr;
   std::string version;
+  bool reference_kernels = false;
 };
 
 // Under AddressSanitizer BLIS is not opened: LeakSanitizer's exit-time scan
@@ -67,8 +68,11 @@ const Library& library() {
     // One thread per call: chainerc's pool splits the work (gemm.cpp).
     l.set_threads(1);
     l.version = std::string("BLIS ") + version_str();
-    if (sym(arch_id, "bli_arch_query_id") && sym(arch_string, "bli_arch_string"))
-      l.version += std::string(" (") + arch_string(arch_id()) + " kernels, " + opened + ")";
+    if (sym(arch_id, "bli_arch_query_id") && sym(arch_string, "bli_arch_string")) {
+      const std::string arch = arch_string(arch_id());
+      l.version += " (" + arch + " kernels, " + opened + ")";
+      l.reference_kernels = arch == "generic";
+    }
     return l;
   }();
   return lib;
@@ -80,6 +84,7 @@ trans_t trans(bool t) { return t ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE; }
 
 bool available() { return library().handle != nullptr; }
 std::string version() { return library().version; }
+bool reference_kernels() { return library().reference_kernels; }
 void set_threads(int n) {
   if (available()) library().set_threads(n);
 }
@@ -103,6 +108,7 @@ void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double a
 
 bool available() { return false; }
 std::string version() { return {}; }
+bool reference_kernels() { return false; }
 void set_threads(int) {}
 void sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
            int64_t, float, float*, int64_t) {}
