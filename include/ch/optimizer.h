@@ -175,6 +175,31 @@ CH_API int64_t ch_optimizer_epoch(const ch_optimizer* optimizer);
  * training data. */
 CH_API ch_status ch_optimizer_new_epoch(ch_optimizer* optimizer);
 
+/* Take plain SGD's step inside backward (enable != 0), where it can be: in
+ * a step with ch_optimizer_zero_grads before backward (before or after
+ * forward), the backward of a Linear layer applied once since the last
+ * update adds -lr * gy^T x straight into its W (one GEMM, after the layer's
+ * input gradient has read W) instead of writing W's gradient, and
+ * ch_optimizer_update then steps only the other parameters (biases, other
+ * functions, layers applied more than once, which keep the usual path).
+ * The result is the same step (to rounding); what is saved is the update's
+ * pass over the weights and their gradients. The contract: between backward
+ * and update those weights already hold their new values and their
+ * gradients were never written (they read as zero), so
+ * ch_optimizer_compute_grads_norm, _clip_grads, _weight_decay and
+ * _accumulate_grads then fail with CH_ERR_INVALID_ARGUMENT; a second
+ * backward through such a layer before update (gradients accumulated over
+ * several passes) fails with CH_ERR_GRAPH; nothing else in the graph may
+ * read such a W (a variable over the parameter's array). lr is read when the
+ * step is taken. Only for the optimizer of ch_optimizer_sgd_new without an
+ * update hook (a multi-node optimizer): CH_ERR_INVALID_ARGUMENT otherwise.
+ * enable 0 turns it off (a step already taken stays taken until update).
+ * Off by default. */
+CH_API ch_status ch_optimizer_set_step_in_backward(ch_optimizer* optimizer, int enable);
+/* 1 if the optimizer takes its step in backward, else 0 (also for an
+ * invalid handle). Cannot fail. */
+CH_API int ch_optimizer_step_in_backward(const ch_optimizer* optimizer);
+
 /* Fill every gradient array with zeros. A CPU gradient that no ch_array_data
  * pointer has been taken of is only marked zero here and written at its first
  * use (a Linear layer's backward then writes its weight gradient instead of

@@ -170,6 +170,17 @@ ch_status ch_optimizer_new_epoch(ch_optimizer* optimizer) {
   CH_API_END
 }
 
+ch_status ch_optimizer_set_step_in_backward(ch_optimizer* optimizer, int enable) {
+  CH_API_BEGIN
+  optimizer_of(optimizer, __func__, "optimizer")->set_step_in_backward(enable != 0, __func__);
+  CH_API_END
+}
+
+int ch_optimizer_step_in_backward(const ch_optimizer* optimizer) {
+  const std::shared_ptr<void>* p = handle_find(optimizer, HandleKind::Optimizer);
+  return p && static_cast<const Optimizer*>(p->get())->step_in_backward ? 1 : 0;
+}
+
 ch_status ch_optimizer_zero_grads(ch_optimizer* optimizer) {
   CH_API_BEGIN
   optimizer_of(optimizer, __func__, "optimizer")->zero_grads();
@@ -201,7 +212,9 @@ ch_status ch_optimizer_compute_grads_norm(double* out, const ch_optimizer* optim
   CH_API_BEGIN
   if (!out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the output pointer 'out' is NULL");
   *out = 0;
-  *out = optimizer_of(optimizer, __func__, "optimizer")->grads_norm();
+  OptimizerPtr o = optimizer_of(optimizer, __func__, "optimizer");
+  o->refuse_taken_steps(__func__);
+  *out = o->grads_norm();
   CH_API_END
 }
 

@@ -43,6 +43,10 @@ ch_status ch_optimizer_set_update_hook(ch_optimizer* optimizer, ch_optimizer_upd
                                        void* user_data, void (*destroy)(void* user_data)) {
   CH_API_BEGIN
   OptimizerPtr o = optimizer_of(optimizer, __func__, "optimizer");
+  if (hook && o->step_in_backward)
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": optimizer '", o->name(),
+         "' takes its step in backward (ch_optimizer_set_step_in_backward), which an update hook "
+         "could not see; turn that off first");
   std::shared_ptr<UpdateHook> h;
   if (hook) {
     h = std::make_shared<UpdateHook>();

@@ -56,6 +56,28 @@ bool Buffer::claim_zero(size_t nbytes) {
   return false;
 }
 
+void Buffer::arm_step(double scale) {
+  step_scale_.store(scale, std::memory_order_release);
+  step_armed_.store(true, std::memory_order_release);
+}
+
+void Buffer::disarm_step() {
+  step_armed_.store(false, std::memory_order_release);
+  step_taken_.store(false, std::memory_order_release);
+}
+
+void Buffer::restart_step_uses() { step_uses_.store(0, std::memory_order_release); }
+
+bool Buffer::take_step(double* scale) {
+  if (!step_armed_.load(std::memory_order_acquire) ||
+      step_uses_.load(std::memory_order_acquire) != 1)
+    return false;
+  bool taken = false;
+  if (!step_taken_.compare_exchange_strong(taken, true, std::memory_order_acq_rel)) return false;
+  *scale = step_scale_.load(std::memory_order_acquire);
+  return true;
+}
+
 void Buffer::materialize_zero() const {
   unsigned char s = kPending;
   if (lazy_zero_.compare_exchange_strong(s, kZeroing, std::memory_order_acq_rel)) {

@@ -60,11 +60,31 @@ class Buffer {
   bool zero_pending() const { return lazy_zero_.load(std::memory_order_acquire) != kEager; }
   void expose() { exposed_.store(true, std::memory_order_relaxed); }
 
+  // A step taken in backward (Optimizer::step_in_backward, plain SGD), kept
+  // on a parameter's gradient buffer, which the optimizer and the function
+  // owning the parameter share. Every forward of the function counts a use;
+  // update() restarts the count (and the optimizer's setup); zero_grads arms
+  // the buffer with the step's scale (-lr). The backward of a function whose
+  // parameter was used once since the count restarted may then take the step
+  // (add scale x its gradient into the parameter rather than write the
+  // gradient), once; update() leaves that parameter alone and disarms.
+  void arm_step(double scale);
+  void disarm_step();
+  void restart_step_uses();
+  void count_step_use() { step_uses_.fetch_add(1, std::memory_order_acq_rel); }
+  // True (with the scale) when armed, used once and not taken: now taken.
+  bool take_step(double* scale);
+  bool step_taken() const { return step_taken_.load(std::memory_order_acquire); }
+  bool step_armed() const { return step_armed_.load(std::memory_order_acquire); }
+
  private:
   enum : unsigned char { kEager, kPending, kZeroing };
   void materialize_zero() const;
   mutable std::atomic<unsigned char> lazy_zero_{kEager};
   std::atomic<bool> exposed_{false};
+  std::atomic<int> step_uses_{0};
+  std::atomic<bool> step_armed_{false}, step_taken_{false};
+  std::atomic<double> step_scale_{0};
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;

@@ -7,6 +7,18 @@
 
 namespace chainerc {
 
+namespace {
+
+bool step_taken(const Array& grad) { return grad.buffer() && grad.buffer()->step_taken(); }
+
+// Whether the gradient is a whole buffer of its own, where a step in
+// backward may be armed (not a view into memory shared with other arrays).
+bool whole_buffer(const Array& grad) {
+  return grad.buffer() && grad.nbytes() == grad.buffer()->nbytes();
+}
+
+}  // namespace
+
 void Optimizer::require_setup(const char* who) const {
   if (!is_setup)
     fail(CH_ERR_INVALID_ARGUMENT, who, ": optimizer '", name(),
@@ -35,6 +47,10 @@ void Optimizer::setup(std::vector<NamedParameter> params, const char* who) {
     for (const std::string& n : state_names()) s.keys.push_back(s.path + "/" + n);
     fresh.push_back(std::move(s));
   }
+  for (OptSlot& s : slots)  // the old parameters are no longer this optimizer's to step
+    if (s.grad.buffer()) s.grad.buffer()->disarm_step();
+  for (OptSlot& s : fresh)
+    if (s.grad.buffer()) s.grad.buffer()->restart_step_uses();
   slots.swap(fresh);
   t = 0;
   is_setup = true;
@@ -43,7 +59,15 @@ void Optimizer::setup(std::vector<NamedParameter> params, const char* who) {
 void Optimizer::update(const char* who) {
   require_setup(who);
   ++t;
-  for (OptSlot& s : slots) update_one(s);
+  // A parameter whose step backward took is already updated.
+  for (OptSlot& s : slots)
+    if (!step_taken(s.grad)) update_one(s);
+  // The next step in backward needs a zero_grads again and counts its uses afresh.
+  for (OptSlot& s : slots)
+    if (Buffer* b = s.grad.buffer().get()) {
+      b->disarm_step();
+      b->restart_step_uses();
+    }
 }
 
 void Optimizer::zero_grads() {
@@ -52,10 +76,51 @@ void Optimizer::zero_grads() {
   // other reader or writer sees the zeros written at its first access.
   for (OptSlot& s : slots)
     if (!s.grad.defer_zero()) kernels::zero_fill(s.grad);
+  const bool arm = step_in_backward && can_step_in_backward();
+  for (OptSlot& s : slots) {
+    if (arm && whole_buffer(s.grad))
+      s.grad.buffer()->arm_step(backward_step_scale());
+    else if (s.grad.buffer() && !step_taken(s.grad))
+      s.grad.buffer()->disarm_step();
+  }
+}
+
+void Optimizer::set_step_in_backward(bool on, const char* who) {
+  if (on && !can_step_in_backward())
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": optimizer '", name(),
+         "' cannot take its step in backward; only plain SGD (ch_optimizer_sgd_new) can");
+  if (on && update_hook)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": optimizer '", name(),
+         "' has an update hook (ch_optimizer_set_update_hook, a multi-node optimizer), which must "
+         "see every gradient before the update; a step in backward would skip it");
+  if (on && !step_in_backward)  // forwards before this call do not count
+    for (OptSlot& s : slots)
+      if (s.grad.buffer()) s.grad.buffer()->restart_step_uses();
+  step_in_backward = on;
+  if (!on)  // a step already taken stays so until update
+    for (OptSlot& s : slots)
+      if (s.grad.buffer() && !step_taken(s.grad)) s.grad.buffer()->disarm_step();
+}
+
+void Optimizer::rearm_steps() {
+  if (!step_in_backward || !can_step_in_backward()) return;
+  for (OptSlot& s : slots)
+    if (s.grad.buffer() && s.grad.buffer()->step_armed() && !step_taken(s.grad))
+      s.grad.buffer()->arm_step(backward_step_scale());
+}
+
+void Optimizer::refuse_taken_steps(const char* who) const {
+  for (const OptSlot& s : slots)
+    if (step_taken(s.grad))
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": the SGD step of '", s.path,
+           "' was taken in the last backward (ch_optimizer_set_step_in_backward), so its "
+           "gradient was never written; turn the step in backward off to read, clip, decay or "
+           "add to gradients before ch_optimizer_update");
 }
 
 void Optimizer::accumulate_grads(const Arrays& grads, const char* who) {
   require_setup(who);
+  refuse_taken_steps(who);
   if (grads.size() != slots.size())
     fail(CH_ERR_INVALID_ARGUMENT, who, ": ", grads.size(), " gradients given for ", slots.size(),
          " parameters");
@@ -84,6 +149,7 @@ void Optimizer::clip_grads(double maxnorm, const char* who) {
   if (!(maxnorm >= 0) || !std::isfinite(maxnorm))
     fail(CH_ERR_INVALID_ARGUMENT, who, ": maxnorm is ", maxnorm, "; it must be finite and >= 0");
   require_setup(who);
+  refuse_taken_steps(who);
   double norm = grads_norm();
   if (!(norm > maxnorm)) return;
   double rate = maxnorm / norm;
@@ -94,6 +160,7 @@ void Optimizer::weight_decay(double decay, const char* who) {
   if (!std::isfinite(decay))
     fail(CH_ERR_INVALID_ARGUMENT, who, ": decay is ", decay, "; it must be finite");
   require_setup(who);
+  refuse_taken_steps(who);
   for (OptSlot& s : slots) kernels::add_scaled_in_place(s.grad, decay, s.param);
 }
 

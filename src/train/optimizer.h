@@ -50,10 +50,24 @@ class Optimizer {
   void weight_decay(double decay, const char* who);
   void require_setup(const char* who) const;
 
+  // The step taken in backward (ch_optimizer_set_step_in_backward): a rule
+  // that can be taken there (plain SGD's, linear in the gradient) answers
+  // the scale backward multiplies a gradient by to step its parameter (-lr).
+  virtual bool can_step_in_backward() const { return false; }
+  virtual double backward_step_scale() const { return 0; }
+  void set_step_in_backward(bool on, const char* who);
+  // Gives the armed gradient buffers the current scale (a hyperparameter
+  // changed after zero_grads).
+  void rearm_steps();
+  // Error naming the first parameter whose step backward took (its gradient
+  // was never written), for what reads or changes gradients before update.
+  void refuse_taken_steps(const char* who) const;
+
   std::vector<OptSlot> slots;
   int64_t t = 0;
   int64_t epoch = 0;  // kept for checkpoints (Chainer's Optimizer.epoch)
   bool is_setup = false;
+  bool step_in_backward = false;
   // Run by ch_optimizer_update before update() (ch_optimizer_set_update_hook,
   // src/capi/optimizer_hook.cpp); opaque here.
   std::shared_ptr<void> update_hook;

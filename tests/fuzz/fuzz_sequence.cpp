@@ -343,9 +343,12 @@ int ch_fuzz_sequence(const uint8_t* data, size_t size) {
       }
       case 19: {  // optimizer steps
         ch_optimizer* o = opts.get(b);
-        switch (b.pick(4)) {
+        switch (b.pick(5)) {
           case 0:
             CH_FUZZ_CHECK(ch_optimizer_zero_grads(o));
+            break;
+          case 3:  // SGD's step in backward on or off (others refuse)
+            CH_FUZZ_CHECK(ch_optimizer_set_step_in_backward(o, static_cast<int>(b.pick(2))));
             break;
           case 1:
             CH_FUZZ_CHECK(ch_optimizer_clip_grads(o, b.value()));

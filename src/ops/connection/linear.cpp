@@ -3,6 +3,10 @@
 // is flattened to (N, in_size). Backward accumulates gW += gy^T x and
 // gb += sum(gy, 0) into the shared parameter gradients and returns gx = gy W
 // (gW = gy^T x, with GEMM's beta 0, where zero_grads left gW marked zero).
+// Where the optimizer takes SGD's step in backward (Buffer::take_step: this
+// application is W's only one since zero_grads), backward computes gx first
+// and then W += scale gy^T x (scale = -lr) as one GEMM into W: no gradient
+// written, no update pass over W and gW.
 #include <cmath>
 
 #include "core/random.h"
@@ -51,6 +55,7 @@ class Linear final : public Function {
       g.beta = 1;
     }
     kernels::gemm(g, x, W, y);
+    if (Buffer* gw = parameter_at(*this, 0).grad.buffer().get()) gw->count_step_use();
     return {y};
   }
 
@@ -62,13 +67,29 @@ class Linear final : public Function {
     const int64_t n = gy.shape()[0];
     const bool want_gx = needs_input_grad(0);  // not for data (requires_grad 0)
     Array gx = want_gx ? Array::empty(x.dtype(), x.shape(), x.device()) : Array();
-    kernels::Gemm gw = product(true, false, out_, in_, n);  // gW += gy^T x
-    // After zero_grads the gradient is only marked zero (Buffer::defer_zero):
-    // the first accumulation writes gW = gy^T x instead of reading zeros back.
-    gw.beta = pw.grad.claim_zero() ? 0 : 1;
-    kernels::gemm(gw, gy, x, pw.grad);
+    kernels::Gemm gw = product(true, false, out_, in_, n);                 // gW += gy^T x
+    const kernels::Gemm gx_product = product(false, false, n, in_, out_);  // gx = gy W
+    Buffer* gw_buffer = pw.grad.buffer().get();
+    double step = 0;
+    const bool stepped = gw_buffer && gw_buffer->take_step(&step);
+    if (stepped) {  // W += step gy^T x, once gx = gy W has read W
+      if (want_gx) kernels::gemm(gx_product, gy, pw.param, gx);
+      gw.alpha = step;
+      gw.beta = 1;
+      kernels::gemm(gw, gy, x, pw.param);
+    } else {
+      if (gw_buffer && gw_buffer->step_taken())
+        fail(CH_ERR_GRAPH,
+             "Linear: backward again through a layer whose W took its SGD step in the last "
+             "backward (ch_optimizer_set_step_in_backward): W has changed since forward; call "
+             "ch_optimizer_update and ch_optimizer_zero_grads first");
+      // After zero_grads the gradient is only marked zero (Buffer::defer_zero):
+      // the first accumulation writes gW = gy^T x instead of reading zeros back.
+      gw.beta = pw.grad.claim_zero() ? 0 : 1;
+      kernels::gemm(gw, gy, x, pw.grad);
+    }
     if (has_bias_) kernels::linear_bias_grad(gy, parameter_at(*this, 1).grad);  // gb += sum(gy, 0)
-    if (want_gx) kernels::gemm(product(false, false, n, in_, out_), gy, pw.param, gx);  // gx = gy W
+    if (want_gx && !stepped) kernels::gemm(gx_product, gy, pw.param, gx);
     return {gx};
   }
 

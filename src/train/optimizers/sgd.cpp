@@ -18,6 +18,13 @@ class Sgd final : public BuiltinOptimizer {
   void update_one(OptSlot& s) override {
     kernels::sgd_update(kernels::SgdHyper{hp(kLr)}, s.param, s.grad);
   }
+  // p -= lr g is linear in g: backward can add -lr g into p itself.
+  bool can_step_in_backward() const override { return true; }
+  double backward_step_scale() const override { return -hp(kLr); }
+  void set_hyperparam(const std::string& name, double value, const char* who) override {
+    BuiltinOptimizer::set_hyperparam(name, value, who);
+    rearm_steps();  // a step not yet taken takes the new lr
+  }
 
  private:
   enum { kLr };
