@@ -1478,6 +1478,14 @@ class Optimizer : public detail::Handle<ch_optimizer, ch_optimizer_retain, ch_op
   }
   void zero_grads() { check(ch_optimizer_zero_grads(get())); }
   void update() { check(ch_optimizer_update(get())); }
+  /// Plain SGD's step taken inside backward (ch_optimizer_set_step_in_backward):
+  /// each Linear weight applied once is stepped by one GEMM into W; its
+  /// gradient is not written, so the gradient utilities throw until update().
+  Optimizer& set_step_in_backward(bool enable) {
+    check(ch_optimizer_set_step_in_backward(get(), enable ? 1 : 0));
+    return *this;
+  }
+  bool step_in_backward() const noexcept { return ch_optimizer_step_in_backward(get()) != 0; }
   int64_t t() const noexcept { return ch_optimizer_t(get()); }
   void set_t(int64_t t) { check(ch_optimizer_set_t(get(), t)); }
   int64_t epoch() const noexcept { return ch_optimizer_epoch(get()); }

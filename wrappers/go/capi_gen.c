@@ -799,6 +799,10 @@ gres g_ch_optimizer_new_epoch(ch_optimizer* optimizer) {
   return gres_of(ch_optimizer_new_epoch(optimizer));
 }
 
+gres g_ch_optimizer_set_step_in_backward(ch_optimizer* optimizer, int enable) {
+  return gres_of(ch_optimizer_set_step_in_backward(optimizer, enable));
+}
+
 gres g_ch_optimizer_zero_grads(ch_optimizer* optimizer) {
   return gres_of(ch_optimizer_zero_grads(optimizer));
 }

@@ -150,6 +150,7 @@ gres g_ch_optimizer_setup_arrays(ch_optimizer* optimizer, ch_array* const* param
 gres g_ch_optimizer_parameter(ch_array** param, ch_array** grad, const char** path, const ch_optimizer* optimizer, size_t index);
 gres g_ch_optimizer_set_t(ch_optimizer* optimizer, int64_t t);
 gres g_ch_optimizer_new_epoch(ch_optimizer* optimizer);
+gres g_ch_optimizer_set_step_in_backward(ch_optimizer* optimizer, int enable);
 gres g_ch_optimizer_zero_grads(ch_optimizer* optimizer);
 gres g_ch_optimizer_update(ch_optimizer* optimizer);
 gres g_ch_optimizer_accumulate_grads(ch_optimizer* optimizer, ch_array* const* grads, size_t n);

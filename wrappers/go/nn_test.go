@@ -695,3 +695,68 @@ func TestParametersGetGradientsWhenInputsRequireNone(t *testing.T) {
 		}
 	})
 }
+
+// The weights' SGD step taken in backward gives the usual loop's parameters.
+func TestSGDStepInBackwardMatchesTheUsualLoop(t *testing.T) {
+	run := func(inBackward bool) [][]float64 {
+		model := must(NewFunctionSet())
+		defer model.Close()
+		var layers []*Function
+		for i, io := range [][2]int64{{6, 5}, {5, 3}} {
+			w := must(NewArray(values(int(io[0]*io[1]), uint64(i+1), -0.5, 0.5), io[1], io[0]))
+			lo := DefaultLinear()
+			lo.Dtype, lo.InitialW = Float64, w
+			l := must(NewLinear(io[0], io[1], lo))
+			w.Close()
+			defer l.Close()
+			ok(t, model.Add([]string{"l1", "l2"}[i], l))
+			layers = append(layers, l)
+		}
+		opt := must(NewSGD(0.2))
+		defer opt.Close()
+		ok(t, opt.Setup(model))
+		ok(t, opt.SetStepInBackward(inBackward))
+		if opt.StepInBackward() != inBackward {
+			t.Fatalf("StepInBackward() is %v", opt.StepInBackward())
+		}
+		for step := 0; step < 4; step++ {
+			ok(t, opt.ZeroGrads())
+			x := must(VariableOf(values(48, uint64(10+step), -1, 1), 8, 6))
+			tv := must(VariableOf([]int32{0, 1, 2, 0, 1, 2, 1, 0}))
+			a := must(layers[0].Apply1(x))
+			h := must(Relu(a))
+			y := must(layers[1].Apply1(h))
+			loss := must(SoftmaxCrossEntropy(y, tv))
+			ok(t, loss.Backward())
+			if (opt.ClipGrads(1) != nil) != inBackward {
+				t.Fatalf("ClipGrads after backward: an error is expected exactly with the step in backward")
+			}
+			ok(t, opt.Update())
+			for _, v := range []*Variable{x, tv, a, h, y, loss} {
+				v.Close()
+			}
+		}
+		var out [][]float64
+		for _, p := range must(model.Parameters()) {
+			out = append(out, must(Values[float64](p.Param)))
+			p.Close()
+		}
+		return out
+	}
+	noLeak(t, func() {
+		usual, stepped := run(false), run(true)
+		for i := range usual {
+			if !close64(usual[i], stepped[i], 1e-12) {
+				t.Fatalf("parameter %d: %v vs %v", i, usual[i], stepped[i])
+			}
+		}
+		if close64(usual[0], values(30, 1, -0.5, 0.5), 1e-3) {
+			t.Fatalf("the weights did not move")
+		}
+		adam := must(NewAdamDefault())
+		defer adam.Close()
+		if adam.SetStepInBackward(true) == nil {
+			t.Fatalf("Adam took a step in backward")
+		}
+	})
+}

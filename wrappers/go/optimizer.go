@@ -269,6 +269,28 @@ func (o *Optimizer) ZeroGrads() error {
 	return errOf(r)
 }
 
+// SetStepInBackward takes plain SGD's step inside backward
+// (ch_optimizer_set_step_in_backward): in a step with ZeroGrads before backward, each Linear
+// weight applied once is stepped by one GEMM into W and its gradient is not
+// written, so the gradient utilities fail until Update. Errors for other
+// optimizers.
+func (o *Optimizer) SetStepInBackward(enable bool) error {
+	e := 0
+	if enable {
+		e = 1
+	}
+	r := C.g_ch_optimizer_set_step_in_backward(o.p, C.int(e))
+	runtime.KeepAlive(o)
+	return errOf(r)
+}
+
+// StepInBackward reports whether SGD's step is taken inside backward.
+func (o *Optimizer) StepInBackward() bool {
+	r := C.ch_optimizer_step_in_backward(o.p)
+	runtime.KeepAlive(o)
+	return r != 0
+}
+
 // Update: t += 1, then every parameter is updated in place.
 func (o *Optimizer) Update() error {
 	r := C.g_ch_optimizer_update(o.p)

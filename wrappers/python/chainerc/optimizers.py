@@ -34,6 +34,9 @@ _new_epoch = _d("ch_optimizer_new_epoch", S, [c_void_p], optional=True)
 _state_count = _d("ch_optimizer_state_count", ctypes.c_size_t, [c_void_p])
 _state = _d("ch_optimizer_state", S, [PP, ctypes.POINTER(ctypes.c_char_p), c_void_p,
                                       ctypes.c_size_t])
+_set_step_in_backward = _d("ch_optimizer_set_step_in_backward", S, [c_void_p, ctypes.c_int],
+                           optional=True)
+_step_in_backward = _d("ch_optimizer_step_in_backward", ctypes.c_int, [c_void_p], optional=True)
 _parameter = _d("ch_optimizer_parameter", S, [PP, PP, ctypes.POINTER(ctypes.c_char_p), c_void_p,
                                               ctypes.c_size_t])
 
@@ -118,6 +121,21 @@ class Optimizer(HandleOwner):
 
     def weight_decay(self, decay):
         check(_decay(self._handle, float(decay)))
+
+    @property
+    def step_in_backward(self):
+        """Whether plain SGD's step is taken inside backward (see the setter)."""
+        return bool(_step_in_backward(self._handle)) if _step_in_backward else False
+
+    @step_in_backward.setter
+    def step_in_backward(self, enable):
+        """SGD only: in a step with zero_grads before backward, backward adds -lr * gy^T x
+        straight into each Linear weight applied once (one GEMM) instead of
+        writing its gradient, and update() steps the other parameters; those
+        weights' gradients then read as zero until update, and
+        compute_grads_norm, clip_grads, weight_decay and accumulate_grads
+        raise (ch_optimizer_set_step_in_backward)."""
+        check(_set_step_in_backward(self._handle, 1 if enable else 0))
 
     @property
     def t(self):

@@ -422,6 +422,41 @@ def test_optimizer_epoch():
     assert opt.epoch == 2
 
 
+def test_sgd_step_in_backward_matches_the_usual_loop():
+    # The weights' SGD step taken in backward gives the usual loop's parameters.
+    rng = np.random.RandomState(3)
+    x_data = rng.randn(8, 6).astype(np.float32)
+    t_data = rng.randint(0, 3, size=8).astype(np.int32)
+    w1 = rng.randn(5, 6).astype(np.float32) * 0.3
+    w2 = rng.randn(3, 5).astype(np.float32) * 0.3
+
+    def run(in_backward):
+        model = FunctionSet(l1=F.Linear(6, 5, initialW=w1.copy()),
+                            l2=F.Linear(5, 3, initialW=w2.copy()))
+        opt = optimizers.SGD(lr=0.2)
+        opt.setup(model)
+        opt.step_in_backward = in_backward
+        assert opt.step_in_backward == in_backward
+        for _ in range(4):
+            opt.zero_grads()
+            x, t = Variable(x_data), Variable(t_data)
+            loss = F.softmax_cross_entropy(model.l2(F.relu(model.l1(x))), t)
+            loss.backward()
+            if in_backward:
+                with pytest.raises(chainerc.InvalidArgumentError):
+                    opt.clip_grads(1.0)
+            opt.update()
+        return model.l1.W.copy(), model.l2.W.copy(), model.l1.b.copy()
+
+    usual, stepped = run(False), run(True)
+    for a, b in zip(usual, stepped):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(usual[0], w1)
+    adam = optimizers.Adam()
+    with pytest.raises(chainerc.InvalidArgumentError):
+        adam.step_in_backward = True
+
+
 @needs
 def test_parameter_function_accumulates_its_gradient():
     # Parameter has no inputs: its output must still take part in backward.

@@ -218,6 +218,16 @@ impl Optimizer {
     pub fn zero_grads(&self) -> Result<()> {
         check(unsafe { sys::ch_optimizer_zero_grads(self.as_ptr()) })
     }
+    /// Plain SGD's step taken inside backward (`ch_optimizer_set_step_in_backward`):
+    /// in a step with `zero_grads` before backward, each Linear weight applied once is stepped
+    /// by one GEMM into W and its gradient is not written, so the gradient
+    /// utilities fail until `update`. Errors for other optimizers.
+    pub fn set_step_in_backward(&self, enable: bool) -> Result<()> {
+        check(unsafe { sys::ch_optimizer_set_step_in_backward(self.as_ptr(), enable as i32) })
+    }
+    pub fn step_in_backward(&self) -> bool {
+        unsafe { sys::ch_optimizer_step_in_backward(self.as_ptr()) != 0 }
+    }
     /// t += 1, then update every parameter.
     pub fn update(&self) -> Result<()> {
         check(unsafe { sys::ch_optimizer_update(self.as_ptr()) })

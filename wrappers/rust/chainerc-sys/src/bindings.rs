@@ -379,6 +379,8 @@ extern "C" {
     pub fn ch_optimizer_set_t(optimizer: *mut ch_optimizer, t: i64) -> ch_status;
     pub fn ch_optimizer_epoch(optimizer: *const ch_optimizer) -> i64;
     pub fn ch_optimizer_new_epoch(optimizer: *mut ch_optimizer) -> ch_status;
+    pub fn ch_optimizer_set_step_in_backward(optimizer: *mut ch_optimizer, enable: ::std::os::raw::c_int) -> ch_status;
+    pub fn ch_optimizer_step_in_backward(optimizer: *const ch_optimizer) -> ::std::os::raw::c_int;
     pub fn ch_optimizer_zero_grads(optimizer: *mut ch_optimizer) -> ch_status;
     pub fn ch_optimizer_update(optimizer: *mut ch_optimizer) -> ch_status;
     pub fn ch_optimizer_accumulate_grads(optimizer: *mut ch_optimizer, grads: *const *mut ch_array, n: usize) -> ch_status;
