@@ -23,6 +23,9 @@
 //
 // Usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N]
 //              [--repeats N] [--only chainerc|libtorch] [--peer all|NAME,...] [--heap-phases]
+//              [--sgd-in-backward]
+// --sgd-in-backward: chainerc's SGD takes the weights' step inside backward
+// (ch_optimizer_set_step_in_backward); the loop is the same otherwise.
 
 #include <ch/ch.h>
 #include <sys/wait.h>
@@ -423,14 +426,18 @@ int main(int argc, char** argv) {
       repeats = 1;  // scripts/bench.sh --quick passes it to every benchmark
     } else if (a == "--heap-phases") {
       heap_phases = true;
+    } else if (a == "--sgd-in-backward") {
+      setenv("CH_BENCH_SGD_IN_BACKWARD", "1", 1);  // read by bench/chainerc_net.h in the child
     } else if (a == "--peer") {
       const std::string s = next();
       if (s != "all") peers = bench::split(s, ',');
     } else {
       std::printf(
           "usage: train [--models mlp,mlp-large,convnet] [--threads 1,2] [--samples N] "
-          "[--repeats N] [--only chainerc|libtorch] [--peer all|SETTING,...] [--heap-phases]\n"
+          "[--repeats N] [--only chainerc|libtorch] [--peer all|SETTING,...] [--heap-phases] "
+          "[--sgd-in-backward]\n"
           "--heap-phases: chainerc's heap during its third step, function by function (stderr)\n"
+          "--sgd-in-backward: chainerc's SGD step of the weights taken in backward\n"
           "libtorch settings (n: the run's thread count; torch threads / OpenBLAS threads):\n");
       for (const PeerSetting& p : kPeerSettings) std::printf("  %-22s %s\n", p.name, p.what);
       return a == "--help" ? 0 : 2;
@@ -444,8 +451,12 @@ int main(int argc, char** argv) {
   std::printf(
       "Each (model, threads, side, libtorch setting) in a fresh process, best of %d "
       "interleaved repeats; libtorch's column is its best setting (named), the settings "
-      "tried are listed below the table.\n\n",
-      repeats);
+      "tried are listed below the table.%s\n\n",
+      repeats,
+      std::getenv("CH_BENCH_SGD_IN_BACKWARD")
+          ? " chainerc takes SGD's step of the weights inside backward "
+            "(ch_optimizer_set_step_in_backward, --sgd-in-backward)."
+          : "");
   std::printf(
       "| model | threads | samples | chainerc s | libtorch s | libtorch / chainerc | libtorch "
       "setting | chainerc peak MiB | libtorch peak MiB | chainerc heap MiB | libtorch heap MiB | "
