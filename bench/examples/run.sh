@@ -6,6 +6,7 @@
 #
 #   bench/examples/run.sh [--build DIR] [--epochs N] [--repeats N] [--threads "1 2"]
 #                         [--hidden "100 1000"] [--data DIR] [--optimizer sgd|adam] [--quick]
+#                         [--sgd-in-backward]
 #
 # For each (threads, hidden units) the runs are interleaved (the example, then libtorch
 # under each of its settings, repeated --repeats times), so that a change in background load
@@ -33,6 +34,7 @@ threads_list="1 2"
 hidden_list="100 1000"
 data=/usr/share/datasets/fashion-mnist
 optimizer=sgd
+example_optimizer=""  # --sgd-in-backward: the example's SGD takes the weights' step in backward
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
     --hidden) hidden_list="$2"; shift 2 ;;
     --data) data="$2"; shift 2 ;;
     --optimizer) optimizer="$2"; shift 2 ;;
+    --sgd-in-backward) example_optimizer=sgd-in-backward; shift ;;
     --quick) repeats=1; shift ;;
     -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -83,7 +86,12 @@ col() { awk -v c="$2" '{ print $c }' "$work/$1"; }
 
 echo "## The MNIST example against a standalone libtorch program of the same loop"
 echo
-echo "$epochs epoch(s) of $(basename "$data") ($optimizer, batch 100) and the test pass, each" \
+[ -z "$example_optimizer" ] || [ "$optimizer" = sgd ] ||
+  { echo "run.sh: --sgd-in-backward needs --optimizer sgd" >&2; exit 2; }
+note=""
+[ -z "$example_optimizer" ] ||
+  note="; the example steps the weights in backward (--optimizer sgd-in-backward)"
+echo "$epochs epoch(s) of $(basename "$data") ($optimizer$note, batch 100) and the test pass, each" \
   "process timed whole; median of $repeats interleaved repeats; ratios above 1: chainerc faster."
 echo
 echo "| hidden | threads | chainerc wall s | libtorch wall s | libtorch / chainerc (wall) | chainerc samples/s | libtorch samples/s | chainerc / libtorch (training loop) | libtorch setting | peak MiB (chainerc / libtorch) |"
@@ -103,7 +111,8 @@ for th in $threads_list; do
     fi
     rm -f "$work"/ch "$work"/lt*
     for ((r = 0; r < repeats; ++r)); do
-      run ch -- "$example" "${common[@]}" --threads "$th"
+      run ch -- "$example" "${common[@]}" ${example_optimizer:+--optimizer "$example_optimizer"} \
+        --threads "$th"
       for k in "${!settings[@]}"; do
         IFS='|' read -r _ envv args <<<"${settings[$k]}"
         # shellcheck disable=SC2086

@@ -57,7 +57,8 @@ typedef struct Options {
 static void usage(FILE* f) {
   fprintf(f,
           "usage: train_mnist [--epochs N] [--hidden N] [--batch N]\n"
-          "                   [--optimizer sgd|momentum|adagrad|adadelta|adam|rmsprop]\n"
+          "                   [--optimizer sgd|sgd-in-backward|momentum|adagrad|adadelta|adam|\n"
+          "                                rmsprop]\n"
           "                   [--lr X] [--threads N] [--seed N] [--save FILE.npz]\n"
           "                   [--data DIR] [--limit N] [--log FILE.json] [--graph FILE.dot]\n"
           "                   [--device cpu|cuda:N]\n");
@@ -177,7 +178,10 @@ static ch_optimizer* make_optimizer(const Options* o) {
   const char* name = o->optimizer;
   if (!strcmp(name, "sgd"))
     CHECK(ch_optimizer_sgd_new(&opt, o->lr));
-  else if (!strcmp(name, "momentum"))
+  else if (!strcmp(name, "sgd-in-backward")) { /* SGD, the weights' step taken in backward */
+    CHECK(ch_optimizer_sgd_new(&opt, o->lr));
+    CHECK(ch_optimizer_set_step_in_backward(opt, 1));
+  } else if (!strcmp(name, "momentum"))
     CHECK(ch_optimizer_momentum_sgd_new(&opt, o->lr, 0.9));
   else if (!strcmp(name, "adagrad"))
     CHECK(ch_optimizer_adagrad_new(&opt, o->lr, 1e-8));

@@ -47,7 +47,8 @@ void usage(FILE* f) {
   std::fprintf(
       f,
       "usage: train_mnist [--epochs N] [--hidden N] [--batch N]\n"
-      "                   [--optimizer sgd|momentum|adagrad|adadelta|adam|rmsprop]\n"
+      "                   [--optimizer sgd|sgd-in-backward|momentum|adagrad|adadelta|adam|\n"
+      "                                rmsprop]\n"
       "                   [--lr X] [--threads N] [--seed N] [--save FILE.npz]\n"
       "                   [--data DIR] [--limit N] [--log FILE.json] [--graph FILE.dot]\n");
 }
@@ -185,6 +186,11 @@ struct Model {
 ch::Optimizer make_optimizer(const Options& o) {
   const std::string& name = o.optimizer;
   if (name == "sgd") return ch::Optimizer::sgd(o.lr);
+  if (name == "sgd-in-backward") {  // SGD, the weights' step taken in backward
+    ch::Optimizer opt = ch::Optimizer::sgd(o.lr);
+    opt.set_step_in_backward(true);
+    return opt;
+  }
   if (name == "momentum") return ch::Optimizer::momentum_sgd(o.lr, 0.9);
   if (name == "adagrad") return ch::Optimizer::adagrad(o.lr, 1e-8);
   if (name == "adadelta") return ch::Optimizer::adadelta(0.95, 1e-6);
