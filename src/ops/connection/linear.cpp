@@ -3,10 +3,11 @@
 // is flattened to (N, in_size). Backward accumulates gW += gy^T x and
 // gb += sum(gy, 0) into the shared parameter gradients and returns gx = gy W
 // (gW = gy^T x, with GEMM's beta 0, where zero_grads left gW marked zero).
-// Where the optimizer takes SGD's step in backward (Buffer::take_step: this
-// application is W's only one since zero_grads), backward computes gx first
-// and then W += scale gy^T x (scale = -lr) as one GEMM into W: no gradient
-// written, no update pass over W and gW.
+// Where the optimizer takes SGD's step in backward (Buffer::take_step: the
+// gradient is armed by zero_grads and this is W's only application since the
+// last update), backward computes gx first and then W += scale gy^T x
+// (scale = -lr) as one GEMM into W: no gradient written, no update pass over
+// W and gW.
 #include <cmath>
 
 #include "core/random.h"
