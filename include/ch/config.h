@@ -62,8 +62,9 @@ CH_API void ch_config_seed(uint64_t seed);
  * was read from the disk cache
  * rather than measured in this process; such a cached class's own calls
  * are watched (timed, nine after the first four) and it adds "; here 101.2
- * GFLOP/s", or where they ran below 80% of its rate in context on disk and
- * the class was judged again, "; judged again here, blis ran at 80.1
+ * GFLOP/s", or where they ran below 80% or above 125% of its rate in
+ * context on disk and the class was judged again, "; judged again here,
+ * blis ran at 80.1
  * GFLOP/s"; last, where the choices are kept
  * on disk ("choices kept in DIR": $CH_GEMM_CACHE_DIR, else
  * $XDG_CACHE_HOME/chainerc/gemm, else ~/.cache/chainerc/gemm) or "choices

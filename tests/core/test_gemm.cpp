@@ -1199,6 +1199,66 @@ TEST(Gemm, CloseContendersWarmUpBeforeTheyAreTimedInContext) {
 // the best median in context on disk (the machine changed), the class is
 // judged in context again, the cached choice computing the results until
 // the new choice is made.
+// A judging in a disturbed spell (every library at a fraction of its rate)
+// writes low rates in context and a choice made by the noise; a later calm
+// process watches the choice run far above them (above kGemmRejudgeAbove)
+// and judges the class again. Just below that bound it is kept.
+TEST(Gemm, CachedLargeClassesJudgedInADisturbedSpellAreJudgedAgainWhenTheirChoiceRunsFaster) {
+  CleanChoice clean;
+  cpu::set_gemm_context_warmup_for_testing(0);
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library";
+  TempCache cache;
+  std::map<GemmLibrary, double> ns_per_flop_of;
+  std::map<GemmLibrary, int> uses;
+  const LargeProduct large(13);
+  cpu::set_gemm_stopwatch_for_testing(
+      LargeProduct::stopwatch(uses, [&](GemmLibrary lib) { return ns_per_flop_of.at(lib); }));
+  auto call = [&] { return large.call(); };
+  auto choice = LargeProduct::choice;
+  const GemmLibrary first = libs.front(), last = libs.back();
+  const int settle = cpu::kGemmContextSettle, samples = cpu::kGemmContextSamples;
+
+  // The disturbed judging: the last library a little ahead of the others,
+  // all at 0.2-0.25 GFLOP/s.
+  for (GemmLibrary lib : libs) ns_per_flop_of[lib] = 5.0;
+  ns_per_flop_of[last] = 4.0;
+  for (int i = 0; i < 400 && choice() < 0; ++i) call();
+  ASSERT_EQ(choice(), int(last));
+
+  // Calm: the choice runs at just below kGemmRejudgeAbove of its 0.25
+  // GFLOP/s on disk: kept, nothing else timed.
+  cpu::reread_gemm_environment_for_testing();
+  ns_per_flop_of[last] = 4.0 / (cpu::kGemmRejudgeAbove - 0.01);
+  uses.clear();
+  for (int i = 0; i < settle + samples + 3; ++i) call();
+  EXPECT_EQ(uses[last], samples);
+  EXPECT_EQ(int(uses.size()), 1);
+  EXPECT_EQ(choice(), int(last));
+
+  // Calmer: the first library at 2 GFLOP/s, the choice at 1.25, five times
+  // its rate on disk: judged again, and the first library wins.
+  cpu::reread_gemm_environment_for_testing();
+  for (GemmLibrary lib : libs) ns_per_flop_of[lib] = 0.8;
+  ns_per_flop_of[first] = 0.5;
+  uses.clear();
+  std::map<GemmLibrary, std::vector<float>> bits;
+  for (GemmLibrary lib : libs) bits[lib] = large.through(lib);
+  int calls = 0;
+  for (; calls < settle + samples; ++calls) call();
+  EXPECT_EQ(choice(), -1) << "judged again";
+  uses.clear();
+  for (; calls < 400 && choice() < 0; ++calls) ASSERT_TRUE(judged_call(large, uses, bits, calls));
+  EXPECT_EQ(choice(), int(first));
+  for (GemmLibrary lib : libs) EXPECT_EQ(uses[lib], samples) << cpu::gemm_library_name(lib);
+  const std::string text = ch_config_blas();
+  EXPECT_NE(text.find("; judged again here, " + std::string(cpu::gemm_library_name(last)) +
+                      " ran at 1.2 GFLOP/s"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   CleanChoice clean;
   cpu::set_gemm_context_warmup_for_testing(0);  // counted calls; the warm-up: below

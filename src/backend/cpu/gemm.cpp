@@ -667,8 +667,9 @@ class Chooser {
 
   // A call of a watched class's cached choice, timed in context. After
   // kContextSamples of them, a median below kGemmRejudgeBelow of the best
-  // median in context on disk starts judging the class again: the machine
-  // has changed since. The leader is the cached choice (it computes the
+  // median in context on disk starts judging the class again (the machine
+  // has changed since), and so does one above kGemmRejudgeAbove (the judging
+  // on disk ran in a disturbed spell). The leader is the cached choice (it computes the
   // settling calls), the contenders the candidates measured back to back
   // then (start_judging).
   void record_watch(uint64_t packed, int candidate, double rate) {
@@ -686,7 +687,9 @@ class Chooser {
       st.watched_choice = st.chosen;
       double best = 0;
       for (int c : st.candidates) best = std::max(best, st.in_context[c]);
-      if (st.watched >= kGemmRejudgeBelow * best || !start_judging(st, st.chosen)) return;
+      const bool as_judged =
+          st.watched >= kGemmRejudgeBelow * best && st.watched <= kGemmRejudgeAbove * best;
+      if (as_judged || !start_judging(st, st.chosen)) return;
       if (cache_dir_.empty()) return;
       dir = cache_dir_;
       key = cache_key(st);
