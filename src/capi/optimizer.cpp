@@ -212,9 +212,7 @@ ch_status ch_optimizer_compute_grads_norm(double* out, const ch_optimizer* optim
   CH_API_BEGIN
   if (!out) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the output pointer 'out' is NULL");
   *out = 0;
-  OptimizerPtr o = optimizer_of(optimizer, __func__, "optimizer");
-  o->refuse_taken_steps(__func__);
-  *out = o->grads_norm();
+  *out = optimizer_of(optimizer, __func__, "optimizer")->grads_norm(__func__);
   CH_API_END
 }
 

@@ -139,7 +139,8 @@ void Optimizer::accumulate_grads(const Arrays& grads, const char* who) {
   }
 }
 
-double Optimizer::grads_norm() const {
+double Optimizer::grads_norm(const char* who) const {
+  refuse_taken_steps(who);
   double total = 0;
   for (const OptSlot& s : slots) total += kernels::sum_of_squares(s.grad);
   return std::sqrt(total);
@@ -149,8 +150,7 @@ void Optimizer::clip_grads(double maxnorm, const char* who) {
   if (!(maxnorm >= 0) || !std::isfinite(maxnorm))
     fail(CH_ERR_INVALID_ARGUMENT, who, ": maxnorm is ", maxnorm, "; it must be finite and >= 0");
   require_setup(who);
-  refuse_taken_steps(who);
-  double norm = grads_norm();
+  double norm = grads_norm(who);
   if (!(norm > maxnorm)) return;
   double rate = maxnorm / norm;
   for (OptSlot& s : slots) kernels::scale_in_place(s.grad, rate);

@@ -45,7 +45,8 @@ class Optimizer {
   void update(const char* who);
   void zero_grads();
   void accumulate_grads(const Arrays& grads, const char* who);
-  double grads_norm() const;
+  // The L2 norm of every gradient together; refuses a step taken in backward.
+  double grads_norm(const char* who) const;
   void clip_grads(double maxnorm, const char* who);
   void weight_decay(double decay, const char* who);
   void require_setup(const char* who) const;
