@@ -71,7 +71,12 @@ class Buffer {
   void arm_step(double scale);
   void disarm_step();
   void restart_step_uses();
-  void count_step_use() { step_uses_.fetch_add(1, std::memory_order_acq_rel); }
+  // Saturates at 2 (only "once" matters): no overflow however many forwards
+  // run without an update, and a plain load once there.
+  void count_step_use() {
+    if (step_uses_.load(std::memory_order_acquire) < 2)
+      step_uses_.fetch_add(1, std::memory_order_acq_rel);
+  }
   // True (with the scale) when armed, used once and not taken: now taken.
   bool take_step(double* scale);
   bool step_taken() const { return step_taken_.load(std::memory_order_acquire); }

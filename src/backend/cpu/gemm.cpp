@@ -669,9 +669,9 @@ class Chooser {
   // kContextSamples of them, a median below kGemmRejudgeBelow of the best
   // median in context on disk starts judging the class again (the machine
   // has changed since), and so does one above kGemmRejudgeAbove (the judging
-  // on disk ran in a disturbed spell). The leader is the cached choice (it computes the
-  // settling calls), the contenders the candidates measured back to back
-  // then (start_judging).
+  // on disk ran in a disturbed spell). The leader is the cached choice (it
+  // computes the settling calls), the contenders the candidates measured back
+  // to back then (start_judging).
   void record_watch(uint64_t packed, int candidate, double rate) {
     std::string dir, key, payload;
     {
