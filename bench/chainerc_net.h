@@ -82,8 +82,12 @@ struct ChainercNet {
   // (a new reference). Each intermediate variable's handle is released as
   // soon as the next function has consumed it, as C++, Python and Rust code
   // does by scope (and as libtorch's temporaries are): the graph keeps what
-  // backward needs.
+  // backward needs. The gradients are cleared first, as libtorch's side of
+  // bench/train and the examples do (Linear's forward then has W's gradient
+  // as a workspace: Buffer::lend_pending_zero).
   ch_variable* train_step(ch_variable* x, ch_variable* t) {
+    CH_BENCH_CHECK(ch_optimizer_zero_grads(opt));
+    if (on_phase) on_phase("zero_grads");
     ch_variable* h = x;
     // h becomes `next`; the previous h's handle goes (x's is the caller's).
     const char* const* name = nullptr;
@@ -124,8 +128,6 @@ struct ChainercNet {
     CH_BENCH_CHECK(ch_functions_softmax_cross_entropy(&loss, h, t));
     advance(nullptr);
     phase("loss");
-    CH_BENCH_CHECK(ch_optimizer_zero_grads(opt));
-    phase("zero_grads");
     CH_BENCH_CHECK(ch_variable_backward(loss, 0));
     phase("backward");
     CH_BENCH_CHECK(ch_optimizer_update(opt));

@@ -38,7 +38,7 @@ bool Buffer::defer_zero(size_t nbytes) {
   if (owner_ != Owner::HostCache || nbytes != nbytes_ || exposed_.load(std::memory_order_relaxed))
     return false;
   unsigned char s = lazy_zero_.load(std::memory_order_acquire);
-  while (s != kPending) {
+  while (s != kPending && s != kLent) {  // lent: pending zero, and so it stays
     if (s == kZeroing) {  // another thread writes the zeros: wait, then mark again
       s = lazy_zero_.load(std::memory_order_acquire);
       continue;
@@ -50,11 +50,26 @@ bool Buffer::defer_zero(size_t nbytes) {
 
 bool Buffer::claim_zero(size_t nbytes) {
   if (nbytes != nbytes_) return false;  // data() writes the zeros for a partial writer
-  unsigned char s = kPending;
-  if (lazy_zero_.compare_exchange_strong(s, kEager, std::memory_order_acq_rel)) return true;
-  if (s == kZeroing) (void)data();  // wait for the thread writing them
-  return false;
+  for (;;) {
+    unsigned char s = kPending;
+    if (lazy_zero_.compare_exchange_strong(s, kEager, std::memory_order_acq_rel)) return true;
+    if (s == kEager) return false;
+    if (s == kZeroing) {
+      (void)data();  // wait for the thread writing them
+      return false;
+    }
+    while (lazy_zero_.load(std::memory_order_acquire) == kLent) {  // pending again after the loan
+    }
+  }
 }
+
+void* Buffer::lend_pending_zero(size_t nbytes) {
+  if (nbytes > nbytes_) return nullptr;
+  unsigned char s = kPending;
+  return lazy_zero_.compare_exchange_strong(s, kLent, std::memory_order_acq_rel) ? data_ : nullptr;
+}
+
+void Buffer::end_loan() { lazy_zero_.store(kPending, std::memory_order_release); }
 
 void Buffer::arm_step(double scale) {
   step_scale_.store(scale, std::memory_order_release);
@@ -79,13 +94,18 @@ bool Buffer::take_step(double* scale) {
 }
 
 void Buffer::materialize_zero() const {
-  unsigned char s = kPending;
-  if (lazy_zero_.compare_exchange_strong(s, kZeroing, std::memory_order_acq_rel)) {
-    std::memset(data_, 0, nbytes_);
-    lazy_zero_.store(kEager, std::memory_order_release);
-    return;
-  }
-  while (lazy_zero_.load(std::memory_order_acquire) == kZeroing) {
+  for (;;) {
+    unsigned char s = kPending;
+    if (lazy_zero_.compare_exchange_strong(s, kZeroing, std::memory_order_acq_rel)) {
+      std::memset(data_, 0, nbytes_);
+      lazy_zero_.store(kEager, std::memory_order_release);
+      return;
+    }
+    if (s == kEager) return;
+    // Another thread writes the zeros (then eager) or has the bytes on loan
+    // (then pending again, and this thread writes them).
+    while (lazy_zero_.load(std::memory_order_acquire) == s) {
+    }
   }
 }
 

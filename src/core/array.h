@@ -58,6 +58,32 @@ class Buffer {
   bool defer_zero(size_t nbytes);
   bool claim_zero(size_t nbytes);
   bool zero_pending() const { return lazy_zero_.load(std::memory_order_acquire) != kEager; }
+  // A buffer pending zero holds no value until its zeros are written or
+  // claimed, so its bytes can serve as scratch memory meanwhile (Linear's
+  // forward puts W transposed into W's gradient). lend_pending_zero returns
+  // them (nullptr unless the buffer is pending zero, not lent, and at least
+  // nbytes long); the buffer stays pending zero, and data(), claim_zero and
+  // defer_zero on any thread wait until end_loan. The borrower must not
+  // reach this buffer through data() before end_loan (it would wait for
+  // itself): see Loan.
+  void* lend_pending_zero(size_t nbytes);
+  void end_loan();
+  // The loan as a scope; data() is null when nothing was lent.
+  class Loan {
+   public:
+    Loan(Buffer* buffer, size_t nbytes)
+        : buffer_(buffer), data_(buffer ? buffer->lend_pending_zero(nbytes) : nullptr) {}
+    ~Loan() {
+      if (data_) buffer_->end_loan();
+    }
+    Loan(const Loan&) = delete;
+    Loan& operator=(const Loan&) = delete;
+    void* data() const { return data_; }
+
+   private:
+    Buffer* buffer_;
+    void* data_;
+  };
   void expose() { exposed_.store(true, std::memory_order_relaxed); }
 
   // A step taken in backward (Optimizer::step_in_backward, plain SGD), kept
@@ -83,7 +109,7 @@ class Buffer {
   bool step_armed() const { return step_armed_.load(std::memory_order_acquire); }
 
  private:
-  enum : unsigned char { kEager, kPending, kZeroing };
+  enum : unsigned char { kEager, kPending, kZeroing, kLent };
   void materialize_zero() const;
   mutable std::atomic<unsigned char> lazy_zero_{kEager};
   std::atomic<bool> exposed_{false};

@@ -54,6 +54,12 @@ struct Gemm {
   int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t offset_a = 0, offset_b = 0, offset_c = 0;
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  // Memory the product may use while it runs, whose contents nobody keeps
+  // (null: none): a backend may put op(B) there as a k x n matrix, for a
+  // kernel that takes B only as stored (the CPU's libxsmm, where it measures
+  // faster that way). Only for batch 1.
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
 };
 inline Kernel<void(const Gemm& g, const Array& a, const Array& b, Array& c)> gemm{"gemm"};
 

@@ -5,12 +5,15 @@
 // (the zero_fill kernel, what zero_grads did before) gives.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "backend/cpu/gemm.h"
 #include "backend/cpu/parallel.h"
 #include "core/array.h"
 #include "core/random.h"
@@ -123,6 +126,65 @@ TEST(LazyZero, ConcurrentReadersAllSeeZeros) {
   }
 }
 
+TEST(LazyZero, APendingBufferLendsItsBytesAndStaysPending) {
+  Array g = filled(1000, 3.0f);
+  Buffer* b = g.buffer().get();
+  EXPECT_EQ(b->lend_pending_zero(g.nbytes()), nullptr);  // not pending: it holds values
+  ASSERT_TRUE(g.defer_zero());
+  EXPECT_EQ(b->lend_pending_zero(g.nbytes() + 4), nullptr);  // larger than the buffer
+  {
+    const Buffer::Loan loan(b, g.nbytes());
+    ASSERT_NE(loan.data(), nullptr);
+    std::memset(loan.data(), 0x7f, g.nbytes());  // the borrower's scratch
+    EXPECT_EQ(b->lend_pending_zero(4), nullptr) << "lent twice";
+    const Buffer::Loan second(b, 4);
+    EXPECT_EQ(second.data(), nullptr);
+    EXPECT_TRUE(b->zero_pending());
+    EXPECT_TRUE(g.defer_zero());  // still pending: nothing to do, and no wait
+  }
+  EXPECT_TRUE(b->zero_pending());
+  EXPECT_TRUE(all_zero(g)) << "the scratch showed through";
+  // After the loan a writer can claim the zeros as before.
+  ASSERT_TRUE(g.defer_zero());
+  { const Buffer::Loan loan(b, 16); }
+  EXPECT_TRUE(g.claim_zero());
+  const Buffer::Loan none(nullptr, 16);  // no buffer: nothing lent
+  EXPECT_EQ(none.data(), nullptr);
+}
+
+TEST(LazyZero, ReadersAndClaimersWaitForTheLoansEnd) {
+  for (bool claim : {false, true}) {
+    Array g = filled(1 << 16, 5.0f);
+    ASSERT_TRUE(g.defer_zero());
+    Buffer* b = g.buffer().get();
+    void* scratch = b->lend_pending_zero(g.nbytes());
+    ASSERT_NE(scratch, nullptr);
+    std::atomic<bool> loan_over{false}, done{false};
+    bool saw_zeros = false, claimed = false, after_loan = false;
+    std::thread other([&] {
+      if (claim) {
+        claimed = g.claim_zero();
+      } else {
+        const float* p = g.data<float>();
+        saw_zeros = p[0] == 0.0f && p[g.size() - 1] == 0.0f;
+      }
+      after_loan = loan_over.load();
+      done = true;
+    });
+    std::memset(scratch, 0x7f, g.nbytes());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(done.load()) << "it did not wait for the loan";
+    loan_over = true;
+    b->end_loan();
+    other.join();
+    EXPECT_TRUE(after_loan);
+    if (claim)
+      EXPECT_TRUE(claimed);  // the zeros are the claimer's to write
+    else
+      EXPECT_TRUE(saw_zeros);
+  }
+}
+
 // An MLP 784-h-h-10 (bench/train's) with one unused Linear in the optimizer.
 struct Net {
   std::vector<FuncPtr> layers;
@@ -174,6 +236,10 @@ void compare(Net& lazy, Net& eager, const std::string& when) {
 }
 
 TEST(LazyZero, TrainingMatchesEagerZeroing) {
+  // One library for every product: the lazy net's forward has W's gradient
+  // as a workspace (LazyZero.ForwardBorrowsThePendingGradient), which could
+  // choose another library, and other bits, than the eager net's.
+  cpu::force_gemm_library("openblas");
   for (int threads : {1, 2}) {
     cpu::set_num_threads(threads);
     Net lazy(64, 5), eager(64, 5);
@@ -196,9 +262,69 @@ TEST(LazyZero, TrainingMatchesEagerZeroing) {
     }
   }
   cpu::set_num_threads(1);
+  cpu::force_gemm_library("auto");
+}
+
+// Linear's forward after zero_grads has W's pending gradient as its
+// product's workspace (libxsmm over W transposed, forced here so that it
+// runs): y is x W^T + b, and the gradient still reads as zeros afterwards,
+// then as gy^T x after backward, as with eager zeroing.
+TEST(LazyZero, ForwardBorrowsThePendingGradient) {
+  if (!cpu::gemm_library_available(cpu::GemmLibrary::libxsmm, false))
+    GTEST_SKIP() << "libxsmm is not built in or not usable on this CPU";
+  cpu::force_gemm_library("libxsmm");
+  for (int threads : {1, 2}) {
+    cpu::set_num_threads(threads);
+    Net lazy(64, 3), eager(64, 3);
+    Array xa, ta;
+    batch(xa, ta, 2);
+    lazy.opt->zero_grads();
+    eager.zero_eagerly();
+    VarPtr x = std::make_shared<VariableImpl>(xa);
+    x->requires_grad = false;
+    VarPtr y = apply1(lazy.layers[0]->clone(), {x});
+    const Array& W = lazy.opt->slots[0].param;
+    const Array& b = lazy.opt->slots[1].param;
+    // y against x W^T + b summed in double.
+    for (int64_t i = 0; i < 100; i += 7)
+      for (int64_t j = 0; j < 64; j += 5) {
+        double want = b.data<float>()[j];
+        for (int64_t p = 0; p < 784; ++p)
+          want += double(xa.data<float>()[i * 784 + p]) * double(W.data<float>()[j * 784 + p]);
+        ASSERT_NEAR(y->data.data<float>()[i * 64 + j], want, 1e-4 * (1 + std::fabs(want)))
+            << i << "," << j;
+      }
+    EXPECT_TRUE(lazy.opt->slots[0].grad.buffer()->zero_pending());
+    EXPECT_TRUE(all_zero(lazy.opt->slots[0].grad)) << "W transposed showed through";
+    // And through a whole step, the gradients and the update as eager zeroing's.
+    lazy.opt->zero_grads();
+    lazy.forward_backward(xa, ta);
+    eager.forward_backward(xa, ta);
+    for (size_t i = 0; i < 6; ++i) {
+      const std::vector<float> got = contents(lazy.opt->slots[i].grad);
+      const std::vector<float> want = contents(eager.opt->slots[i].grad);
+      for (size_t k = 0; k < got.size(); ++k)
+        ASSERT_NEAR(got[k], want[k], 1e-5 * (1 + std::fabs(want[k])))
+            << lazy.opt->slots[i].path << "[" << k << "] threads " << threads;
+    }
+  }
+  // The gradient as the layer's input (its shape fits, 64 x 784): not lent
+  // to the product that reads it, which sees its zeros (y = b).
+  cpu::set_num_threads(1);
+  Net net(64, 4);
+  net.opt->zero_grads();
+  VarPtr g = std::make_shared<VariableImpl>(net.opt->slots[0].grad);
+  g->requires_grad = false;
+  VarPtr y = apply1(net.layers[0]->clone(), {g});
+  const Array& b = net.opt->slots[1].param;
+  for (int64_t i = 0; i < 64; ++i)
+    for (int64_t j = 0; j < 64; ++j)
+      ASSERT_EQ(y->data.data<float>()[i * 64 + j], b.data<float>()[j]) << i << "," << j;
+  cpu::force_gemm_library("auto");
 }
 
 TEST(LazyZero, TwoBackwardPassesWithoutZeroGradsAdd) {
+  cpu::force_gemm_library("openblas");  // the same bits for both (TrainingMatchesEagerZeroing)
   Net lazy(32, 9), eager(32, 9), once(32, 9);
   Array xa, ta;
   batch(xa, ta, 1);
@@ -223,6 +349,7 @@ TEST(LazyZero, TwoBackwardPassesWithoutZeroGradsAdd) {
           << lazy.opt->slots[i].path << "[" << k << "]";
     }
   }
+  cpu::force_gemm_library("auto");
 }
 
 }  // namespace

@@ -17,15 +17,30 @@
 
 namespace chainerc::cpu {
 
+// Memory a product may use while it runs, whose contents nobody keeps: with
+// a transposed B and at least k x n elements, libxsmm (whose kernels take B
+// only as stored) is a candidate too, on B transposed there first; such
+// calls are classes of their own ("B^T in a workspace"). On the Zen 5 the
+// small MLP's forward (100 x 100 x 784, NT) ran at 192 GFLOP/s through
+// OpenBLAS; OpenBLAS's transposition of W (4.9 us) and libxsmm's kernel (68
+// us, 231 GFLOP/s) take less. Linear's forward lends W's gradient for it,
+// where zero_grads left the gradient pending zero (Buffer::lend_pending_zero):
+// no memory beside the model's.
+struct GemmWorkspace {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
 // Row-major C (m x n) = alpha * op(A) * op(B) + beta * C, where op(A) is
 // m x k (A itself, or A transposed when trans_a) and op(B) is k x n.
 // lda/ldb/ldc are the row strides of A, B and C as stored. With beta == 0, C
 // is not read (NaNs in it do not propagate), as in BLAS.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+          GemmWorkspace workspace = {});
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
-          int64_t ldc);
+          int64_t ldc, GemmWorkspace workspace = {});
 
 // The GEMM libraries chainerc can call (whether each is present: below).
 enum class GemmLibrary : int { openblas = 0, onednn = 1, blis = 2, libxsmm = 3, onednn_matmul = 4 };
@@ -37,9 +52,11 @@ const char* gemm_library_name(GemmLibrary lib);
 // float32 GEMMs (oneDNN has no float64 GEMM on CPUs).
 bool gemm_library_available(GemmLibrary lib, bool f64);
 // Whether the library, available for the dtype, computes products with these
-// transposes: libxsmm's kernels take no transposed B (gemm_libxsmm.h); the
-// others take every combination.
-bool gemm_library_supports(GemmLibrary lib, bool f64, bool trans_a, bool trans_b);
+// transposes: libxsmm's kernels take no transposed B (gemm_libxsmm.h) unless
+// a workspace can hold it transposed (b_workspace, GemmWorkspace); the others
+// take every combination.
+bool gemm_library_supports(GemmLibrary lib, bool f64, bool trans_a, bool trans_b,
+                           bool b_workspace = false);
 // The libraries available for the dtype, in enum order (each can be forced).
 std::vector<GemmLibrary> gemm_libraries(bool f64);
 // Those of them auto mode measures: all but a BLIS on its reference kernels
@@ -62,10 +79,12 @@ enum class GemmBlocks { rule, one, per_thread };
 // OpenBLAS, as gemm() does.
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                float* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule);
+                float* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule,
+                GemmWorkspace workspace = {});
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
-                double beta, double* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule);
+                double beta, double* c, int64_t ldc, GemmBlocks blocks = GemmBlocks::rule,
+                GemmWorkspace workspace = {});
 
 // Fixes the library every GEMM uses ("openblas", "onednn", "blis",
 // "libxsmm"), or goes back to measuring per shape class (nullptr, "" or
@@ -80,8 +99,10 @@ std::string forced_gemm_library();
 
 // The library gemm() has chosen for the shape class of this call, or -1
 // while the class is still being measured (or was never seen). A forced
-// library is reported as chosen.
-int gemm_choice(bool f64, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k);
+// library is reported as chosen. b_workspace: the class of calls with a
+// workspace for B transposed (GemmWorkspace).
+int gemm_choice(bool f64, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                bool b_workspace = false);
 
 // Which BLAS libraries are in use and what was chosen, one line (for
 // ch_config_blas; gemm.cpp documents the format).
@@ -190,6 +211,7 @@ int64_t gemm_block_edge(int64_t extent, int64_t parts, int64_t p);
 struct GemmCall {
   bool f64, trans_a, trans_b;
   int64_t m, n, k;
+  bool b_workspace;  // with a workspace for B transposed (GemmWorkspace)
 };
 using GemmObserver = void (*)(const GemmCall& call, double seconds, void* user);
 void set_gemm_observer(GemmObserver observer, void* user);

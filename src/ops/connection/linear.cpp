@@ -55,8 +55,16 @@ class Linear final : public Function {
       kernels::broadcast_to(parameter_at(*this, 1).param, y);
       g.beta = 1;
     }
+    Buffer* gw = parameter_at(*this, 0).grad.buffer().get();
+    // W's gradient, pending zero since zero_grads, holds nothing until backward
+    // writes it: it lends its bytes to the product, which may put W transposed
+    // there (GemmWorkspace). Not when an operand is that gradient itself.
+    const bool operand_is_gw = gw && (x.buffer().get() == gw || W.buffer().get() == gw);
+    const Buffer::Loan loan(operand_is_gw ? nullptr : gw, W.nbytes());
+    g.workspace = loan.data();
+    g.workspace_bytes = loan.data() ? W.nbytes() : 0;
     kernels::gemm(g, x, W, y);
-    if (Buffer* gw = parameter_at(*this, 0).grad.buffer().get()) gw->count_step_use();
+    if (gw) gw->count_step_use();
     return {y};
   }
 

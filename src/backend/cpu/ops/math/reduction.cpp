@@ -29,8 +29,11 @@ void gemm_kernel(const kernels::Gemm& g, const Array& a, const Array& b, Array& 
             c[r * g.ldc + j] = g.beta == 0 ? T(0) : static_cast<T>(g.beta) * c[r * g.ldc + j];
         continue;
       }
+      // The workspace serves one product at a time (kernels::Gemm).
+      const GemmWorkspace workspace =
+          g.batch == 1 ? GemmWorkspace{g.workspace, g.workspace_bytes} : GemmWorkspace{};
       gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, static_cast<T>(g.alpha), pa + i * g.stride_a, g.lda,
-           pb + i * g.stride_b, g.ldb, static_cast<T>(g.beta), c, g.ldc);
+           pb + i * g.stride_b, g.ldb, static_cast<T>(g.beta), c, g.ldc, workspace);
     }
   });
 }
