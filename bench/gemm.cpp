@@ -102,9 +102,18 @@ struct Variant {
   double best = 0;
 };
 
+// Linear's forward, y = x W^T: after zero_grads it has W's gradient as its
+// product's workspace (Linear, cpu::GemmWorkspace), so the libraries and
+// chainerc's choice are timed with one here, as the step runs them.
+bool linear_forward(const Shape& s) { return s.op.find("y=xW^T") != std::string::npos; }
+
 template <typename T>
 struct Operands {
   std::vector<T> a, b, c;
+  // A Linear forward's workspace: its W's gradient, pending zero after
+  // zero_grads (cpu::GemmWorkspace), n x k.
+  std::vector<T> workspace;
+  cpu::GemmWorkspace lent() { return {workspace.data(), workspace.size() * sizeof(T)}; }
   Operands(const Shape& s) {
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> u(-1, 1);
@@ -113,6 +122,7 @@ struct Operands {
     c.resize(size_t(s.m * s.n));
     for (T& v : a) v = u(rng);
     for (T& v : b) v = u(rng);
+    if (linear_forward(s)) workspace.resize(size_t(s.n * s.k));
   }
 };
 
@@ -182,13 +192,14 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
   for (GemmLibrary lib : cpu::gemm_libraries(f64))
     for (cpu::GemmBlocks blocks : {cpu::GemmBlocks::one, cpu::GemmBlocks::per_thread}) {
       if (threads == 1 && blocks == cpu::GemmBlocks::per_thread) continue;
-      if (!cpu::gemm_library_supports(lib, f64, s.ta, s.tb)) continue;  // libxsmm: no B^T
+      // libxsmm: B^T only through a workspace
+      if (!cpu::gemm_library_supports(lib, f64, s.ta, s.tb, linear_forward(s))) continue;
       row.variants.push_back({std::string(cpu::gemm_library_name(lib)) +
                                   (blocks == cpu::GemmBlocks::one ? "|one" : "|split"),
                               [=, &o] {
                                 cpu::gemm_using(lib, s.ta, s.tb, s.m, s.n, s.k, T(1), o.a.data(),
                                                 lda, o.b.data(), ldb, T(0), o.c.data(), s.n,
-                                                blocks);
+                                                blocks, o.lent());
                               }});
     }
   if (threads > 1)
@@ -198,7 +209,7 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
                                 [=, &o] { own_threads(lib, threads, s, o); }});
   row.variants.push_back({"chainerc", [=, &o] {
                             cpu::gemm(s.ta, s.tb, s.m, s.n, s.k, T(1), o.a.data(), lda, o.b.data(),
-                                      ldb, T(0), o.c.data(), s.n);
+                                      ldb, T(0), o.c.data(), s.n, o.lent());
                           }});
   // Calibrate (which also lets chainerc's gemm make its choice on its first
   // calls). chainerc goes first, before the libraries' own pools have run:
@@ -231,7 +242,7 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
         for (long i = 0; i < v.iters; ++i) v.call();
         v.best = std::max(v.best, flop * double(v.iters) / (now() - t0));
       }
-  const int c = cpu::gemm_choice(f64, s.ta, s.tb, s.m, s.n, s.k);
+  const int c = cpu::gemm_choice(f64, s.ta, s.tb, s.m, s.n, s.k, linear_forward(s));
   row.chosen = c < 0 ? "?" : cpu::gemm_library_name(GemmLibrary(c));
   return row;
 }
@@ -267,25 +278,30 @@ struct StepSequence {
   static constexpr int kGemms = 8;
   // With `seconds`, each GEMM's time is added to seconds[i] (i in the order
   // below). A forced library without a kernel for a GEMM's transposes
-  // (libxsmm and B^T) leaves it to OpenBLAS.
+  // (libxsmm and a B^T without a workspace) leaves it to OpenBLAS.
   void run(int lib, float gw_beta, double* seconds = nullptr) {
     int index = 0;
+    // The forward's products have their W's gradient as workspace (Linear's
+    // after zero_grads).
     auto g = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
-                 float beta, float* c) {
+                 float beta, float* c, std::vector<float>* gw = nullptr) {
       const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+      const cpu::GemmWorkspace ws =
+          gw ? cpu::GemmWorkspace{gw->data(), gw->size() * sizeof(float)} : cpu::GemmWorkspace{};
       const double t0 = seconds ? now() : 0;
       if (lib < 0)
-        cpu::gemm(ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n);
+        cpu::gemm(ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n, ws);
       else
-        cpu::gemm_using(cpu::gemm_library_supports(GemmLibrary(lib), false, ta, tb)
+        cpu::gemm_using(cpu::gemm_library_supports(GemmLibrary(lib), false, ta, tb, gw != nullptr)
                             ? GemmLibrary(lib)
                             : GemmLibrary::openblas,
-                        ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n);
+                        ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n, cpu::GemmBlocks::rule,
+                        ws);
       if (seconds) seconds[index++] += now() - t0;
     };
-    g(false, true, 100, h, 784, x.data(), w1.data(), 0.f, h1.data());        // h1 = x W1^T
-    g(false, true, 100, h, h, h1.data(), w2.data(), 0.f, h2.data());         // h2 = h1 W2^T
-    g(false, true, 100, 10, h, h2.data(), w3.data(), 0.f, y.data());         // y = h2 W3^T
+    g(false, true, 100, h, 784, x.data(), w1.data(), 0.f, h1.data(), &gw1);  // h1 = x W1^T
+    g(false, true, 100, h, h, h1.data(), w2.data(), 0.f, h2.data(), &gw2);   // h2 = h1 W2^T
+    g(false, true, 100, 10, h, h2.data(), w3.data(), 0.f, y.data(), &gw3);   // y = h2 W3^T
     g(true, false, 10, h, 100, gy.data(), h2.data(), gw_beta, gw3.data());   // gW3 = gy^T h2
     g(false, false, 100, h, 10, gy.data(), w3.data(), 0.f, gh2.data());      // gh2 = gy W3
     g(true, false, h, h, 100, gh2.data(), h1.data(), gw_beta, gw2.data());   // gW2 = gh2^T h1

@@ -1375,7 +1375,9 @@ const char* blas_name() {
     name +=
         (first ? "" : "; ") + std::string(gemm_library_name(lib)) + ": " +
         gemm_library_version(lib) + (f64 ? "" : " (float32 only)") +
-        (gemm_library_supports(lib, f32 ? false : true, false, true) ? "" : " (no transposed B)");
+        (gemm_library_supports(lib, f32 ? false : true, false, true)
+             ? ""
+             : " (a transposed B through a workspace only)");
     const std::string why = gemm_library_not_measured(lib);
     if (!why.empty() && forced == "auto") name += " (" + why + ")";
     first = false;
