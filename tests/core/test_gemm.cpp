@@ -1475,6 +1475,8 @@ TEST(GemmCache, AChoiceIsKeptAndTheNextProcessUsesItWithoutMeasuring) {
     EXPECT_NE(data.find(cpu::gemm_library_version(lib)), std::string::npos)
         << cpu::gemm_library_name(lib);
   EXPECT_NE(data.find("float32 NT m<=128 n<=64 k<=32 1 thread"), std::string::npos);
+  // And the rules it was chosen by: under other margins it is chosen again.
+  EXPECT_NE(data.find("\nrules: margins heavy "), std::string::npos) << data;
   std::string text = ch_config_blas();
   EXPECT_EQ(text.find("[cached]"), std::string::npos) << text;
   EXPECT_NE(text.find(" | choices kept in " + cache.dir()), std::string::npos) << text;

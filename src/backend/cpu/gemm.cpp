@@ -64,6 +64,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -925,9 +926,21 @@ class Chooser {
            (k.threads == 1 ? " thread" : " threads") + (k.b_workspace ? ", B^T in a workspace" : "");
   }
 
+  // The constants a choice is made by: a choice cached under other margins
+  // (an older chainerc) is made again, not kept.
+  static std::string rules() {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "margins heavy %g from 2^%d, matmul %g, split %g; drop below %g after %d; sit "
+                  "out below %g; context from 2^%d",
+                  kHeavyMargin, kHeavyFreeLog2Work, kMatmulMargin, kSplitMargin, kDropBelow,
+                  kDropAfter, kSitOutBelow, kGemmContextLog2Work);
+    return text;
+  }
+
   // What a cached choice is valid for (lock held): the format, the CPU and
-  // each library's identity (the machine), the class and its candidates.
-  // Anything different is another file's key. Format 3: the blocks per thread
+  // each library's identity (the machine), the rules, the class and its
+  // candidates. Anything different is another file's key. Format 3: the blocks per thread
   // are cut nearer to even shares (gemm_block_edge), so a split measured
   // before is measured again.
   std::string cache_key(const ClassState& st) {
@@ -940,7 +953,7 @@ class Chooser {
               std::string(" ") + gemm_library_name(lib) + ": " + gemm_library_version(lib) + ";";
       }
     }
-    std::string key = "chainerc GEMM choice, format 3\n" + machine_ +
+    std::string key = "chainerc GEMM choice, format 3\n" + machine_ + "\nrules: " + rules() +
                       "\nclass: " + class_name(st.key) + "\ncandidates:";
     for (int c : st.candidates) key += " " + candidate_name(st.key, c) + ",";
     return key + "\n";
