@@ -1140,16 +1140,19 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
     // same bits each time it runs a step within a process. No lock is held
     // while the candidates run (they use the pool, whose jobs may call gemm on
     // other threads); threads that measure the same class at once add samples
-    // to the same tally.
-    std::vector<T> scratch(static_cast<size_t>((m - 1) * ldc + n));
+    // to the same tally. With beta 0 the caller's C serves as the scratch (no
+    // candidate reads it, and the choice writes it last): a measuring process
+    // holds no second C (the small MLP's gW1, 313 KB, was most of its heap).
+    std::vector<T> scratch(beta == T(0) ? 0 : static_cast<size_t>((m - 1) * ldc + n));
+    T* const scratch_c = beta == T(0) ? c : scratch.data();
     while (q.measure) {
       // Each timed call follows an untimed one of the same candidate: the
       // candidates take turns, and a call right after another candidate's
       // finds the operands and C in the wrong cores' caches (a split after a
       // whole product, most of all), which would judge it by that alone.
       auto run = [&] {
-        split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta,
-                        scratch.data(), ldc, bt);
+        split_over_pool(q.lib, q.blocks, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, scratch_c,
+                        ldc, bt);
       };
       run();
       const double seconds = chooser.time(q.candidate, run);
