@@ -198,8 +198,8 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
                                   (blocks == cpu::GemmBlocks::one ? "|one" : "|split"),
                               [=, &o] {
                                 cpu::gemm_using(lib, s.ta, s.tb, s.m, s.n, s.k, T(1), o.a.data(),
-                                                lda, o.b.data(), ldb, T(0), o.c.data(), s.n,
-                                                blocks, o.lent());
+                                                lda, o.b.data(), ldb, T(0), o.c.data(), s.n, blocks,
+                                                o.lent());
                               }});
     }
   if (threads > 1)

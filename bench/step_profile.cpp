@@ -313,7 +313,9 @@ int main(int argc, char** argv) {
   }
   if (in_step) {
     cpu::set_gemm_observer(nullptr, nullptr);
-    std::printf("  the step's GEMMs where it calls them (m x n x k, row-major; +ws: with a workspace for B transposed):\n");
+    std::printf(
+        "  the step's GEMMs where it calls them (m x n x k, row-major; +ws: with a workspace for B "
+        "transposed):\n");
     double sum_us = 0;
     for (auto& [shape, seconds] : tally.calls) {
       const auto& [ta, tb, m, n, k, ws] = shape;
@@ -322,11 +324,12 @@ int main(int argc, char** argv) {
       double total = 0;
       for (double s1 : seconds) total += s1;
       sum_us += total * per_step;
-      std::printf("    %c%c%s %5ld x %5ld x %5ld  %6.1f calls/step  median %8.1f us  %6.1f GFLOP/s\n",
-                  ta ? 'T' : 'N', tb ? 'T' : 'N', ws ? "+ws" : "   ", static_cast<long>(m),
-                  static_cast<long>(n), static_cast<long>(k),
-                  static_cast<double>(seconds.size()) / double(steps), median * 1e6,
-                  2.0 * double(m) * double(n) * double(k) / median * 1e-9);
+      std::printf(
+          "    %c%c%s %5ld x %5ld x %5ld  %6.1f calls/step  median %8.1f us  %6.1f GFLOP/s\n",
+          ta ? 'T' : 'N', tb ? 'T' : 'N', ws ? "+ws" : "   ", static_cast<long>(m),
+          static_cast<long>(n), static_cast<long>(k),
+          static_cast<double>(seconds.size()) / double(steps), median * 1e6,
+          2.0 * double(m) * double(n) * double(k) / median * 1e-9);
     }
     std::printf("  GEMMs %.1f us/step, the rest of the step %.1f us/step\n", sum_us,
                 us / static_cast<double>(steps) - sum_us);

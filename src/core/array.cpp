@@ -39,7 +39,7 @@ bool Buffer::defer_zero(size_t nbytes) {
     return false;
   unsigned char s = lazy_zero_.load(std::memory_order_acquire);
   while (s != kPending && s != kLent) {  // lent: pending zero, and so it stays
-    if (s == kZeroing) {  // another thread writes the zeros: wait, then mark again
+    if (s == kZeroing) {                 // another thread writes the zeros: wait, then mark again
       s = lazy_zero_.load(std::memory_order_acquire);
       continue;
     }

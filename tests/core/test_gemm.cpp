@@ -832,10 +832,10 @@ void check_libxsmm_over_a_workspace() {
           cpu::gemm_using(GemmLibrary::libxsmm, false, true, p.m, p.n, p.k, p.alpha, p.a.data(),
                           p.lda, p.b.data(), p.ldb, p.beta, got.data(), p.ldc, blocks,
                           cpu::GemmWorkspace{workspace.data(), workspace.size() * sizeof(T)});
-          p.expect_matches(got, "libxsmm over B^T " + std::to_string(s.m) + "x" +
-                                    std::to_string(s.n) + "x" + std::to_string(s.k) +
-                                    " threads " + std::to_string(threads) +
-                                    (blocks == cpu::GemmBlocks::one ? " one block" : " per thread"));
+          p.expect_matches(
+              got, "libxsmm over B^T " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                       std::to_string(s.k) + " threads " + std::to_string(threads) +
+                       (blocks == cpu::GemmBlocks::one ? " one block" : " per thread"));
           if (::testing::Test::HasFatalFailure()) return;
           got = p.c;
           cpu::gemm(false, true, p.m, p.n, p.k, p.alpha, p.a.data(), p.lda, p.b.data(), p.ldb,

@@ -192,10 +192,8 @@ void transpose(const float* b, int64_t ldb, int64_t rows, int64_t cols, float* o
   cblas_somatcopy(CblasRowMajor, CblasTrans, int(rows), int(cols), 1.0f, b, int(ldb), out,
                   int(ldo));
 }
-void transpose(const double* b, int64_t ldb, int64_t rows, int64_t cols, double* out,
-               int64_t ldo) {
-  cblas_domatcopy(CblasRowMajor, CblasTrans, int(rows), int(cols), 1.0, b, int(ldb), out,
-                  int(ldo));
+void transpose(const double* b, int64_t ldb, int64_t rows, int64_t cols, double* out, int64_t ldo) {
+  cblas_domatcopy(CblasRowMajor, CblasTrans, int(rows), int(cols), 1.0, b, int(ldb), out, int(ldo));
 }
 
 // Multiply-adds below which a GEMM stays on one thread when nothing was
@@ -254,8 +252,8 @@ void split_over_pool(GemmLibrary lib, Blocks blocks, bool ta, bool tb, int64_t m
                    ldb, beta, c + begin * ldc, ldc);
       } else if (bt) {
         transpose(b + begin * ldb, ldb, end - begin, k, bt + begin, n);
-        one_thread(lib, ta, false, m, end - begin, k, alpha, a, lda, bt + begin, n, beta,
-                   c + begin, ldc);
+        one_thread(lib, ta, false, m, end - begin, k, alpha, a, lda, bt + begin, n, beta, c + begin,
+                   ldc);
       } else {
         one_thread(lib, ta, tb, m, end - begin, k, alpha, a, lda, tb ? b + begin * ldb : b + begin,
                    ldb, beta, c + begin, ldc);
@@ -334,8 +332,9 @@ struct ClassKey {
 // one-thread class, not to the class of top-level calls, which can split.
 ClassKey class_of(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k, bool b_workspace) {
   const int threads = in_parallel_region_now() ? 1 : num_threads();
-  return ClassKey{f64,         ta,          tb,      ceil_log2(m), ceil_log2(n),
-                  ceil_log2(k), threads, tb && b_workspace};
+  ClassKey key{f64, ta, tb, ceil_log2(m), ceil_log2(n), ceil_log2(k), threads};
+  key.b_workspace = tb && b_workspace;
+  return key;
 }
 
 // A candidate: a library, and whether C is cut into one block per thread
@@ -923,7 +922,8 @@ class Chooser {
            " m<=" + std::to_string(int64_t{1} << k.lm) +
            " n<=" + std::to_string(int64_t{1} << k.ln) +
            " k<=" + std::to_string(int64_t{1} << k.lk) + " " + std::to_string(k.threads) +
-           (k.threads == 1 ? " thread" : " threads") + (k.b_workspace ? ", B^T in a workspace" : "");
+           (k.threads == 1 ? " thread" : " threads") +
+           (k.b_workspace ? ", B^T in a workspace" : "");
   }
 
   // The constants a choice is made by: a choice cached under other margins
@@ -1247,16 +1247,14 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                float* c, int64_t ldc, GemmBlocks blocks,
-                GemmWorkspace workspace) {
+                float* c, int64_t ldc, GemmBlocks blocks, GemmWorkspace workspace) {
   gemm_using_any(lib, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, blocks,
                  workspace);
 }
 
 void gemm_using(GemmLibrary lib, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
-                double beta, double* c, int64_t ldc, GemmBlocks blocks,
-                GemmWorkspace workspace) {
+                double beta, double* c, int64_t ldc, GemmBlocks blocks, GemmWorkspace workspace) {
   gemm_using_any(lib, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, blocks,
                  workspace);
 }
@@ -1388,12 +1386,11 @@ const char* blas_name() {
     const GemmLibrary lib = GemmLibrary(i);
     const bool f32 = gemm_library_available(lib, false), f64 = gemm_library_available(lib, true);
     if (!f32 && !f64) continue;
-    name +=
-        (first ? "" : "; ") + std::string(gemm_library_name(lib)) + ": " +
-        gemm_library_version(lib) + (f64 ? "" : " (float32 only)") +
-        (gemm_library_supports(lib, f32 ? false : true, false, true)
-             ? ""
-             : " (a transposed B through a workspace only)");
+    name += (first ? "" : "; ") + std::string(gemm_library_name(lib)) + ": " +
+            gemm_library_version(lib) + (f64 ? "" : " (float32 only)") +
+            (gemm_library_supports(lib, f32 ? false : true, false, true)
+                 ? ""
+                 : " (a transposed B through a workspace only)");
     const std::string why = gemm_library_not_measured(lib);
     if (!why.empty() && forced == "auto") name += " (" + why + ")";
     first = false;
