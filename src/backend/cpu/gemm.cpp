@@ -368,6 +368,7 @@ struct ClassState {
   // contender's warm-up calls in this process (kGemmContextWarmup; neither
   // is kept on disk: every process warms its libraries up again).
   int stretch = -1;
+  int stretch_end = 0;  // the stretch's contender's samples when it ends (kGemmContextRounds)
   int warm_calls[kCandidates] = {};
   int context_samples[kCandidates] = {};
   double context_rates[kCandidates][kContextSamples] = {};
@@ -504,8 +505,9 @@ class Chooser {
         return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader, -1};
       }
       // Stretches: one contender computes the class's calls until it has its
-      // samples, then the one with the fewest samples (the first of equals).
-      if (st.stretch < 0 || st.context_samples[st.stretch] >= kContextSamples) {
+      // round's samples, then the one with the fewest samples (the first of
+      // equals).
+      if (st.stretch < 0 || st.context_samples[st.stretch] >= st.stretch_end) {
         st.stretch = -1;
         for (int c : st.contenders)
           if (st.context_samples[c] < kContextSamples &&
@@ -513,6 +515,9 @@ class Chooser {
             st.stretch = c;
         if (st.stretch < 0)  // cannot happen (the last sample decides), but never run nothing
           return {library_of(st.leader), blocks_of(st.leader), false, packed, st.leader};
+        constexpr int per_round = kContextSamples / kGemmContextRounds;
+        st.stretch_end =
+            std::min(kContextSamples, (st.context_samples[st.stretch] / per_round + 1) * per_round);
       }
       const int c = st.stretch;
       // Only a contender close enough back to back to win needs the warm-up
@@ -932,9 +937,9 @@ class Chooser {
     char text[200];
     std::snprintf(text, sizeof text,
                   "margins heavy %g from 2^%d, matmul %g, split %g; drop below %g after %d; sit "
-                  "out below %g; context from 2^%d",
+                  "out below %g; context from 2^%d in %d rounds",
                   kHeavyMargin, kHeavyFreeLog2Work, kMatmulMargin, kSplitMargin, kDropBelow,
-                  kDropAfter, kSitOutBelow, kGemmContextLog2Work);
+                  kDropAfter, kSitOutBelow, kGemmContextLog2Work, kGemmContextRounds);
     return text;
   }
 

@@ -127,9 +127,9 @@ constexpr double kGemmSampleSeconds = 4e-3;
 // them where the step's other work left them (the large MLP's 1000 x 1000
 // weight, 4 MB, is read from farther away). Every candidate of those calls
 // (one dropped early too: a start disturbed by the machine's other work must
-// not decide for good) then computes a stretch of the program's own later
-// calls of the class, the fewest samples first, and is timed on
-// kGemmContextSamples of them; the best median of those decides (later
+// not decide for good) then computes stretches of the program's own later
+// calls of the class, the fewest samples first (kGemmContextRounds), and is
+// timed on kGemmContextSamples of them; the best median of those decides (later
 // processes watch it: kGemmRejudgeBelow). gemm_choice says -1 meanwhile, and
 // the results come from the stretch's candidate: a library is timed as it
 // runs when chosen, its own calls back to back in the step. (Timing each
@@ -142,6 +142,17 @@ constexpr double kGemmSampleSeconds = 4e-3;
 // threads 458-462 against 412, the rates its step then ran at.)
 constexpr int kGemmContextLog2Work = 27;
 constexpr int kGemmContextSamples = 9;
+// The samples come in rounds: a contender's stretch ends with its next
+// kGemmContextSamples / kGemmContextRounds samples, and the contender with
+// the fewest samples has the next one, so a spell in which the machine's
+// other work slows every call spoils one stretch, a third of a contender's
+// samples, not its median. (With one stretch of nine samples each, a judging
+// of the large MLP's two-thread weight-gradient class on the Zen 5 VM chose
+// OpenBLAS at 442 GFLOP/s in context over oneDNN's 385, where an earlier
+// judging had oneDNN at 509 and OpenBLAS at 435; the watch keeps such a choice,
+// which runs at its own rate.)
+constexpr int kGemmContextRounds = 3;
+static_assert(kGemmContextSamples % kGemmContextRounds == 0, "whole rounds");
 // The first calls of a judged class in each process are the leader's,
 // untimed: a library's first calls in a process run slower than its later
 // ones (oneDNN allocates its packing buffer in every call, and page-faults
@@ -153,7 +164,7 @@ constexpr int kGemmContextSettle = 4;
 // calls then about 370; oneDNN about 330 for 30 calls, then 375-385, also
 // after 40 calls of OpenBLAS; oneDNN's nine samples in one judging rose from
 // 300-340 to 400-440). So the first kGemmContextWarmup calls of each
-// contender's stretch in a process are untimed, where its back-to-back rate
+// contender's first stretch in a process are untimed, where its back-to-back rate
 // was at least 70% of the leader's (a warm-up gains 10-15%; one far behind
 // is timed from its first call).
 constexpr int kGemmContextWarmup = 32;
