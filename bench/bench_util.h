@@ -115,6 +115,14 @@ inline const char* env_or(const char* name, const char* fallback) {
   return v ? v : fallback;
 }
 
+// CH_BENCH_SGD_IN_BACKWARD=1 (bench/train --sgd-in-backward sets it for its
+// children): chainerc's SGD takes the weights' step inside backward
+// (ch_optimizer_set_step_in_backward).
+inline bool sgd_in_backward() {
+  const char* v = std::getenv("CH_BENCH_SGD_IN_BACKWARD");
+  return v && v[0] == '1';
+}
+
 inline std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;

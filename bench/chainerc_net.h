@@ -5,7 +5,6 @@
 
 #include <ch/ch.h>
 
-#include <cstdlib>
 #include <functional>
 #include <vector>
 
@@ -58,10 +57,7 @@ struct ChainercNet {
     if (device.type != CH_DEVICE_CPU) CH_BENCH_CHECK(ch_function_set_to_gpu(set, device));
     CH_BENCH_CHECK(ch_optimizer_sgd_new(&opt, lr));
     CH_BENCH_CHECK(ch_optimizer_setup(opt, set));
-    // CH_BENCH_SGD_IN_BACKWARD=1: the weights' SGD step taken in backward
-    // (ch_optimizer_set_step_in_backward; bench/train --sgd-in-backward).
-    if (const char* v = std::getenv("CH_BENCH_SGD_IN_BACKWARD"))
-      if (v[0] == '1') CH_BENCH_CHECK(ch_optimizer_set_step_in_backward(opt, 1));
+    if (sgd_in_backward()) CH_BENCH_CHECK(ch_optimizer_set_step_in_backward(opt, 1));
   }
   ~ChainercNet() {
     ch_optimizer_release(opt);

@@ -28,6 +28,7 @@
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/parallel.h"
+#include "bench_util.h"
 #include "core/allocator.h"
 #include "core/random.h"
 #include "core/variable.h"
@@ -89,9 +90,7 @@ struct Net {
         params.push_back(NamedParameter{"l" + std::to_string(i) + "/" + p.name, p.param, p.grad});
     opt = make_sgd(0.01, "step_profile");
     opt->setup(std::move(params), "step_profile");
-    // CH_BENCH_SGD_IN_BACKWARD=1: the weights' SGD step taken in backward.
-    if (const char* v = std::getenv("CH_BENCH_SGD_IN_BACKWARD"))
-      if (v[0] == '1') opt->set_step_in_backward(true, "step_profile");
+    if (bench::sgd_in_backward()) opt->set_step_in_backward(true, "step_profile");
   }
 
   // What releasing the last C handle of an intermediate variable does.

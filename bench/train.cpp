@@ -453,10 +453,9 @@ int main(int argc, char** argv) {
       "interleaved repeats; libtorch's column is its best setting (named), the settings "
       "tried are listed below the table.%s\n\n",
       repeats,
-      std::getenv("CH_BENCH_SGD_IN_BACKWARD")
-          ? " chainerc takes SGD's step of the weights inside backward "
-            "(ch_optimizer_set_step_in_backward, --sgd-in-backward)."
-          : "");
+      bench::sgd_in_backward() ? " chainerc takes SGD's step of the weights inside backward "
+                                 "(ch_optimizer_set_step_in_backward, --sgd-in-backward)."
+                               : "");
   std::printf(
       "| model | threads | samples | chainerc s | libtorch s | libtorch / chainerc | libtorch "
       "setting | chainerc peak MiB | libtorch peak MiB | chainerc heap MiB | libtorch heap MiB | "
