@@ -107,13 +107,19 @@ struct Variant {
 // chainerc's choice are timed with one here, as the step runs them.
 bool linear_forward(const Shape& s) { return s.op.find("y=xW^T") != std::string::npos; }
 
+// A vector as a product's workspace (a gradient lent by Linear's forward).
+template <typename T>
+cpu::GemmWorkspace workspace_of(std::vector<T>& v) {
+  return {v.data(), v.size() * sizeof(T)};
+}
+
 template <typename T>
 struct Operands {
   std::vector<T> a, b, c;
   // A Linear forward's workspace: its W's gradient, pending zero after
   // zero_grads (cpu::GemmWorkspace), n x k.
   std::vector<T> workspace;
-  cpu::GemmWorkspace lent() { return {workspace.data(), workspace.size() * sizeof(T)}; }
+  cpu::GemmWorkspace lent() { return workspace_of(workspace); }
   Operands(const Shape& s) {
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> u(-1, 1);
@@ -286,8 +292,7 @@ struct StepSequence {
     auto g = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
                  float beta, float* c, std::vector<float>* gw = nullptr) {
       const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-      const cpu::GemmWorkspace ws =
-          gw ? cpu::GemmWorkspace{gw->data(), gw->size() * sizeof(float)} : cpu::GemmWorkspace{};
+      const cpu::GemmWorkspace ws = gw ? workspace_of(*gw) : cpu::GemmWorkspace{};
       const double t0 = seconds ? now() : 0;
       if (lib < 0)
         cpu::gemm(ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n, ws);
