@@ -275,11 +275,7 @@ func (o *Optimizer) ZeroGrads() error {
 // written, so the gradient utilities fail until Update. Errors for other
 // optimizers.
 func (o *Optimizer) SetStepInBackward(enable bool) error {
-	e := 0
-	if enable {
-		e = 1
-	}
-	r := C.g_ch_optimizer_set_step_in_backward(o.p, C.int(e))
+	r := C.g_ch_optimizer_set_step_in_backward(o.p, C.int(cBool(enable)))
 	runtime.KeepAlive(o)
 	return errOf(r)
 }
