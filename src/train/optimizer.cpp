@@ -11,6 +11,12 @@ namespace {
 
 bool step_taken(const Array& grad) { return grad.buffer() && grad.buffer()->step_taken(); }
 
+// Disarms the gradient's step in backward unless backward has taken it (a
+// taken step stays so until update).
+void disarm_untaken(const Array& grad) {
+  if (grad.buffer() && !grad.buffer()->step_taken()) grad.buffer()->disarm_step();
+}
+
 // Whether the gradient is a whole buffer of its own, where a step in
 // backward may be armed (not a view into memory shared with other arrays).
 bool whole_buffer(const Array& grad) {
@@ -80,8 +86,8 @@ void Optimizer::zero_grads() {
   for (OptSlot& s : slots) {
     if (arm && whole_buffer(s.grad))
       s.grad.buffer()->arm_step(backward_step_scale());
-    else if (s.grad.buffer() && !step_taken(s.grad))
-      s.grad.buffer()->disarm_step();
+    else
+      disarm_untaken(s.grad);
   }
 }
 
@@ -97,9 +103,8 @@ void Optimizer::set_step_in_backward(bool on, const char* who) {
     for (OptSlot& s : slots)
       if (s.grad.buffer()) s.grad.buffer()->restart_step_uses();
   step_in_backward = on;
-  if (!on)  // a step already taken stays so until update
-    for (OptSlot& s : slots)
-      if (s.grad.buffer() && !step_taken(s.grad)) s.grad.buffer()->disarm_step();
+  if (!on)
+    for (OptSlot& s : slots) disarm_untaken(s.grad);
 }
 
 void Optimizer::rearm_steps() {

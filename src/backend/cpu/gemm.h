@@ -60,7 +60,7 @@ bool gemm_library_supports(GemmLibrary lib, bool f64, bool trans_a, bool trans_b
 // The libraries available for the dtype, in enum order (each can be forced).
 std::vector<GemmLibrary> gemm_libraries(bool f64);
 // Those of them auto mode measures: all but a BLIS on its reference kernels
-// (gemm_library_measured).
+// (gemm_library_not_measured).
 std::vector<GemmLibrary> gemm_candidates(bool f64);
 // Whether auto mode measures the library (when available), and if not, why
 // ("" when it does).
