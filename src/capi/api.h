@@ -26,8 +26,11 @@ void require_out(T** out, const char* who) {
 inline const Array& array_of(const ch_array* h, const char* who, const char* arg) {
   return handle_object<Array>(h, HandleKind::Array, who, arg);
 }
+// An array the call writes into: what reads it first (Buffer::before_write).
 inline Array& mutable_array_of(ch_array* h, const char* who, const char* arg) {
-  return handle_object<Array>(h, HandleKind::Array, who, arg);
+  Array& a = handle_object<Array>(h, HandleKind::Array, who, arg);
+  if (a.buffer()) a.buffer()->before_write();
+  return a;
 }
 inline VarPtr variable_of(const ch_variable* h, const char* who, const char* arg) {
   return handle_shared<VariableImpl>(h, HandleKind::Variable, who, arg);

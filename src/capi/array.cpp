@@ -119,7 +119,7 @@ ch_status ch_array_write(ch_array* array, const void* src, size_t nbytes) {
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": buffer of ", nbytes, " bytes for ", a.describe(),
          " (", a.nbytes(), " bytes)");
   if (nbytes && !src) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": src is NULL");
-  copy_bytes(a.raw(), a.device(), src, Device{}, nbytes);
+  copy_bytes(a.raw_for_write(), a.device(), src, Device{}, nbytes);
   CH_API_END
 }
 
@@ -200,7 +200,7 @@ ch_status ch_array_copy_from(ch_array* dst, const ch_array* src) {
   const Array& s = array_of(src, __func__, "src");
   if (d.dtype() != s.dtype() || d.size() != s.size())
     fail(CH_ERR_SHAPE, __func__, ": cannot copy a ", s.describe(), " into a ", d.describe());
-  copy_bytes(d.raw(), d.device(), s.raw(), s.device(), s.nbytes());
+  copy_bytes(d.raw_for_write(), d.device(), s.raw(), s.device(), s.nbytes());
   CH_API_END
 }
 

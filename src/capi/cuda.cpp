@@ -159,7 +159,7 @@ ch_status ch_array_to_device_async(ch_array** out, const ch_array* array, ch_dev
 
 ch_status ch_array_copy_from_async(ch_array* dst, const ch_array* src, ch_stream* stream) {
   CH_API_BEGIN
-  const Array& d = array_of(dst, __func__, "dst");
+  const Array& d = mutable_array_of(dst, __func__, "dst");
   const Array& s = array_of(src, __func__, "src");
   stream_of(stream, __func__).copy_async(d, s, __func__);
   CH_API_END

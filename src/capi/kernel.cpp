@@ -35,7 +35,7 @@ std::vector<Array> given_outputs(ch_array** outputs, size_t n, const char* who) 
   std::vector<Array> v(n);
   for (size_t j = 0; j < n; ++j) {
     const std::string arg = "outputs[" + std::to_string(j) + "]";
-    if (outputs[j]) v[j] = array_of(outputs[j], who, arg.c_str());
+    if (outputs[j]) v[j] = mutable_array_of(outputs[j], who, arg.c_str());
   }
   return v;
 }

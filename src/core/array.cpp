@@ -1,12 +1,47 @@
 #include "array.h"
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "allocator.h"
 #include "device_backend.h"
 #include "error.h"
 
 namespace chainerc {
+
+namespace {
+
+// The buffers holding a deferred value, for Buffer::before_write: a write
+// into an operand of one computes it first. Recursive: computing a value
+// while its reader holds the lock removes the value's entry. Never
+// destroyed: a static Array may outlive any static here.
+struct DeferredEntry {
+  const Buffer* owner;
+  const DeferredValue* value;
+};
+std::recursive_mutex& deferred_mutex() {
+  static auto* m = new std::recursive_mutex;
+  return *m;
+}
+std::vector<DeferredEntry>& deferred_entries() {
+  static auto* entries = new std::vector<DeferredEntry>;
+  return *entries;
+}
+
+}  // namespace
+
+// The value's entry goes, and its operands no longer count it as a reader.
+void Buffer::forget_deferred(const DeferredValue& value) {
+  std::lock_guard<std::recursive_mutex> lock(deferred_mutex());
+  auto& entries = deferred_entries();
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [&](const DeferredEntry& e) { return e.value == &value; }),
+                entries.end());
+  for (const Array& a : value.operands())
+    if (a.buffer()) a.buffer()->deferred_readers_.fetch_sub(1, std::memory_order_acq_rel);
+}
 
 std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes, Device device, void* stream) {
   auto b = std::make_shared<Buffer>(Key{});
@@ -38,10 +73,16 @@ bool Buffer::defer_zero(size_t nbytes) {
   if (owner_ != Owner::HostCache || nbytes != nbytes_ || exposed_.load(std::memory_order_relaxed))
     return false;
   unsigned char s = lazy_zero_.load(std::memory_order_acquire);
-  while (s != kPending && s != kLent) {  // lent: pending zero, and so it stays
-    if (s == kZeroing) {                 // another thread writes the zeros: wait, then mark again
+  while (s != kPending && s != kLent) {      // lent: pending zero, and so it stays
+    if (s == kZeroing || s == kComputing) {  // another thread writes: wait, then mark again
       s = lazy_zero_.load(std::memory_order_acquire);
       continue;
+    }
+    if (s == kDeferred) {  // the value is not needed: drop it
+      if (!lazy_zero_.compare_exchange_weak(s, kComputing, std::memory_order_acq_rel)) continue;
+      drop_deferred();
+      lazy_zero_.store(kPending, std::memory_order_release);
+      break;
     }
     if (lazy_zero_.compare_exchange_weak(s, kPending, std::memory_order_acq_rel)) break;
   }
@@ -54,8 +95,8 @@ bool Buffer::claim_zero(size_t nbytes) {
     unsigned char s = kPending;
     if (lazy_zero_.compare_exchange_strong(s, kEager, std::memory_order_acq_rel)) return true;
     if (s == kEager) return false;
-    if (s == kZeroing) {
-      (void)data();  // wait for the thread writing them
+    if (s == kZeroing || s == kDeferred || s == kComputing) {
+      (void)data();  // the zeros or the value written (here or by another thread)
       return false;
     }
     while (lazy_zero_.load(std::memory_order_acquire) == kLent) {  // pending again after the loan
@@ -93,17 +134,84 @@ bool Buffer::take_step(double* scale) {
   return true;
 }
 
-void Buffer::materialize_zero() const {
+bool Buffer::defer_value(std::shared_ptr<const DeferredValue> value, size_t nbytes) {
+  if (!value || nbytes != nbytes_) return false;
+  unsigned char s = kPending;
+  if (!lazy_zero_.compare_exchange_strong(s, kComputing, std::memory_order_acq_rel)) return false;
+  {
+    std::lock_guard<std::recursive_mutex> lock(deferred_mutex());
+    deferred_entries().push_back({this, value.get()});
+    for (const Array& a : value->operands())
+      if (a.buffer()) a.buffer()->deferred_readers_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  deferred_ = std::move(value);
+  lazy_zero_.store(kDeferred, std::memory_order_release);
+  return true;
+}
+
+bool Buffer::add_deferred_to(const Array& target, double scale) {
+  unsigned char s = kDeferred;
+  if (!lazy_zero_.compare_exchange_strong(s, kComputing, std::memory_order_acq_rel)) return false;
+  bool added = false;
+  try {
+    added = deferred_->add_scaled_to(target, scale);
+  } catch (...) {
+    lazy_zero_.store(kDeferred, std::memory_order_release);
+    throw;
+  }
+  lazy_zero_.store(kDeferred, std::memory_order_release);
+  return added;
+}
+
+std::shared_ptr<const DeferredValue> Buffer::drop_deferred() const {
+  std::shared_ptr<const DeferredValue> value = std::move(deferred_);
+  deferred_.reset();
+  if (value) forget_deferred(*value);
+  return value;
+}
+
+void Buffer::materialize_readers() const {
+  std::lock_guard<std::recursive_mutex> lock(deferred_mutex());
+  std::vector<const Buffer*> owners;  // computing one removes its entry: collect first
+  for (const DeferredEntry& e : deferred_entries())
+    for (const Array& a : e.value->operands())
+      if (a.buffer().get() == this) {
+        owners.push_back(e.owner);
+        break;
+      }
+  for (const Buffer* owner : owners) (void)owner->data();
+}
+
+void Buffer::materialize() const {
   for (;;) {
-    unsigned char s = kPending;
-    if (lazy_zero_.compare_exchange_strong(s, kZeroing, std::memory_order_acq_rel)) {
-      std::memset(data_, 0, nbytes_);
+    unsigned char s = lazy_zero_.load(std::memory_order_acquire);
+    if (s == kEager) return;
+    if (s == kPending) {
+      if (lazy_zero_.compare_exchange_strong(s, kZeroing, std::memory_order_acq_rel)) {
+        std::memset(data_, 0, nbytes_);
+        lazy_zero_.store(kEager, std::memory_order_release);
+        return;
+      }
+      continue;
+    }
+    if (s == kDeferred) {
+      if (!lazy_zero_.compare_exchange_strong(s, kComputing, std::memory_order_acq_rel)) continue;
+      try {
+        deferred_->write(data_);
+      } catch (...) {
+        lazy_zero_.store(kDeferred, std::memory_order_release);
+        throw;
+      }
+      // Eager before the entry goes: a thread computing this buffer for a
+      // write elsewhere (materialize_readers) holds the lock and waits for it.
+      const std::shared_ptr<const DeferredValue> value = std::move(deferred_);
+      deferred_.reset();
       lazy_zero_.store(kEager, std::memory_order_release);
+      forget_deferred(*value);
       return;
     }
-    if (s == kEager) return;
-    // Another thread writes the zeros (then eager) or has the bytes on loan
-    // (then pending again, and this thread writes them).
+    // Another thread writes the zeros or the value (then eager), or has the
+    // bytes on loan (then pending again, and this thread writes them).
     while (lazy_zero_.load(std::memory_order_acquire) == s) {
     }
   }
@@ -121,6 +229,11 @@ std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t nbytes, Device device,
 }
 
 Buffer::~Buffer() {
+  const unsigned char s = lazy_zero_.load(std::memory_order_acquire);
+  if (s == kDeferred || s == kComputing) {  // a writer elsewhere may be computing it: wait
+    std::lock_guard<std::recursive_mutex> lock(deferred_mutex());
+    drop_deferred();
+  }
   switch (owner_) {
     case Owner::HostCache:
       host_deallocate(data_, nbytes_);
@@ -150,7 +263,7 @@ Array Array::full(DType dtype, const Shape& shape, double value, Device device) 
 }
 
 void Array::fill(double value) {
-  backend_for(device(), "fill").fill(device().index, raw(), dtype_, size(), value);
+  backend_for(device(), "fill").fill(device().index, raw_for_write(), dtype_, size(), value);
 }
 
 Array Array::reshaped(const Shape& shape) const {

@@ -6,11 +6,15 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "dtype.h"
 #include "shape.h"
 
 namespace chainerc {
+
+class Array;
+class DeferredValue;
 
 // Memory owned by the engine (caching allocator) or by the user (wrapped).
 class Buffer {
@@ -28,9 +32,10 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  // The memory; a buffer zeroed lazily (defer_zero) is zeroed here first.
+  // The memory; a buffer zeroed lazily (defer_zero) is zeroed here first, one
+  // whose value is deferred (defer_value) gets it written here first.
   void* data() const {
-    if (lazy_zero_.load(std::memory_order_acquire) != kEager) materialize_zero();
+    if (lazy_zero_.load(std::memory_order_acquire) != kEager) materialize();
     return data_;
   }
   size_t nbytes() const { return nbytes_; }
@@ -57,7 +62,37 @@ class Buffer {
   // of it; a GEMM with beta 0 instead of 1).
   bool defer_zero(size_t nbytes);
   bool claim_zero(size_t nbytes);
-  bool zero_pending() const { return lazy_zero_.load(std::memory_order_acquire) != kEager; }
+  bool zero_pending() const {
+    const unsigned char s = lazy_zero_.load(std::memory_order_acquire);
+    return s == kPending || s == kLent || s == kZeroing;
+  }
+
+  // A deferred value (Linear's backward leaves W's gradient as the product
+  // gy^T x, DeferredValue): a buffer pending zero (and only such a buffer,
+  // else false) takes `value` as what it holds, computed by the next data()
+  // on any thread. defer_zero drops it (pending zero again); claim_zero
+  // answers false (the writer adds to it, through data()). Until then
+  // add_deferred_to may add a multiple of it into another array without
+  // writing it: an SGD update of W from a gradient never written. A buffer
+  // the value reads must not change meanwhile: whatever writes into an
+  // existing array calls before_write first, which computes the deferred
+  // values that read it.
+  bool defer_value(std::shared_ptr<const DeferredValue> value, size_t nbytes);
+  // Whether every write into this buffer passes through the engine (which
+  // calls before_write): not the caller's memory, no pointer handed out. A
+  // deferred value may keep such a buffer as an operand without copying it.
+  bool writes_seen() const {
+    return owner_ != Owner::External && !exposed_.load(std::memory_order_relaxed);
+  }
+  bool value_deferred() const { return lazy_zero_.load(std::memory_order_acquire) == kDeferred; }
+  // target += scale x the deferred value, the buffer keeping it; false (and
+  // nothing done) where no value is deferred or the value cannot.
+  bool add_deferred_to(const Array& target, double scale);
+  // Before a write into this buffer: computes the deferred values of other
+  // buffers that read it. One atomic load when none does.
+  void before_write() const {
+    if (deferred_readers_.load(std::memory_order_acquire) != 0) materialize_readers();
+  }
   // A buffer pending zero holds no value until its zeros are written or
   // claimed, so its bytes can serve as scratch memory meanwhile (Linear's
   // forward puts W transposed into W's gradient). lend_pending_zero returns
@@ -84,7 +119,13 @@ class Buffer {
     Buffer* buffer_;
     void* data_;
   };
-  void expose() { exposed_.store(true, std::memory_order_relaxed); }
+  // The pointer leaves the engine (ch_array_data): never zeroed lazily again,
+  // and whatever deferred value reads it is computed now (the caller may
+  // write through the pointer).
+  void expose() {
+    exposed_.store(true, std::memory_order_relaxed);
+    before_write();
+  }
 
   // A step taken in backward (Optimizer::step_in_backward, plain SGD), kept
   // on a parameter's gradient buffer, which the optimizer and the function
@@ -109,9 +150,20 @@ class Buffer {
   bool step_armed() const { return step_armed_.load(std::memory_order_acquire); }
 
  private:
-  enum : unsigned char { kEager, kPending, kZeroing, kLent };
-  void materialize_zero() const;
+  // kEager: the bytes are the value. kPending: zero, not written. kZeroing:
+  // a thread writes the zeros. kLent: pending zero, the bytes lent out.
+  // kDeferred: deferred_ is the value. kComputing: a thread writes it, or
+  // adds it elsewhere (add_deferred_to).
+  enum : unsigned char { kEager, kPending, kZeroing, kLent, kDeferred, kComputing };
+  void materialize() const;
+  void materialize_readers() const;
+  // Takes deferred_ away (kComputing held by the caller) and stops counting
+  // its operands' readers.
+  std::shared_ptr<const DeferredValue> drop_deferred() const;
+  static void forget_deferred(const DeferredValue& value);
   mutable std::atomic<unsigned char> lazy_zero_{kEager};
+  mutable std::shared_ptr<const DeferredValue> deferred_;  // in kDeferred / kComputing
+  mutable std::atomic<int> deferred_readers_{0};           // deferred values reading this
   std::atomic<bool> exposed_{false};
   std::atomic<int> step_uses_{0};
   std::atomic<bool> step_armed_{false}, step_taken_{false};
@@ -151,6 +203,13 @@ class Array {
   size_t nbytes() const { return static_cast<size_t>(size()) * dtype_size(dtype_); }
   Device device() const { return buffer_ ? buffer_->device() : Device{}; }
   void* raw() const { return buffer_ ? buffer_->data() : nullptr; }
+  // The memory, for a write into this existing array from outside a kernel's
+  // output: the deferred values that read it are computed first
+  // (Buffer::before_write).
+  void* raw_for_write() const {
+    if (buffer_) buffer_->before_write();
+    return raw();
+  }
   template <typename T>
   T* data() const {
     return static_cast<T*>(raw());
@@ -175,6 +234,28 @@ class Array {
   std::shared_ptr<Buffer> buffer_;
   DType dtype_ = DType::Float32;
   Shape shape_;
+};
+
+// A buffer's value computed when first needed (Buffer::defer_value): the
+// derived class holds what computes it (the operands, kept alive and
+// unchanged: Buffer::before_write) and how.
+class DeferredValue {
+ public:
+  explicit DeferredValue(std::vector<Array> operands) : operands_(std::move(operands)) {}
+  virtual ~DeferredValue() = default;
+  DeferredValue(const DeferredValue&) = delete;
+  DeferredValue& operator=(const DeferredValue&) = delete;
+
+  // Writes the value over all of `dst` (the buffer's bytes, which data()
+  // does not reach while this runs).
+  virtual void write(void* dst) const = 0;
+  // target += scale x the value, without writing the value; false where it
+  // cannot (nothing done).
+  virtual bool add_scaled_to(const Array& target, double scale) const = 0;
+  const std::vector<Array>& operands() const { return operands_; }
+
+ private:
+  std::vector<Array> operands_;
 };
 
 }  // namespace chainerc

@@ -24,8 +24,8 @@ void set_from_double(const Array& a, int64_t i, double v) {
   const bool single = a.dtype() == DType::Float32;
   const void* src = single ? static_cast<const void*>(&f) : static_cast<const void*>(&v);
   const size_t w = single ? sizeof f : sizeof v;
-  copy_bytes(static_cast<char*>(a.raw()) + static_cast<size_t>(i) * w, a.device(), src, Device{},
-             w);
+  copy_bytes(static_cast<char*>(a.raw_for_write()) + static_cast<size_t>(i) * w, a.device(), src,
+             Device{}, w);
 }
 
 // The array on the CPU (itself when it is there already).

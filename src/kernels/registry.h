@@ -42,6 +42,18 @@ Device device_of(const First& first, const Rest&... rest) {
     return device_of(rest...);
   }
 }
+// A kernel writes its `Array&` arguments (and `std::vector<Array>&`): the
+// deferred values that read those buffers are computed first
+// (Buffer::before_write; one atomic load each when none does).
+template <typename Declared, typename Actual>
+void before_write_if_output(const Actual& arg) {
+  if constexpr (std::is_same_v<Declared, Array&>) {
+    if (arg.buffer()) arg.buffer()->before_write();
+  } else if constexpr (std::is_same_v<Declared, std::vector<Array>&>) {
+    for (const Array& a : arg)
+      if (a.buffer()) a.buffer()->before_write();
+  }
+}
 }  // namespace detail
 
 // What every kernel answers whatever its signature: its name and whether a
@@ -104,12 +116,16 @@ class Kernel<R(Args...)> final : public KernelBase {
   // Runs the implementation for the device of the first Array argument.
   template <typename... A>
   R operator()(A&&... args) const {
-    return find(detail::device_of(args...))(std::forward<A>(args)...);
+    const Fn fn = find(detail::device_of(args...));
+    (detail::before_write_if_output<Args>(args), ...);
+    return fn(std::forward<A>(args)...);
   }
   // Runs the implementation for an explicit device.
   template <typename... A>
   R on(Device device, A&&... args) const {
-    return find(device)(std::forward<A>(args)...);
+    const Fn fn = find(device);
+    (detail::before_write_if_output<Args>(args), ...);
+    return fn(std::forward<A>(args)...);
   }
 
  private:

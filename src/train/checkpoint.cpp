@@ -10,7 +10,8 @@ namespace chainerc::npz {
 namespace {
 // dst (any device) = host array `value` of its dtype and shape.
 void write_into(const Array& dst, const Array& value) {
-  if (dst.nbytes()) copy_bytes(dst.raw(), dst.device(), value.raw(), Device{}, dst.nbytes());
+  if (dst.nbytes())
+    copy_bytes(dst.raw_for_write(), dst.device(), value.raw(), Device{}, dst.nbytes());
 }
 }  // namespace
 

@@ -131,6 +131,7 @@ void copy_parameters(const std::vector<NamedParameter>& dst, const std::vector<A
     const Array& d = dst[i].param;
     const Array& s = src[i];
     if (d.raw() == s.raw() || d.nbytes() == 0) continue;
+    d.buffer()->before_write();
     if (d.device().is_cpu() && s.device().is_cpu())
       std::memmove(d.raw(), s.raw(), d.nbytes());
     else

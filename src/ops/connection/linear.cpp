@@ -8,6 +8,12 @@
 // last update), backward computes gx first and then W += scale gy^T x
 // (scale = -lr) as one GEMM into W: no gradient written, no update pass over
 // W and gW.
+// In the usual loop (zero_grads, forward, backward, update), a large gW
+// pending zero is left unwritten as the product gy^T x (WeightGradProduct,
+// Buffer::defer_value): SGD's update then adds -lr gy^T x into W in one GEMM
+// (Buffer::add_deferred_to), and any other reader of gW, before or after the
+// update, gets the product written first: the same saving without giving up
+// the gradient.
 #include <cmath>
 
 #include "core/random.h"
@@ -18,6 +24,89 @@
 
 namespace chainerc::ops {
 namespace {
+
+// C (m, n) = op(A) op(B) over row-major matrices (op(A) m x k), packed.
+kernels::Gemm product(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+  kernels::Gemm g;
+  g.trans_a = ta;
+  g.trans_b = tb;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.lda = ta ? m : k;
+  g.ldb = tb ? k : n;
+  g.ldc = n;
+  return g;
+}
+
+// W += scale gy^T x, as (scale gy)^T x or gy^T (scale x), whichever operand
+// is smaller, with alpha 1: libxsmm's kernels, the fastest for some of these
+// products, take no other alpha.
+void add_scaled_weight_grad(const Array& gy, const Array& x, double scale, Array W) {
+  kernels::Gemm g = product(true, false, W.shape()[0], W.shape()[1], gy.shape()[0]);
+  g.beta = 1;
+  const bool scale_gy = gy.size() <= x.size();
+  const Array& smaller = scale_gy ? gy : x;
+  Array scaled = Array::empty(smaller.dtype(), smaller.shape(), smaller.device());
+  kernels::mul_scalar(smaller, scale, scaled);
+  kernels::gemm(g, scale_gy ? scaled : gy, scale_gy ? x : scaled, W);
+}
+
+// W's gradient gy^T x, not yet written (see the top of the file).
+class WeightGradProduct final : public DeferredValue {
+ public:
+  WeightGradProduct(Array gy, Array x, DType dtype, int64_t out, int64_t in)
+      : DeferredValue({gy, x}), dtype_(dtype), out_(out), in_(in) {}
+
+  void write(void* dst) const override {
+    Array gw(Buffer::wrap(dst, static_cast<size_t>(out_ * in_) * dtype_size(dtype_), gy().device(),
+                          nullptr, nullptr),
+             dtype_, Shape{out_, in_});
+    kernels::gemm(product(true, false, out_, in_, gy().shape()[0]), gy(), x(), gw);
+  }
+  bool add_scaled_to(const Array& target, double scale) const override {
+    if (target.dtype() != dtype_ || target.shape() != Shape{out_, in_} ||
+        target.device() != gy().device())
+      return false;
+    add_scaled_weight_grad(gy(), x(), scale, target);
+    return true;
+  }
+
+ private:
+  const Array& gy() const { return operands()[0]; }
+  const Array& x() const { return operands()[1]; }
+  DType dtype_;
+  int64_t out_, in_;
+};
+
+// Gradients smaller than this are written at once: their update pass runs
+// from the cache and costs little, while the deferred product keeps gy and x.
+constexpr size_t kDeferWeightGradBytes = size_t{1} << 20;
+
+// Leaves gW = gy^T x deferred where gW is pending zero (host memory only:
+// Buffer::defer_zero), at least kDeferWeightGradBytes, its operands on its
+// device, and neither shares memory with W or gW. An
+// operand whose writes the engine cannot see (Buffer::writes_seen: the
+// caller's memory, a pointer handed out) is kept as a copy, when the copies
+// come to at most half of W's bytes. False: nothing done, write gW now.
+bool defer_weight_grad(const Array& gy, const Array& x, const Parameter& pw) {
+  const Array& gw = pw.grad;
+  Buffer* gw_buffer = gw.buffer().get();
+  if (!gw_buffer || gw.nbytes() < kDeferWeightGradBytes || gw.nbytes() != gw_buffer->nbytes() ||
+      !gw_buffer->zero_pending())
+    return false;
+  for (const Array* a : {&gy, &x})
+    if (a->shares_memory_with(gw) || a->shares_memory_with(pw.param) || a->device() != gw.device())
+      return false;
+  size_t copied = 0;
+  for (const Array* a : {&gy, &x})
+    if (!a->buffer()->writes_seen()) copied += a->nbytes();
+  if (copied > pw.param.nbytes() / 2) return false;
+  auto kept = [](const Array& a) { return a.buffer()->writes_seen() ? a : a.copy(); };
+  const int64_t out = gw.shape()[0], in = gw.shape()[1];
+  return gw_buffer->defer_value(
+      std::make_shared<WeightGradProduct>(kept(gy), kept(x), gw.dtype(), out, in), gw.nbytes());
+}
 
 class Linear final : public Function {
  public:
@@ -76,22 +165,13 @@ class Linear final : public Function {
     const int64_t n = gy.shape()[0];
     const bool want_gx = needs_input_grad(0);  // not for data (requires_grad 0)
     Array gx = want_gx ? Array::empty(x.dtype(), x.shape(), x.device()) : Array();
-    kernels::Gemm gw = product(true, false, out_, in_, n);                 // gW += gy^T x
     const kernels::Gemm gx_product = product(false, false, n, in_, out_);  // gx = gy W
     Buffer* gw_buffer = pw.grad.buffer().get();
     double step = 0;
     const bool stepped = gw_buffer && gw_buffer->take_step(&step);
     if (stepped) {  // W += step gy^T x, once gx = gy W has read W
       if (want_gx) kernels::gemm(gx_product, gy, pw.param, gx);
-      // As (step gy)^T x or gy^T (step x), whichever operand is smaller, with
-      // alpha 1: libxsmm's kernels, the fastest for some of these products,
-      // take no other alpha.
-      const bool scale_gy = gy.size() <= x.size();
-      const Array& smaller = scale_gy ? gy : x;
-      Array scaled = Array::empty(smaller.dtype(), smaller.shape(), smaller.device());
-      kernels::mul_scalar(smaller, step, scaled);
-      gw.beta = 1;
-      kernels::gemm(gw, scale_gy ? scaled : gy, scale_gy ? x : scaled, pw.param);
+      add_scaled_weight_grad(gy, x, step, pw.param);
     } else {
       if (gw_buffer && gw_buffer->step_taken())
         fail(CH_ERR_GRAPH,
@@ -99,9 +179,13 @@ class Linear final : public Function {
              "backward (ch_optimizer_set_step_in_backward): W has changed since forward; call "
              "ch_optimizer_update and ch_optimizer_zero_grads first");
       // After zero_grads the gradient is only marked zero (Buffer::defer_zero):
-      // the first accumulation writes gW = gy^T x instead of reading zeros back.
-      gw.beta = pw.grad.claim_zero() ? 0 : 1;
-      kernels::gemm(gw, gy, x, pw.grad);
+      // the first accumulation writes gW = gy^T x instead of reading zeros back,
+      // or leaves it for the update (defer_weight_grad).
+      if (!defer_weight_grad(gy, x, pw)) {
+        kernels::Gemm gw = product(true, false, out_, in_, n);  // gW += gy^T x
+        gw.beta = pw.grad.claim_zero() ? 0 : 1;
+        kernels::gemm(gw, gy, x, pw.grad);
+      }
     }
     if (has_bias_) kernels::linear_bias_grad(gy, parameter_at(*this, 1).grad);  // gb += sum(gy, 0)
     if (want_gx && !stepped) kernels::gemm(gx_product, gy, pw.param, gx);
@@ -109,20 +193,6 @@ class Linear final : public Function {
   }
 
  private:
-  // C (m, n) = op(A) op(B) over row-major matrices (op(A) m x k), packed.
-  static kernels::Gemm product(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
-    kernels::Gemm g;
-    g.trans_a = ta;
-    g.trans_b = tb;
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.lda = ta ? m : k;
-    g.ldb = tb ? k : n;
-    g.ldc = n;
-    return g;
-  }
-
   void check_weights(const Array& W) const {
     if (W.shape() != Shape{out_, in_})
       fail(CH_ERR_SHAPE, "Linear: W has shape ", W.shape().to_string(), " but (", out_, ", ", in_,

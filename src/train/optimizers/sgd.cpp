@@ -16,6 +16,9 @@ class Sgd final : public BuiltinOptimizer {
     return names;
   }
   void update_one(OptSlot& s) override {
+    // A gradient backward left as a product (Linear's gW = gy^T x) is added
+    // into the parameter as one GEMM, never written (Buffer::add_deferred_to).
+    if (s.grad.buffer() && s.grad.buffer()->add_deferred_to(s.param, -hp(kLr))) return;
     kernels::sgd_update(kernels::SgdHyper{hp(kLr)}, s.param, s.grad);
   }
   // p -= lr g is linear in g: backward can add -lr g into p itself.
