@@ -12,7 +12,7 @@
 # under each of its settings, repeated --repeats times), so that a change in background load
 # hits both sides alike. libtorch's settings are the ones a libtorch user would try (as
 # bench/train's): torch::set_num_threads(n) with OpenBLAS at n threads, and with
-# OPENBLAS_CORETYPE=SKYLAKEX; at n > 1 threads also the same with OMP_WAIT_POLICY=passive
+# OPENBLAS_CORETYPE=SKYLAKEX (on a CPU with AVX-512); at n > 1 threads also the same with OMP_WAIT_POLICY=passive
 # (with and without SKYLAKEX), OpenBLAS at 1 thread (passive), and torch at 1 thread with
 # OpenBLAS at n; the table takes the best one (by median wall time) and names it. Figures:
 #   wall s        the whole process (loading the libraries and the data, training, the test
@@ -96,6 +96,10 @@ echo "$epochs epoch(s) of $(basename "$data") ($optimizer$note, batch 100) and t
 echo
 echo "| hidden | threads | chainerc wall s | libtorch wall s | libtorch / chainerc (wall) | chainerc samples/s | libtorch samples/s | chainerc / libtorch (training loop) | libtorch setting | peak MiB (chainerc / libtorch) |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
+# OpenBLAS's SkylakeX kernels are AVX-512: without it they stop at the first illegal
+# instruction, and no libtorch user there would try them.
+avx512=0
+grep -qw avx512f /proc/cpuinfo 2>/dev/null && avx512=1
 for th in $threads_list; do
   for hid in $hidden_list; do
     common=(--epochs "$epochs" --hidden "$hid" --data "$data" --optimizer "$optimizer")
@@ -104,9 +108,10 @@ for th in $threads_list; do
     if [ "$th" -gt 1 ]; then
       settings+=("n/n passive|OMP_WAIT_POLICY=passive|--threads $th"
         "n/1 passive|OMP_WAIT_POLICY=passive|--threads $th --blas-threads 1"
-        "1/n||--threads 1 --blas-threads $th"
-        "n/n passive SKYLAKEX|OMP_WAIT_POLICY=passive OPENBLAS_CORETYPE=SKYLAKEX|--threads $th")
-    else
+        "1/n||--threads 1 --blas-threads $th")
+      [ "$avx512" = 0 ] ||
+        settings+=("n/n passive SKYLAKEX|OMP_WAIT_POLICY=passive OPENBLAS_CORETYPE=SKYLAKEX|--threads $th")
+    elif [ "$avx512" = 1 ]; then
       settings+=("n/n SKYLAKEX|OPENBLAS_CORETYPE=SKYLAKEX|--threads $th")
     fi
     rm -f "$work"/ch "$work"/lt*
