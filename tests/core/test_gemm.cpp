@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -1315,11 +1316,30 @@ TEST(Gemm, ADisturbedStretchDoesNotDecideTheJudging) {
   EXPECT_EQ(LargeProduct::choice(), int(faster)) << ch_config_blas();
 }
 
+// One process that watches a cached choice run outside the bounds on `side`
+// ("slower" / "faster") without another before it: the choice stays, nothing
+// else is timed, and the doubt is kept on disk for the next process
+// (kGemmRejudgeAgreeing).
+void expect_a_doubting_process(const std::function<void()>& call, std::map<GemmLibrary, int>& uses,
+                               GemmLibrary chosen, const std::string& cache_file,
+                               const std::string& side) {
+  cpu::reread_gemm_environment_for_testing();
+  uses.clear();
+  for (int i = 0; i < cpu::kGemmContextSettle + cpu::kGemmContextSamples + 3; ++i) call();
+  EXPECT_EQ(uses[chosen], cpu::kGemmContextSamples) << side;
+  EXPECT_EQ(int(uses.size()), 1) << side << ": no other library timed";
+  EXPECT_EQ(LargeProduct::choice(), int(chosen)) << side;
+  const std::string text = ch_config_blas();
+  EXPECT_NE(text.find("(" + side + ": judged again if the next process agrees)"), std::string::npos)
+      << text;
+  EXPECT_NE(read_file(cache_file).find("\ndoubt " + side + "\n"), std::string::npos) << side;
+}
+
 // A large class found decided on disk is watched: its choice's own calls are
 // timed in context, and where their median falls below kGemmRejudgeBelow of
-// the best median in context on disk (the machine changed), the class is
-// judged in context again, the cached choice computing the results until
-// the new choice is made.
+// the best median in context on disk (the machine changed) in two processes
+// in a row (kGemmRejudgeAgreeing), the class is judged in context again, the
+// cached choice computing the results until the new choice is made.
 // A judging in a disturbed spell (every library at a fraction of its rate)
 // writes low rates in context and a choice made by the noise; a later calm
 // process watches the choice run far above them (above kGemmRejudgeAbove)
@@ -1359,10 +1379,13 @@ TEST(Gemm, CachedLargeClassesJudgedInADisturbedSpellAreJudgedAgainWhenTheirChoic
   EXPECT_EQ(choice(), int(last));
 
   // Calmer: the first library at 2 GFLOP/s, the choice at 1.25, five times
-  // its rate on disk: judged again, and the first library wins.
-  cpu::reread_gemm_environment_for_testing();
+  // its rate on disk: doubted by one process, judged again by the next, and
+  // the first library wins.
   for (GemmLibrary lib : libs) ns_per_flop_of[lib] = 0.8;
   ns_per_flop_of[first] = 0.5;
+  ASSERT_EQ(cache.files().size(), 1u);
+  expect_a_doubting_process(call, uses, last, cache.dir() + "/" + cache.files()[0], "faster");
+  cpu::reread_gemm_environment_for_testing();
   uses.clear();
   std::map<GemmLibrary, std::vector<float>> bits;
   for (GemmLibrary lib : libs) bits[lib] = large.through(lib);
@@ -1436,13 +1459,15 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   EXPECT_EQ(choice(), int(first));
 
   // Another process on a changed machine: the choice now runs at 0.5
-  // GFLOP/s in context, the last library at 4. The watch judges the class
-  // again: every library measured back to back has its stretch of calls but
-  // the far one (below half the best rate both back to back and in context
-  // on disk).
-  cpu::reread_gemm_environment_for_testing();
+  // GFLOP/s in context, the last library at 4. The watch doubts it, and the
+  // process after that judges the class again: every library measured back
+  // to back has its stretch of calls but the far one (below half the best
+  // rate both back to back and in context on disk).
   ns_per_flop_of[first] = 2.0;
   ns_per_flop_of[last] = 0.25;
+  ASSERT_EQ(cache.files().size(), 1u);
+  expect_a_doubting_process(call, uses, first, cache.dir() + "/" + cache.files()[0], "slower");
+  cpu::reread_gemm_environment_for_testing();
   uses.clear();
   std::map<GemmLibrary, std::vector<float>> bits;
   for (GemmLibrary lib : libs) bits[lib] = large.through(lib);
@@ -1481,9 +1506,10 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   // back (far behind in context on disk, but not back to back), the far one
   // sits out in both, its median in context kept on disk through the judging.
   if (!far) return;
-  cpu::reread_gemm_environment_for_testing();
   ns_per_flop_of[first] = 0.25;
   ns_per_flop_of[last] = 2.0;
+  expect_a_doubting_process(call, uses, last, cache.dir() + "/" + cache.files()[0], "slower");
+  cpu::reread_gemm_environment_for_testing();
   uses.clear();
   calls = 0;
   for (; calls < settle + samples; ++calls) ASSERT_TRUE(same(call(), last_bits)) << calls;
@@ -1500,6 +1526,51 @@ TEST(Gemm, CachedLargeClassesAreJudgedAgainWhenTheirChoiceRunsSlower) {
   text = ch_config_blas();
   EXPECT_NE(text.find(std::string(cpu::gemm_library_name(libs[1])) + " 6%"), std::string::npos)
       << "its median in context still shown (0.25 of 4 GFLOP/s): " << text;
+}
+
+// A disturbed spell crosses a bound in one process: its doubt is cleared by
+// the next process that watches the choice run as judged, and a doubt on one
+// side is not agreed with by a process on the other; the class is never
+// judged again, nothing but the choice is timed.
+TEST(Gemm, OneProcessOutsideTheBoundsDoesNotJudgeACachedClassAgain) {
+  CleanChoice clean;
+  cpu::set_gemm_context_warmup_for_testing(0);
+  ThreadCount tc(1);
+  const std::vector<GemmLibrary> libs = cpu::gemm_candidates(false);
+  if (libs.size() < 2) GTEST_SKIP() << "one float32 GEMM library";
+  TempCache cache;
+  std::map<GemmLibrary, double> ns_per_flop_of;
+  for (GemmLibrary lib : libs) ns_per_flop_of[lib] = 0.8;
+  const GemmLibrary first = libs.front();
+  ns_per_flop_of[first] = 0.5;  // 2 GFLOP/s, the others 1.25
+  std::map<GemmLibrary, int> uses;
+  const LargeProduct large(14);
+  cpu::set_gemm_stopwatch_for_testing(
+      LargeProduct::stopwatch(uses, [&](GemmLibrary lib) { return ns_per_flop_of.at(lib); }));
+  auto call = [&] { large.call(); };
+  for (int i = 0; i < 400 && LargeProduct::choice() < 0; ++i) call();
+  ASSERT_EQ(LargeProduct::choice(), int(first));
+  ASSERT_EQ(cache.files().size(), 1u);
+  const std::string file = cache.dir() + "/" + cache.files()[0];
+
+  ns_per_flop_of[first] = 1.0;  // a slow spell: 1 GFLOP/s
+  expect_a_doubting_process(call, uses, first, file, "slower");
+  ns_per_flop_of[first] = 0.5;  // calm again: the doubt goes
+  cpu::reread_gemm_environment_for_testing();
+  uses.clear();
+  for (int i = 0; i < cpu::kGemmContextSettle + cpu::kGemmContextSamples + 3; ++i) call();
+  EXPECT_EQ(uses[first], cpu::kGemmContextSamples);
+  EXPECT_EQ(int(uses.size()), 1);
+  EXPECT_EQ(read_file(file).find("doubt"), std::string::npos) << read_file(file);
+  EXPECT_EQ(std::string(ch_config_blas()).find("judged again if"), std::string::npos)
+      << ch_config_blas();
+
+  ns_per_flop_of[first] = 1.0;  // slow, then fast: two sides, no agreement
+  expect_a_doubting_process(call, uses, first, file, "slower");
+  ns_per_flop_of[first] = 0.25;
+  expect_a_doubting_process(call, uses, first, file, "faster");
+  EXPECT_EQ(read_file(file).find("doubt slower"), std::string::npos);
+  EXPECT_EQ(LargeProduct::choice(), int(first));
 }
 
 // A choice is written to the cache and the next process (a fresh chooser)

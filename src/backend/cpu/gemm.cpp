@@ -382,6 +382,10 @@ struct ClassState {
   double watch_rates[kContextSamples] = {};
   double watched = 0;
   int watched_choice = -1;
+  // A process before this one watched the choice run outside the bounds
+  // (kGemmRejudgeAgreeing): -1 below kGemmRejudgeBelow, +1 above
+  // kGemmRejudgeAbove, 0 none; kept on disk ("doubt slower" / "doubt faster").
+  int doubt = 0;
 
   // The median of n rates (the upper one of an even count).
   static double median_of(const double* rates, int n) {
@@ -721,9 +725,19 @@ class Chooser {
       st.watched_choice = st.chosen;
       double best = 0;
       for (int c : st.candidates) best = std::max(best, st.in_context[c]);
-      const bool as_judged =
-          st.watched >= kGemmRejudgeBelow * best && st.watched <= kGemmRejudgeAbove * best;
-      if (as_judged || !start_judging(st, st.chosen)) return;
+      const int outside = st.watched < kGemmRejudgeBelow * best   ? -1
+                          : st.watched > kGemmRejudgeAbove * best ? 1
+                                                                  : 0;
+      if (outside == 0 && st.doubt == 0) return;  // as judged, as before
+      // Judged again once kGemmRejudgeAgreeing processes in a row saw the
+      // choice run outside the bounds on the same side; until then the doubt
+      // is kept on disk, and a process that sees it run as judged clears it.
+      if (outside != 0 && outside == st.doubt) {
+        st.doubt = 0;
+        if (!start_judging(st, st.chosen)) return;
+      } else {
+        st.doubt = outside;
+      }
       if (cache_dir_.empty()) return;
       dir = cache_dir_;
       key = cache_key(st);
@@ -856,9 +870,13 @@ class Chooser {
       if (st->watched > 0) {
         char text[48];
         std::snprintf(text, sizeof text, " %.1f GFLOP/s", st->watched * 1e-9);
-        s += st->from_cache ? std::string("; here") + text
-                            : "; judged again here, " + candidate_name(k, st->watched_choice) +
-                                  " ran at" + text;
+        s += st->from_cache
+                 ? std::string("; here") + text +
+                       (st->doubt < 0   ? " (slower: judged again if the next process agrees)"
+                        : st->doubt > 0 ? " (faster: judged again if the next process agrees)"
+                                        : "")
+                 : "; judged again here, " + candidate_name(k, st->watched_choice) + " ran at" +
+                       text;
       }
     }
     return s;
@@ -934,12 +952,14 @@ class Chooser {
   // The constants a choice is made by: a choice cached under other margins
   // (an older chainerc) is made again, not kept.
   static std::string rules() {
-    char text[200];
+    char text[320];
     std::snprintf(text, sizeof text,
                   "margins heavy %g from 2^%d, matmul %g, split %g; drop below %g after %d; sit "
-                  "out below %g; context from 2^%d in %d rounds",
+                  "out below %g; context from 2^%d in %d rounds; judged again below %g or above "
+                  "%g in %d processes",
                   kHeavyMargin, kHeavyFreeLog2Work, kMatmulMargin, kSplitMargin, kDropBelow,
-                  kDropAfter, kSitOutBelow, kGemmContextLog2Work, kGemmContextRounds);
+                  kDropAfter, kSitOutBelow, kGemmContextLog2Work, kGemmContextRounds,
+                  kGemmRejudgeBelow, kGemmRejudgeAbove, kGemmRejudgeAgreeing);
     return text;
   }
 
@@ -993,6 +1013,7 @@ class Chooser {
         }
     }
     lines("context ", st.in_context);
+    if (st.doubt != 0 && !st.judging) p += st.doubt < 0 ? "doubt slower\n" : "doubt faster\n";
     return p;
   }
 
@@ -1015,6 +1036,7 @@ class Chooser {
     int chosen = -1;
     double decided[kCandidates] = {}, in_context[kCandidates] = {};
     bool judging = false;
+    int doubt = 0;
     std::vector<int> contenders;
     int samples[kCandidates] = {};
     double sampled[kCandidates][kContextSamples] = {};
@@ -1049,8 +1071,11 @@ class Chooser {
         if (slot > 0) return;
         slot = rate;
       } else if (line == "judging") {
-        if (judging) return;
+        if (judging || doubt != 0) return;
         judging = true;
+      } else if (!judging && (line == "doubt slower" || line == "doubt faster")) {
+        if (doubt != 0) return;
+        doubt = line == "doubt slower" ? -1 : 1;
       } else if (judging && line.rfind("contender ", 0) == 0) {
         const int c = candidate_named(line.substr(10));
         if (c < 0 || std::find(contenders.begin(), contenders.end(), c) != contenders.end()) return;
@@ -1090,6 +1115,7 @@ class Chooser {
     st.chosen = chosen;
     st.from_cache = true;
     st.watching = st.key.log2_work() >= kGemmContextLog2Work && in_context[chosen] > 0;
+    st.doubt = st.watching ? doubt : 0;
   }
 
   // "onednn", or with threads "onednn split" / "onednn unsplit".

@@ -192,6 +192,15 @@ constexpr double kGemmRejudgeBelow = 0.8;
 // below it, and the choice stayed for good. In calm spells the watched
 // medians were 0.96-1.06 of the rates in context on disk.
 constexpr double kGemmRejudgeAbove = 1.25;
+// Judged again only where this many processes in a row (the one before kept
+// its doubt on disk) watched the choice outside those bounds on the same
+// side; one that watches it within them clears the doubt. On the Zen 3 VM
+// (2026-11-28) the machine's spells crossed the bounds in about half of the
+// large MLP's processes (6 judgings again in 15 processes), each of which
+// then paid for a judging: a few percent of its time, and the other
+// libraries' buffers in its peak memory (the large MLP's at two threads
+// 27.7-30 MiB without, up to 36.8 with).
+constexpr int kGemmRejudgeAgreeing = 2;
 
 // The disk cache of the choices (gemm_cache.h; README "The CPU GEMM, chosen
 // on the machine"): a decided class is written there, and a class found
