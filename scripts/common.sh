@@ -114,6 +114,15 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH
 fi
 
+# ccache: a build with debug information (-g1 in the sanitizer pass) is cached
+# per working directory unless told otherwise, so a fresh clone in another
+# folder (CI's) compiled that pass from cold (1298 s on the Zen 3 VM against
+# seconds for the default pass). The paths are relative to the build folder
+# already (meson); only the debug information's compile directory then names
+# the folder that first compiled an object.
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$CH_ROOT}"
+
 # Jobs for ninja: the cores we have (the CI machine has 2).
 ch_jobs() { nproc 2>/dev/null || echo 2; }
 
