@@ -564,36 +564,40 @@ fn mlp_learns_and_keeps_memory_flat_for_10000_steps() {
 
 #[test]
 fn sgd_step_in_backward_matches_the_usual_loop() {
-    // The weights' SGD step taken in backward gives the usual loop's parameters.
-    let run = |in_backward: bool| -> Vec<Vec<f64>> {
-        let w1 = arr64(&values(30, 1, -0.5, 0.5), &[5, 6]);
-        let w2 = arr64(&values(15, 2, -0.5, 0.5), &[3, 5]);
-        let opts = |w| nn::LinearOptions { dtype: Dtype::F64, initial_w: Some(w), ..Default::default() };
-        let model = FunctionSet::new().unwrap();
-        model.add("l1", &nn::linear(6, 5, opts(&w1)).unwrap()).unwrap();
-        model.add("l2", &nn::linear(5, 3, opts(&w2)).unwrap()).unwrap();
-        let (l1, l2) = (model.get("l1").unwrap(), model.get("l2").unwrap());
-        let opt = Optimizer::sgd(0.2).unwrap();
-        opt.setup(&model).unwrap();
-        opt.set_step_in_backward(in_backward).unwrap();
-        assert_eq!(opt.step_in_backward(), in_backward);
-        for step in 0..4u64 {
-            opt.zero_grads().unwrap();
-            let x = Variable::from_slice(&values(48, 10 + step, -1.0, 1.0), &[8, 6]).unwrap();
-            let t = Variable::from_slice(&[0i32, 1, 2, 0, 1, 2, 1, 0], &[8]).unwrap();
-            let h = nn::relu(&l1.apply1(&[&x]).unwrap()).unwrap();
-            let loss = nn::softmax_cross_entropy(&l2.apply1(&[&h]).unwrap(), &t).unwrap();
-            loss.backward().unwrap();
-            assert_eq!(opt.clip_grads(1.0).is_err(), in_backward);
-            opt.update().unwrap();
+    // Holds the leak checks' lock: its handles would show up in a parallel
+    // test's before/after count.
+    no_leak(|| {
+        // The weights' SGD step taken in backward gives the usual loop's parameters.
+        let run = |in_backward: bool| -> Vec<Vec<f64>> {
+            let w1 = arr64(&values(30, 1, -0.5, 0.5), &[5, 6]);
+            let w2 = arr64(&values(15, 2, -0.5, 0.5), &[3, 5]);
+            let opts = |w| nn::LinearOptions { dtype: Dtype::F64, initial_w: Some(w), ..Default::default() };
+            let model = FunctionSet::new().unwrap();
+            model.add("l1", &nn::linear(6, 5, opts(&w1)).unwrap()).unwrap();
+            model.add("l2", &nn::linear(5, 3, opts(&w2)).unwrap()).unwrap();
+            let (l1, l2) = (model.get("l1").unwrap(), model.get("l2").unwrap());
+            let opt = Optimizer::sgd(0.2).unwrap();
+            opt.setup(&model).unwrap();
+            opt.set_step_in_backward(in_backward).unwrap();
+            assert_eq!(opt.step_in_backward(), in_backward);
+            for step in 0..4u64 {
+                opt.zero_grads().unwrap();
+                let x = Variable::from_slice(&values(48, 10 + step, -1.0, 1.0), &[8, 6]).unwrap();
+                let t = Variable::from_slice(&[0i32, 1, 2, 0, 1, 2, 1, 0], &[8]).unwrap();
+                let h = nn::relu(&l1.apply1(&[&x]).unwrap()).unwrap();
+                let loss = nn::softmax_cross_entropy(&l2.apply1(&[&h]).unwrap(), &t).unwrap();
+                loss.backward().unwrap();
+                assert_eq!(opt.clip_grads(1.0).is_err(), in_backward);
+                opt.update().unwrap();
+            }
+            model.parameters().unwrap().iter().map(|p| p.param.to_vec::<f64>().unwrap()).collect()
+        };
+        let (usual, stepped) = (run(false), run(true));
+        for (a, b) in usual.iter().zip(&stepped) {
+            assert!(close(a, b, 1e-12), "{a:?} vs {b:?}");
         }
-        model.parameters().unwrap().iter().map(|p| p.param.to_vec::<f64>().unwrap()).collect()
-    };
-    let (usual, stepped) = (run(false), run(true));
-    for (a, b) in usual.iter().zip(&stepped) {
-        assert!(close(a, b, 1e-12), "{a:?} vs {b:?}");
-    }
-    assert!(!close(&usual[0], &values(30, 1, -0.5, 0.5), 1e-3), "the weights moved");
-    let adam = Optimizer::adam_default().unwrap();
-    assert!(adam.set_step_in_backward(true).is_err());
+        assert!(!close(&usual[0], &values(30, 1, -0.5, 0.5), 1e-3), "the weights moved");
+        let adam = Optimizer::adam_default().unwrap();
+        assert!(adam.set_step_in_backward(true).is_err());
+    });
 }
