@@ -415,38 +415,32 @@ constexpr double kSitOutBelow = 0.5;
 // Where a class tries C both whole and split over the threads, the split is
 // chosen only if its median rate is this much higher.
 constexpr double kSplitMargin = 1.2;
-// oneDNN is chosen only where it beats the best of the other libraries by
-// this much: the first process to run its sgemm pays for its JIT-compiled
-// kernels and per-call packing buffers (measured with bench/train on a Zen 4:
-// 6 MiB more peak resident memory and 0.3 MiB more heap for the small MLP,
-// 8 MiB and 1.3-1.5 MiB for the convnet, than with OpenBLAS or BLIS alone),
-// while differences under 5% are within what one deciding call can tell
-// apart on a busy machine.
+// oneDNN, its sgemm and its matmul primitive alike, is chosen in a small
+// class only where it beats the best of the other libraries by this much: the
+// first process to run it pays for JIT-compiled kernels and buffers that stay
+// (measured with bench/train on a Zen 4: 6 MiB more peak resident memory and
+// 0.3 MiB more heap for the small MLP, 8 MiB and 1.3-1.5 MiB for the convnet,
+// than with OpenBLAS or BLIS alone; its matmul a primitive and a scratchpad
+// block per shape: 0.28 MiB beside the small MLP's 1.1 MiB on the Zen 5, for
+// a forward class 12% faster). In a class this small a lead of a few percent
+// is worth microseconds a step: on the Zen 3 VM oneDNN's sgemm led the small
+// MLP's classes by 3-11% with a margin of 5% and took its heap from 1.1 to
+// 1.4 MiB (libtorch's: 1.1); with 15%, paired in three rounds, the small MLP
+// and the convnet ran no slower (0.34-0.37 s against 0.36-0.43 s per epoch at
+// one thread, 0.30-0.37 against 0.29-0.42) and held 1.1 and 15.5 MiB of heap
+// against 1.4 and 15.8. The convnet's weight-gradient classes (m, n <= 32, k
+// up to 8192, NT) ran 1.5-1.6x faster through the matmul on the Zen 5.
 // Classes of at least 2^27 multiply-adds (m, n and k rounded up; a 100 x 1000
 // x 1000 product, about 2 ms) take oneDNN on any lead: there the GEMMs are the
 // step (the large MLP: 5.90-6.03 s per epoch with oneDNN against 6.35-6.39 s
-// with the margin, which left two of its classes to BLIS), and its cost is
+// with a margin, which left two of its classes to BLIS), and its cost is
 // small beside the model's own memory.
-constexpr double kHeavyMargin = 1.05;
+constexpr double kHeavyMargin = 1.15;
 constexpr int kHeavyFreeLog2Work = 27;
-// oneDNN's matmul primitive costs more: a JIT-compiled primitive and a
-// scratchpad block per shape. On the Zen 5 the small MLP's forward class (100
-// x 100 x 784, NT) ran 12% faster through it than through OpenBLAS, and
-// choosing it added 0.28 MiB to the model's 1.1 MiB of heap (above
-// libtorch's); the convnet's weight-gradient classes (m, n <= 32, k up to
-// 8192, NT) run 1.5-1.6x faster through it, for 0.3 MiB beside 16 MiB.
-constexpr double kMatmulMargin = 1.15;
 // The margin a heavy library must beat the others by in a small class (1:
 // not heavy).
 double heavy_margin(GemmLibrary lib) {
-  switch (lib) {
-    case GemmLibrary::onednn:
-      return kHeavyMargin;
-    case GemmLibrary::onednn_matmul:
-      return kMatmulMargin;
-    default:
-      return 1.0;
-  }
+  return lib == GemmLibrary::onednn || lib == GemmLibrary::onednn_matmul ? kHeavyMargin : 1.0;
 }
 
 int library_index(const char* name) {
@@ -954,12 +948,12 @@ class Chooser {
   static std::string rules() {
     char text[320];
     std::snprintf(text, sizeof text,
-                  "margins heavy %g from 2^%d, matmul %g, split %g; drop below %g after %d; sit "
+                  "margins heavy %g from 2^%d, split %g; drop below %g after %d; sit "
                   "out below %g; context from 2^%d in %d rounds; judged again below %g or above "
                   "%g in %d processes",
-                  kHeavyMargin, kHeavyFreeLog2Work, kMatmulMargin, kSplitMargin, kDropBelow,
-                  kDropAfter, kSitOutBelow, kGemmContextLog2Work, kGemmContextRounds,
-                  kGemmRejudgeBelow, kGemmRejudgeAbove, kGemmRejudgeAgreeing);
+                  kHeavyMargin, kHeavyFreeLog2Work, kSplitMargin, kDropBelow, kDropAfter,
+                  kSitOutBelow, kGemmContextLog2Work, kGemmContextRounds, kGemmRejudgeBelow,
+                  kGemmRejudgeAbove, kGemmRejudgeAgreeing);
     return text;
   }
 
