@@ -60,6 +60,21 @@ struct Gemm {
   // faster that way). Only for batch 1.
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+
+  // C (m x n) = op(A) op(B) with op(A) m x k, one product of packed matrices
+  // (each leading dimension its matrix's row length as stored).
+  static Gemm packed(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+    Gemm g;
+    g.trans_a = ta;
+    g.trans_b = tb;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.lda = ta ? m : k;
+    g.ldb = tb ? k : n;
+    g.ldc = n;
+    return g;
+  }
 };
 inline Kernel<void(const Gemm& g, const Array& a, const Array& b, Array& c)> gemm{"gemm"};
 

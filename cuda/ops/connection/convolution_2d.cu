@@ -115,12 +115,7 @@ int64_t chunk_of(int64_t N, int64_t rows, int64_t O, int64_t P) {
 
 kernels::Gemm product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                       int64_t ldc, double beta) {
-  kernels::Gemm p;
-  p.trans_a = ta;
-  p.trans_b = tb;
-  p.m = m;
-  p.n = n;
-  p.k = k;
+  kernels::Gemm p = kernels::Gemm::packed(ta, tb, m, n, k);
   p.lda = lda;
   p.ldb = ldb;
   p.ldc = ldc;

@@ -25,25 +25,11 @@
 namespace chainerc::ops {
 namespace {
 
-// C (m, n) = op(A) op(B) over row-major matrices (op(A) m x k), packed.
-kernels::Gemm product(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
-  kernels::Gemm g;
-  g.trans_a = ta;
-  g.trans_b = tb;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.lda = ta ? m : k;
-  g.ldb = tb ? k : n;
-  g.ldc = n;
-  return g;
-}
-
 // W += scale gy^T x, as (scale gy)^T x or gy^T (scale x), whichever operand
 // is smaller, with alpha 1: libxsmm's kernels, the fastest for some of these
 // products, take no other alpha.
 void add_scaled_weight_grad(const Array& gy, const Array& x, double scale, Array W) {
-  kernels::Gemm g = product(true, false, W.shape()[0], W.shape()[1], gy.shape()[0]);
+  kernels::Gemm g = kernels::Gemm::packed(true, false, W.shape()[0], W.shape()[1], gy.shape()[0]);
   g.beta = 1;
   const bool scale_gy = gy.size() <= x.size();
   const Array& smaller = scale_gy ? gy : x;
@@ -62,7 +48,7 @@ class WeightGradProduct final : public DeferredValue {
     Array gw(Buffer::wrap(dst, static_cast<size_t>(out_ * in_) * dtype_size(dtype_), gy().device(),
                           nullptr, nullptr),
              dtype_, Shape{out_, in_});
-    kernels::gemm(product(true, false, out_, in_, gy().shape()[0]), gy(), x(), gw);
+    kernels::gemm(kernels::Gemm::packed(true, false, out_, in_, gy().shape()[0]), gy(), x(), gw);
   }
   bool add_scaled_to(const Array& target, double scale) const override {
     if (target.dtype() != dtype_ || target.shape() != Shape{out_, in_} ||
@@ -139,7 +125,7 @@ class Linear final : public Function {
       fail(CH_ERR_SHAPE, "Linear: input x has shape ", x.shape().to_string(), " (", features,
            " features per sample) but in_size is ", in_);
     Array y = Array::empty(x.dtype(), Shape{n, out_}, x.device());
-    kernels::Gemm g = product(false, true, n, out_, in_);  // y = x W^T (+ y)
+    kernels::Gemm g = kernels::Gemm::packed(false, true, n, out_, in_);  // y = x W^T (+ y)
     if (has_bias_) {  // y rows start as b; the product is added onto them
       kernels::broadcast_to(parameter_at(*this, 1).param, y);
       g.beta = 1;
@@ -165,7 +151,8 @@ class Linear final : public Function {
     const int64_t n = gy.shape()[0];
     const bool want_gx = needs_input_grad(0);  // not for data (requires_grad 0)
     Array gx = want_gx ? Array::empty(x.dtype(), x.shape(), x.device()) : Array();
-    const kernels::Gemm gx_product = product(false, false, n, in_, out_);  // gx = gy W
+    const kernels::Gemm gx_product =
+        kernels::Gemm::packed(false, false, n, in_, out_);  // gx = gy W
     Buffer* gw_buffer = pw.grad.buffer().get();
     double step = 0;
     const bool stepped = gw_buffer && gw_buffer->take_step(&step);
@@ -182,7 +169,7 @@ class Linear final : public Function {
       // the first accumulation writes gW = gy^T x instead of reading zeros back,
       // or leaves it for the update (defer_weight_grad).
       if (!defer_weight_grad(gy, x, pw)) {
-        kernels::Gemm gw = product(true, false, out_, in_, n);  // gW += gy^T x
+        kernels::Gemm gw = kernels::Gemm::packed(true, false, out_, in_, n);  // gW += gy^T x
         gw.beta = pw.grad.claim_zero() ? 0 : 1;
         kernels::gemm(gw, gy, x, pw.grad);
       }

@@ -73,15 +73,9 @@ class MatMul final : public Function {
   static void product(bool ta, bool tb, int64_t batch, int64_t m, int64_t n, int64_t k,
                       const Array& A, int64_t lda, int64_t stride_a, const Array& B, int64_t ldb,
                       int64_t stride_b, Array& C) {
-    kernels::Gemm g;
-    g.trans_a = ta;
-    g.trans_b = tb;
-    g.m = m;
-    g.n = n;
-    g.k = k;
+    kernels::Gemm g = kernels::Gemm::packed(ta, tb, m, n, k);
     g.lda = lda;
     g.ldb = ldb;
-    g.ldc = n;
     g.batch = batch;
     g.stride_a = stride_a;
     g.stride_b = stride_b;
