@@ -113,12 +113,8 @@ int64_t chunk_of(int64_t N, int64_t rows, int64_t O, int64_t P) {
   return chunk < N ? chunk : N;
 }
 
-kernels::Gemm product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
-                      int64_t ldc, double beta) {
+kernels::Gemm product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double beta) {
   kernels::Gemm p = kernels::Gemm::packed(ta, tb, m, n, k);
-  p.lda = lda;
-  p.ldb = ldb;
-  p.ldc = ldc;
   p.beta = beta;
   return p;
 }
@@ -138,7 +134,7 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
       const int64_t nc = chunk < N - n0 ? chunk : N - n0, cols = nc * P;
       launch_elementwise("convolution_2d im2col", rows * cols, im2col_kernel<T>, x.data<T>(), g, n0,
                          nc, col.data<T>());
-      kernels::gemm(product(false, false, O, cols, rows, rows, cols, cols, 0), W, col, tmp);
+      kernels::gemm(product(false, false, O, cols, rows, 0), W, col, tmp);
       launch_elementwise("convolution_2d bias", O * cols, scatter_bias_kernel<T>, tmp.data<T>(), pb,
                          O, P, n0, nc, y.data<T>());
     }
@@ -165,9 +161,9 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
                          nc, gmat.data<T>());
       launch_elementwise("convolution_2d im2col", rows * cols, im2col_kernel<T>, x.data<T>(), g, n0,
                          nc, col.data<T>());
-      kernels::gemm(product(false, true, O, rows, cols, cols, cols, rows, 1), gmat, col, gW);
+      kernels::gemm(product(false, true, O, rows, cols, 1), gmat, col, gW);
       if (!gx.defined()) continue;
-      kernels::gemm(product(true, false, rows, cols, O, rows, cols, cols, 0), W, gmat, col);
+      kernels::gemm(product(true, false, rows, cols, O, 0), W, gmat, col);
       launch_elementwise("convolution_2d col2im", nc * g.c * g.h * g.w, col2im_add_kernel<T>,
                          col.data<T>(), g, n0, nc, gx.data<T>());
     }

@@ -29,7 +29,7 @@ class MatMul final : public Function {
            tb_ ? " (transposed)" : "", " (", ka, " vs ", kb, ")");
     Array y =
         Array::empty(in[0].dtype(), batched_ ? Shape{sa[0], m, n} : Shape{m, n}, in[0].device());
-    product(ta_, tb_, sa[0], m, n, ka, in[0], sa[2], sa[1] * sa[2], in[1], sb[2], sb[1] * sb[2], y);
+    product(ta_, tb_, sa[0], m, n, ka, in[0], in[1], y);
     return {y};
   }
 
@@ -39,17 +39,16 @@ class MatMul final : public Function {
     const int64_t batch = sa[0];
     const int64_t m = ta_ ? sa[2] : sa[1], k = ta_ ? sa[1] : sa[2], n = tb_ ? sb[1] : sb[2];
     Array ga = Array::empty_like(a), gb = Array::empty_like(b);
-    const int64_t sta = sa[1] * sa[2], stb = sb[1] * sb[2], stg = m * n;
     // ga: op(a) = gy op(b)^T, i.e. a = gy op(b)^T (m x k) or a = op(b) gy^T (k x m)
     if (!ta_)
-      product(false, !tb_, batch, m, k, n, gy, n, stg, b, sb[2], stb, ga);
+      product(false, !tb_, batch, m, k, n, gy, b, ga);
     else
-      product(tb_, true, batch, k, m, n, b, sb[2], stb, gy, n, stg, ga);
+      product(tb_, true, batch, k, m, n, b, gy, ga);
     // gb: op(b) = op(a)^T gy, i.e. b = op(a)^T gy (k x n) or b = gy^T op(a) (n x k)
     if (!tb_)
-      product(!ta_, false, batch, k, n, m, a, sa[2], sta, gy, n, stg, gb);
+      product(!ta_, false, batch, k, n, m, a, gy, gb);
     else
-      product(true, ta_, batch, n, k, m, gy, n, stg, a, sa[2], sta, gb);
+      product(true, ta_, batch, n, k, m, gy, a, gb);
     return {ga, gb};
   }
 
@@ -69,16 +68,14 @@ class MatMul final : public Function {
          "; a 2-D or 3-D array is expected");
   }
 
-  // For each of `batch` matrices: C (m x n) = op(A) op(B) with op(A) m x k.
+  // For each of `batch` packed matrices, one after another: C (m x n) =
+  // op(A) op(B) with op(A) m x k.
   static void product(bool ta, bool tb, int64_t batch, int64_t m, int64_t n, int64_t k,
-                      const Array& A, int64_t lda, int64_t stride_a, const Array& B, int64_t ldb,
-                      int64_t stride_b, Array& C) {
+                      const Array& A, const Array& B, Array& C) {
     kernels::Gemm g = kernels::Gemm::packed(ta, tb, m, n, k);
-    g.lda = lda;
-    g.ldb = ldb;
     g.batch = batch;
-    g.stride_a = stride_a;
-    g.stride_b = stride_b;
+    g.stride_a = m * k;
+    g.stride_b = k * n;
     g.stride_c = m * n;
     kernels::gemm(g, A, B, C);
   }
