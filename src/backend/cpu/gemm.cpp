@@ -227,6 +227,20 @@ void split_over_pool(GemmLibrary lib, Blocks blocks, bool ta, bool tb, int64_t m
                      int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
                      T* c, int64_t ldc, T* bt = nullptr) {
   if (lib != GemmLibrary::libxsmm || !tb) bt = nullptr;
+  // libxsmm's kernels take alpha 1 only: with another alpha (SGD's
+  // W += -lr gy^T x) A is scaled into scratch first, rather than the call
+  // left to OpenBLAS. The other libraries take alpha as it is.
+  std::vector<T> scaled_a;
+  if (lib == GemmLibrary::libxsmm && (!tb || bt) && alpha != T(1) &&
+      (beta == T(0) || beta == T(1))) {
+    const int64_t rows = ta ? k : m, cols = ta ? m : k;
+    scaled_a.resize(static_cast<size_t>(rows * cols));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) scaled_a[size_t(i * cols + j)] = alpha * a[i * lda + j];
+    a = scaled_a.data();
+    lda = cols;
+    alpha = T(1);
+  }
   const double work = double(m) * double(n) * double(k);
   const bool split_rows = m > n;
   const int64_t extent = split_rows ? m : n;

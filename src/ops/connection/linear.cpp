@@ -25,17 +25,12 @@
 namespace chainerc::ops {
 namespace {
 
-// W += scale gy^T x, as (scale gy)^T x or gy^T (scale x), whichever operand
-// is smaller, with alpha 1: libxsmm's kernels, the fastest for some of these
-// products, take no other alpha.
+// W += scale gy^T x, one GEMM into W (alpha = scale, beta = 1).
 void add_scaled_weight_grad(const Array& gy, const Array& x, double scale, Array W) {
   kernels::Gemm g = kernels::Gemm::packed(true, false, W.shape()[0], W.shape()[1], gy.shape()[0]);
+  g.alpha = scale;
   g.beta = 1;
-  const bool scale_gy = gy.size() <= x.size();
-  const Array& smaller = scale_gy ? gy : x;
-  Array scaled = Array::empty(smaller.dtype(), smaller.shape(), smaller.device());
-  kernels::mul_scalar(smaller, scale, scaled);
-  kernels::gemm(g, scale_gy ? scaled : gy, scale_gy ? x : scaled, W);
+  kernels::gemm(g, gy, x, W);
 }
 
 // W's gradient gy^T x, not yet written (see the top of the file).
