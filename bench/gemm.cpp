@@ -41,6 +41,7 @@
 
 #include "backend/cpu/gemm_blis.h"
 #include "backend/cpu/parallel.h"
+#include "step_sequence.h"
 
 #if CH_HAVE_DNNL
 #include <omp.h>
@@ -253,68 +254,6 @@ Row measure(const Shape& s, int threads, int repeats, double min_time) {
   return row;
 }
 
-// The training step's GEMMs of an MLP 784-h-h-10 at batch 100 (see the file
-// comment): operands wired as the step's, `lib` forced (-1: cpu::gemm).
-struct StepSequence {
-  int64_t h;
-  std::vector<float> x, w1, w2, w3, h1, h2, y, gy, gw1, gw2, gw3, gh1, gh2;
-  explicit StepSequence(int64_t hidden) : h(hidden) {
-    std::mt19937 rng(2);
-    std::uniform_real_distribution<float> u(-1, 1);
-    auto filled = [&](std::vector<float>& v, int64_t n) {
-      v.resize(size_t(n));
-      for (float& e : v) e = u(rng);
-    };
-    filled(x, 100 * 784);
-    filled(w1, h * 784);
-    filled(w2, h * h);
-    filled(w3, 10 * h);
-    filled(gy, 100 * 10);
-    for (auto* v : {&h1, &h2, &gh1, &gh2}) v->assign(size_t(100 * h), 0.f);
-    y.assign(100 * 10, 0.f);
-    gw1.assign(size_t(h * 784), 0.f);
-    gw2.assign(size_t(h * h), 0.f);
-    gw3.assign(size_t(10 * h), 0.f);
-  }
-  double flop() const {
-    const double H = double(h);
-    return 2.0 * 100 * (784 * H + H * H + H * 10) +                  // forward
-           2.0 * 100 * (10 * H + 10 * H + H * H + H * H + H * 784);  // backward, no gx of l1
-  }
-  static constexpr int kGemms = 8;
-  // With `seconds`, each GEMM's time is added to seconds[i] (i in the order
-  // below). A forced library without a kernel for a GEMM's transposes
-  // (libxsmm and a B^T without a workspace) leaves it to OpenBLAS.
-  void run(int lib, float gw_beta, double* seconds = nullptr) {
-    int index = 0;
-    // The forward's products have their W's gradient as workspace (Linear's
-    // after zero_grads).
-    auto g = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
-                 float beta, float* c, std::vector<float>* gw = nullptr) {
-      const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-      const cpu::GemmWorkspace ws = gw ? workspace_of(*gw) : cpu::GemmWorkspace{};
-      const double t0 = seconds ? now() : 0;
-      if (lib < 0)
-        cpu::gemm(ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n, ws);
-      else
-        cpu::gemm_using(cpu::gemm_library_supports(GemmLibrary(lib), false, ta, tb, gw != nullptr)
-                            ? GemmLibrary(lib)
-                            : GemmLibrary::openblas,
-                        ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n, cpu::GemmBlocks::rule,
-                        ws);
-      if (seconds) seconds[index++] += now() - t0;
-    };
-    g(false, true, 100, h, 784, x.data(), w1.data(), 0.f, h1.data(), &gw1);  // h1 = x W1^T
-    g(false, true, 100, h, h, h1.data(), w2.data(), 0.f, h2.data(), &gw2);   // h2 = h1 W2^T
-    g(false, true, 100, 10, h, h2.data(), w3.data(), 0.f, y.data(), &gw3);   // y = h2 W3^T
-    g(true, false, 10, h, 100, gy.data(), h2.data(), gw_beta, gw3.data());   // gW3 = gy^T h2
-    g(false, false, 100, h, 10, gy.data(), w3.data(), 0.f, gh2.data());      // gh2 = gy W3
-    g(true, false, h, h, 100, gh2.data(), h1.data(), gw_beta, gw2.data());   // gW2 = gh2^T h1
-    g(false, false, 100, h, h, gh2.data(), w2.data(), 0.f, gh1.data());      // gh1 = gh2 W2
-    g(true, false, h, 784, 100, gh1.data(), x.data(), gw_beta, gw1.data());  // gW1 = gh1^T x
-  }
-};
-
 // Milliseconds per step of the sequence for each library forced, chainerc's
 // choice, its choice with beta 1, and "each GEMM at its best": the sum over
 // the sequence's GEMMs of the fastest library's time for that GEMM, each
@@ -323,14 +262,15 @@ struct StepSequence {
 std::vector<std::pair<std::string, double>> measure_step(int64_t hidden, int threads, int repeats,
                                                          double min_time) {
   cpu::set_num_threads(threads);
-  StepSequence seq(hidden);
+  bench::StepSequence seq(hidden);
   struct V {
     std::string name;
     int lib;
     float beta;
     long iters = 1;
     double best = 1e30;
-    double gemm_best[StepSequence::kGemms] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+    double gemm_best[bench::StepSequence::kGemms] = {1e30, 1e30, 1e30, 1e30,
+                                                     1e30, 1e30, 1e30, 1e30};
   };
   std::vector<V> vs;
   vs.push_back({"chainerc", -1, 0.f});
@@ -357,13 +297,13 @@ std::vector<std::pair<std::string, double>> measure_step(int64_t hidden, int thr
   for (int r = 0; r < repeats; ++r)
     for (V& v : vs) {
       if (v.lib < 0) continue;
-      double seconds[StepSequence::kGemms] = {};
+      double seconds[bench::StepSequence::kGemms] = {};
       for (long i = 0; i < v.iters; ++i) seq.run(v.lib, v.beta, seconds);
-      for (int j = 0; j < StepSequence::kGemms; ++j)
+      for (int j = 0; j < bench::StepSequence::kGemms; ++j)
         v.gemm_best[j] = std::min(v.gemm_best[j], seconds[j] / double(v.iters));
     }
   double each_best = 0;
-  for (int j = 0; j < StepSequence::kGemms; ++j) {
+  for (int j = 0; j < bench::StepSequence::kGemms; ++j) {
     double b = 1e30;
     for (const V& v : vs)
       if (v.lib >= 0) b = std::min(b, v.gemm_best[j]);

@@ -5,20 +5,22 @@
 // release does (variable_handle_destroyed), so that the step does the work
 // bench/train's does.
 //
-//   step_profile [mlp|convnet] [threads] [steps] [--hidden N] [--gemm|--ops|--in-step]
+//   step_profile [mlp|convnet] [threads] [steps] [--hidden N] [--gemm|--ops|--in-step|--paired]
 //
 // Prints the mean microseconds per step after one warm-up step (the data is
 // synthetic: a fixed pattern, labels i % 10), the time in each phase and the
 // last loss; with --gemm (last) only the MLP step's GEMMs, timed alone; with
 // --ops each function's forward and backward alone; with --in-step also each
 // GEMM of the step timed where the step calls it (cpu::set_gemm_observer),
-// and each phase's time outside the GEMMs.
+// and each phase's time outside the GEMMs; with --paired (MLP only) the step
+// against its GEMM limit, measured in alternation (paired_with_limit below).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +35,7 @@
 #include "core/random.h"
 #include "core/variable.h"
 #include "ops/ops.h"
+#include "step_sequence.h"
 #include "train/function_set.h"
 #include "train/optimizer.h"
 #include "train/optimizers/optimizers.h"
@@ -232,6 +235,122 @@ void per_function(Net& net, const VarPtr& x, const VarPtr& t, long steps) {
   }
 }
 
+// The step against the time its GEMMs allow, measured in alternation: rounds
+// of 10 real steps, each followed by 10 runs of bench/gemm's step sequence
+// (step_sequence.h) with each library forced and with chainerc's choice. The
+// limit is bench/gemm's: the lower of the best forced library's sequence and
+// the sum, GEMM by GEMM, of the fastest library's time inside its own forced
+// sequence. On a shared machine the rate a library reaches moves from second
+// to second; bench/gemm's limit is the best of a few 20 ms windows, taken
+// apart from the epoch it is compared with. Here both sides are means over
+// the same minutes, so a slow spell falls on both alike.
+void paired_with_limit(int64_t hidden, int threads, long steps, const std::function<void()>& step) {
+  constexpr long kRound = 10;
+  const long rounds = std::max(1L, steps / kRound);
+  bench::StepSequence seq(hidden);
+  struct V {
+    std::string name;
+    int lib;            // -1: chainerc's choice
+    float gw_beta = 0;  // 1: gW added onto, as SGD's deferred product adds onto W
+    double total = 0, gemm[bench::StepSequence::kGemms] = {};
+  };
+  std::vector<V> vs;
+  for (cpu::GemmLibrary lib : cpu::gemm_libraries(false))
+    vs.push_back({cpu::gemm_library_name(lib), int(lib)});
+  vs.push_back({"chainerc's choice", -1});
+  vs.push_back({"chainerc's, gW beta 1", -1, 1.f});
+  for (V& v : vs)
+    for (int i = 0; i < 4 * cpu::kGemmSamples; ++i) seq.run(v.lib, v.gw_beta);  // choices made here
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  double real_total = 0;
+  std::vector<double> ratios;
+  GemmTally tally;  // the real step's GEMMs, timed where it calls them
+  for (long r = 0; r < rounds; ++r) {
+    cpu::set_gemm_observer(&GemmTally::observe, &tally);
+    auto t0 = Clock::now();
+    for (long s = 0; s < kRound; ++s) step();
+    const double real = seconds_since(t0);
+    cpu::set_gemm_observer(nullptr, nullptr);
+    real_total += real;
+    double best_forced = 1e30, gemm_best[bench::StepSequence::kGemms];
+    std::fill(std::begin(gemm_best), std::end(gemm_best), 1e30);
+    for (V& v : vs) {
+      double gemm[bench::StepSequence::kGemms] = {};
+      t0 = Clock::now();
+      for (long s = 0; s < kRound; ++s) seq.run(v.lib, v.gw_beta, gemm);
+      const double total = seconds_since(t0);
+      v.total += total;
+      for (int j = 0; j < bench::StepSequence::kGemms; ++j) v.gemm[j] += gemm[j];
+      if (v.lib < 0) continue;
+      best_forced = std::min(best_forced, total);
+      for (int j = 0; j < bench::StepSequence::kGemms; ++j)
+        gemm_best[j] = std::min(gemm_best[j], gemm[j]);
+    }
+    double each_best = 0;
+    for (double g : gemm_best) each_best += g;
+    ratios.push_back(real / std::min(best_forced, each_best));
+  }
+  const double n = double(rounds * kRound);
+  double best_forced = 1e30, each_best = 0;
+  std::string best_name;
+  for (const V& v : vs)
+    if (v.lib >= 0 && v.total < best_forced) best_forced = v.total, best_name = v.name;
+  for (int j = 0; j < bench::StepSequence::kGemms; ++j) {
+    double b = 1e30;
+    for (const V& v : vs)
+      if (v.lib >= 0) b = std::min(b, v.gemm[j]);
+    each_best += b;
+  }
+  const double limit = std::min(best_forced, each_best);
+  std::sort(ratios.begin(), ratios.end());
+  std::printf(
+      "mlp 784-%ld-%ld-10 threads=%d, %ld rounds of %ld real steps, each followed by %ld of "
+      "the GEMM sequence per variant (ms per step, mean over the rounds):\n",
+      long(hidden), long(hidden), threads, rounds, kRound, kRound);
+  const double real_gemms = tally.phase_seconds[0];
+  std::printf("  real step                      %8.3f  (%.2f s per 600-step epoch)\n",
+              real_total / n * 1e3, real_total / n * 600);
+  std::printf("    its GEMMs                    %8.3f\n", real_gemms / n * 1e3);
+  std::printf("    the rest                     %8.3f\n", (real_total - real_gemms) / n * 1e3);
+  for (const V& v : vs) std::printf("  sequence, %-20s %8.3f\n", v.name.c_str(), v.total / n * 1e3);
+  std::printf("  sequence, each GEMM at its best %7.3f\n", each_best / n * 1e3);
+  // GEMM by GEMM: in the real step, in chainerc's choice's sequence, and the
+  // best library's in its own sequence.
+  const int64_t h = hidden;
+  const std::tuple<bool, bool, int64_t, int64_t, int64_t, bool> shapes[] = {
+      {false, true, 100, h, 784, true},  {false, true, 100, h, h, true},
+      {false, true, 100, 10, h, true},   {true, false, 10, h, 100, false},
+      {false, false, 100, h, 10, false}, {true, false, h, h, 100, false},
+      {false, false, 100, h, h, false},  {true, false, h, 784, 100, false}};
+  std::printf(
+      "  GEMM by GEMM, us per step (real step / chainerc's choice's sequence, gW beta 0 and 1 / "
+      "best):\n");
+  const V& choice = vs[vs.size() - 2];
+  const V& choice_beta1 = vs.back();
+  for (int j = 0; j < bench::StepSequence::kGemms; ++j) {
+    const auto& [ta, tb, m, nn, k, ws] = shapes[j];
+    double in_step = 0, best = 1e30;
+    const auto it = tally.calls.find(shapes[j]);
+    if (it != tally.calls.end())
+      for (double sec : it->second) in_step += sec;
+    for (const V& v : vs)
+      if (v.lib >= 0) best = std::min(best, v.gemm[j]);
+    std::printf("    %c%c%s %5ld x %5ld x %5ld  %8.1f  %8.1f  %8.1f  %8.1f\n", ta ? 'T' : 'N',
+                tb ? 'T' : 'N', ws ? "+ws" : "   ", long(m), long(nn), long(k), in_step / n * 1e6,
+                choice.gemm[j] / n * 1e6, choice_beta1.gemm[j] / n * 1e6, best / n * 1e6);
+  }
+  std::printf("  limit (lower of %s and each GEMM at its best) %.3f ms (%.2f s per epoch)\n",
+              best_name.c_str(), limit / n * 1e3, limit / n * 600);
+  std::printf(
+      "  the step over the limit: %.3f over all rounds; per round median %.3f, quartiles "
+      "%.3f-%.3f, range %.3f-%.3f\n",
+      real_total / limit, ratios[ratios.size() / 2], ratios[ratios.size() / 4],
+      ratios[ratios.size() * 3 / 4], ratios.front(), ratios.back());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,7 +363,7 @@ int main(int argc, char** argv) {
   if ((model != "mlp" && model != "convnet") || threads < 1 || steps < 1) {
     std::fprintf(stderr,
                  "usage: step_profile [mlp|convnet] [threads] [steps] [--hidden N] "
-                 "[--gemm|--ops|--in-step]\n");
+                 "[--gemm|--ops|--in-step|--paired]\n");
     return 2;
   }
   const bool conv = model == "convnet";
@@ -274,6 +393,18 @@ int main(int argc, char** argv) {
   if (argc > 4 && !std::strcmp(argv[argc - 1], "--ops")) {
     std::printf("%s, threads=%d, each function alone:\n", model.c_str(), threads);
     per_function(net, x, t, steps);
+    return 0;
+  }
+  if (argc > 4 && !std::strcmp(argv[argc - 1], "--paired")) {
+    if (conv) {
+      std::fprintf(stderr, "step_profile: --paired is for the MLP\n");
+      return 2;
+    }
+    net.step(x, t);  // warm-up
+    paired_with_limit(hidden, threads, steps, [&] {
+      make_vars(x, t);
+      net.step(x, t);
+    });
     return 0;
   }
   const bool in_step = argc > 4 && !std::strcmp(argv[argc - 1], "--in-step");
