@@ -150,6 +150,12 @@ bool Buffer::defer_value(std::shared_ptr<const DeferredValue> value, size_t nbyt
 }
 
 bool Buffer::add_deferred_to(const Array& target, double scale) {
+  // The products that read the target are computed first, before this buffer
+  // turns kComputing: computed from inside the addition (the target's
+  // before_write), they would take the registry lock while another thread may
+  // hold it, waiting in materialize_readers for this very buffer.
+  if (target.buffer() && lazy_zero_.load(std::memory_order_acquire) == kDeferred)
+    target.buffer()->before_write();
   unsigned char s = kDeferred;
   if (!lazy_zero_.compare_exchange_strong(s, kComputing, std::memory_order_acq_rel)) return false;
   bool added = false;

@@ -206,6 +206,61 @@ TEST(DeferredGrad, AWriteIntoAnOperandComputesTheProductFirst) {
   }
 }
 
+// A deferred value for the test below: `n` floats, each the sum of its
+// operand; writing it records whether `watched` still held its deferred value
+// then. Added elsewhere, it scales the target in place (a kernel's write).
+class Watching final : public DeferredValue {
+ public:
+  Watching(Array operand, const Buffer* watched, int* deferred_at_write)
+      : DeferredValue({std::move(operand)}), watched_(watched), flag_(deferred_at_write) {}
+  void write(void* dst) const override {
+    *flag_ = watched_ && watched_->value_deferred() ? 1 : 0;
+    float sum = 0;
+    for (float v : contents(operands()[0])) sum += v;
+    float* out = static_cast<float*>(dst);
+    for (int64_t i = 0; i < kSize; ++i) out[i] = sum;
+  }
+  bool add_scaled_to(const Array& target, double scale) const override {
+    Array t = target;
+    kernels::scale_in_place(t, 1.0 + scale);
+    return true;
+  }
+  static constexpr int64_t kSize = 64;
+
+ private:
+  const Buffer* watched_;
+  int* flag_;
+};
+
+// W's update (add_deferred_to) where W is an operand of another deferred
+// value R (a weight read as data elsewhere): R is computed from the W before
+// the update, and before W's gradient turns "computing". Computed from inside
+// the update instead, R's computation would take the registry lock while W's
+// gradient is computing, and a thread holding that lock while it waits for
+// the gradient (a write into one of its operands) would never get it.
+TEST(DeferredGrad, AnUpdateComputesWhatReadsTheWeightBeforeItStarts) {
+  Array w = Array::full(DType::Float32, Shape{Watching::kSize}, 2.0);
+  Array g = Array::empty(DType::Float32, Shape{Watching::kSize});
+  Array r = Array::empty(DType::Float32, Shape{Watching::kSize});
+  int g_deferred_when_r_written = -1, unused = -1;
+  ASSERT_TRUE(g.buffer()->defer_zero(g.nbytes()));
+  ASSERT_TRUE(r.buffer()->defer_zero(r.nbytes()));
+  ASSERT_TRUE(g.buffer()->defer_value(
+      std::make_shared<Watching>(Array::full(DType::Float32, Shape{Watching::kSize}, 1.0), nullptr,
+                                 &unused),
+      g.nbytes()));
+  ASSERT_TRUE(r.buffer()->defer_value(
+      std::make_shared<Watching>(w, g.buffer().get(), &g_deferred_when_r_written), r.nbytes()));
+  ASSERT_TRUE(g.buffer()->add_deferred_to(w, -0.5));
+  EXPECT_FALSE(r.buffer()->value_deferred()) << "the update did not compute R first";
+  EXPECT_EQ(g_deferred_when_r_written, 1)
+      << "R was computed while W's gradient was computing its addition";
+  // R from W before the update (64 x 2), W scaled by the stand-in addition.
+  expect_close(contents(r), std::vector<float>(Watching::kSize, 128.f), "R");
+  expect_close(contents(w), std::vector<float>(Watching::kSize, 1.f), "W");
+  EXPECT_TRUE(g.buffer()->value_deferred()) << "the gradient keeps its value after the update";
+}
+
 // An input whose pointer was handed out before forward can change without the
 // engine seeing it: W1's deferred product keeps a copy of it.
 TEST(DeferredGrad, AnOperandWhoseWritesAreNotSeenIsCopied) {
