@@ -108,19 +108,13 @@ struct Variant {
 // chainerc's choice are timed with one here, as the step runs them.
 bool linear_forward(const Shape& s) { return s.op.find("y=xW^T") != std::string::npos; }
 
-// A vector as a product's workspace (a gradient lent by Linear's forward).
-template <typename T>
-cpu::GemmWorkspace workspace_of(std::vector<T>& v) {
-  return {v.data(), v.size() * sizeof(T)};
-}
-
 template <typename T>
 struct Operands {
   std::vector<T> a, b, c;
   // A Linear forward's workspace: its W's gradient, pending zero after
   // zero_grads (cpu::GemmWorkspace), n x k.
   std::vector<T> workspace;
-  cpu::GemmWorkspace lent() { return workspace_of(workspace); }
+  cpu::GemmWorkspace lent() { return bench::workspace_of(workspace); }
   Operands(const Shape& s) {
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> u(-1, 1);

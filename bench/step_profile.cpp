@@ -161,23 +161,16 @@ struct Net {
 // at the current thread count. bench/gemm's step sequence wires the operands
 // as the step does and compares the libraries.
 double mlp_gemm_us(int64_t hidden, long steps) {
-  struct G {
-    bool ta, tb;
-    int64_t m, n, k;
-  };
-  const int64_t n = kBatch, h = hidden;
-  const G gs[] = {{false, true, n, h, 784}, {false, true, n, h, h},   {false, true, n, 10, h},
-                  {true, false, 10, h, n},  {false, false, n, h, 10}, {true, false, h, h, n},
-                  {false, false, n, h, h},  {true, false, h, 784, n}};
+  const auto gs = bench::StepSequence::gemms(hidden);
   std::vector<std::vector<float>> a, b, c;
-  for (const G& g : gs) {
+  for (const auto& g : gs) {
     a.emplace_back(static_cast<size_t>(g.m * g.k), 0.5f);
     b.emplace_back(static_cast<size_t>(g.k * g.n), 0.25f);
     c.emplace_back(static_cast<size_t>(g.m * g.n), 0.0f);
   }
   auto once = [&] {
-    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; ++i) {
-      const G& g = gs[i];
+    for (size_t i = 0; i < gs.size(); ++i) {
+      const auto& g = gs[i];
       cpu::gemm(g.ta, g.tb, g.m, g.n, g.k, 1.0f, a[i].data(), g.ta ? g.m : g.k, b[i].data(),
                 g.tb ? g.k : g.n, 0.0f, c[i].data(), g.n);
     }
@@ -257,6 +250,7 @@ void paired_with_limit(int64_t hidden, int threads, long steps, const std::funct
   std::vector<V> vs;
   for (cpu::GemmLibrary lib : cpu::gemm_libraries(false))
     vs.push_back({cpu::gemm_library_name(lib), int(lib)});
+  const size_t choice_at = vs.size();
   vs.push_back({"chainerc's choice", -1});
   vs.push_back({"chainerc's, gW beta 1", -1, 1.f});
   for (V& v : vs)
@@ -298,11 +292,12 @@ void paired_with_limit(int64_t hidden, int threads, long steps, const std::funct
   std::string best_name;
   for (const V& v : vs)
     if (v.lib >= 0 && v.total < best_forced) best_forced = v.total, best_name = v.name;
+  double gemm_best[bench::StepSequence::kGemms];  // the fastest forced library's, per GEMM
   for (int j = 0; j < bench::StepSequence::kGemms; ++j) {
-    double b = 1e30;
+    gemm_best[j] = 1e30;
     for (const V& v : vs)
-      if (v.lib >= 0) b = std::min(b, v.gemm[j]);
-    each_best += b;
+      if (v.lib >= 0) gemm_best[j] = std::min(gemm_best[j], v.gemm[j]);
+    each_best += gemm_best[j];
   }
   const double limit = std::min(best_forced, each_best);
   std::sort(ratios.begin(), ratios.end());
@@ -319,28 +314,22 @@ void paired_with_limit(int64_t hidden, int threads, long steps, const std::funct
   std::printf("  sequence, each GEMM at its best %7.3f\n", each_best / n * 1e3);
   // GEMM by GEMM: in the real step, in chainerc's choice's sequence, and the
   // best library's in its own sequence.
-  const int64_t h = hidden;
-  const std::tuple<bool, bool, int64_t, int64_t, int64_t, bool> shapes[] = {
-      {false, true, 100, h, 784, true},  {false, true, 100, h, h, true},
-      {false, true, 100, 10, h, true},   {true, false, 10, h, 100, false},
-      {false, false, 100, h, 10, false}, {true, false, h, h, 100, false},
-      {false, false, 100, h, h, false},  {true, false, h, 784, 100, false}};
+  const auto shapes = bench::StepSequence::gemms(hidden);
   std::printf(
       "  GEMM by GEMM, us per step (real step / chainerc's choice's sequence, gW beta 0 and 1 / "
       "best):\n");
-  const V& choice = vs[vs.size() - 2];
-  const V& choice_beta1 = vs.back();
+  const V& choice = vs[choice_at];
+  const V& choice_beta1 = vs[choice_at + 1];
   for (int j = 0; j < bench::StepSequence::kGemms; ++j) {
-    const auto& [ta, tb, m, nn, k, ws] = shapes[j];
-    double in_step = 0, best = 1e30;
-    const auto it = tally.calls.find(shapes[j]);
+    const auto& g = shapes[size_t(j)];
+    double in_step = 0;
+    const auto it = tally.calls.find({g.ta, g.tb, g.m, g.n, g.k, g.workspace});
     if (it != tally.calls.end())
       for (double sec : it->second) in_step += sec;
-    for (const V& v : vs)
-      if (v.lib >= 0) best = std::min(best, v.gemm[j]);
-    std::printf("    %c%c%s %5ld x %5ld x %5ld  %8.1f  %8.1f  %8.1f  %8.1f\n", ta ? 'T' : 'N',
-                tb ? 'T' : 'N', ws ? "+ws" : "   ", long(m), long(nn), long(k), in_step / n * 1e6,
-                choice.gemm[j] / n * 1e6, choice_beta1.gemm[j] / n * 1e6, best / n * 1e6);
+    std::printf("    %c%c%s %5ld x %5ld x %5ld  %8.1f  %8.1f  %8.1f  %8.1f\n", g.ta ? 'T' : 'N',
+                g.tb ? 'T' : 'N', g.workspace ? "+ws" : "   ", long(g.m), long(g.n), long(g.k),
+                in_step / n * 1e6, choice.gemm[j] / n * 1e6, choice_beta1.gemm[j] / n * 1e6,
+                gemm_best[j] / n * 1e6);
   }
   std::printf("  limit (lower of %s and each GEMM at its best) %.3f ms (%.2f s per epoch)\n",
               best_name.c_str(), limit / n * 1e3, limit / n * 600);

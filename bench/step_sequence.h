@@ -5,6 +5,7 @@
 #ifndef CH_BENCH_STEP_SEQUENCE_H
 #define CH_BENCH_STEP_SEQUENCE_H
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <random>
@@ -16,10 +17,38 @@ namespace bench {
 
 namespace cpu = chainerc::cpu;
 
+// A vector as a product's workspace (a gradient lent by Linear's forward).
+template <typename T>
+cpu::GemmWorkspace workspace_of(std::vector<T>& v) {
+  return {v.data(), v.size() * sizeof(T)};
+}
+
 // The training step's GEMMs of an MLP 784-h-h-10 at batch 100 (see the file
 // comment): operands wired as the step's, `lib` forced (-1: cpu::gemm).
 struct StepSequence {
   using Clock = std::chrono::steady_clock;
+  static constexpr int kGemms = 8;
+
+  // One GEMM of the step (row-major, op(A) m x k). `workspace`: the forward's
+  // products have their W's gradient as workspace (Linear's after
+  // zero_grads); `weight_grad`: gW = gy^T x, written at run()'s gw_beta.
+  struct Gemm {
+    bool ta, tb;
+    int64_t m, n, k;
+    bool workspace, weight_grad;
+  };
+  // The step's GEMMs in the order forward and backward run them.
+  static std::array<Gemm, kGemms> gemms(int64_t h) {
+    return {{{false, true, 100, h, 784, true, false},    // h1 = x W1^T
+             {false, true, 100, h, h, true, false},      // h2 = h1 W2^T
+             {false, true, 100, 10, h, true, false},     // y = h2 W3^T
+             {true, false, 10, h, 100, false, true},     // gW3 = gy^T h2
+             {false, false, 100, h, 10, false, false},   // gh2 = gy W3
+             {true, false, h, h, 100, false, true},      // gW2 = gh2^T h1
+             {false, false, 100, h, h, false, false},    // gh1 = gh2 W2
+             {true, false, h, 784, 100, false, true}}};  // gW1 = gh1^T x
+  }
+
   int64_t h;
   std::vector<float> x, w1, w2, w3, h1, h2, y, gy, gw1, gw2, gw3, gh1, gh2;
   explicit StepSequence(int64_t hidden) : h(hidden) {
@@ -40,43 +69,40 @@ struct StepSequence {
     gw2.assign(size_t(h * h), 0.f);
     gw3.assign(size_t(10 * h), 0.f);
   }
-  double flop() const {
-    const double H = double(h);
-    return 2.0 * 100 * (784 * H + H * H + H * 10) +                  // forward
-           2.0 * 100 * (10 * H + 10 * H + H * H + H * H + H * 784);  // backward, no gx of l1
-  }
-  static constexpr int kGemms = 8;
-  // With `seconds`, each GEMM's time is added to seconds[i] (i in the order
-  // below). A forced library without a kernel for a GEMM's transposes
+  // With `seconds`, each GEMM's time is added to seconds[i] (i in gemms()'s
+  // order). A forced library without a kernel for a GEMM's transposes
   // (libxsmm and a B^T without a workspace) leaves it to OpenBLAS.
   void run(int lib, float gw_beta, double* seconds = nullptr) {
-    int index = 0;
-    // The forward's products have their W's gradient as workspace (Linear's
-    // after zero_grads).
-    auto g = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
-                 float beta, float* c, std::vector<float>* gw = nullptr) {
-      const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-      const cpu::GemmWorkspace ws =
-          gw ? cpu::GemmWorkspace{gw->data(), gw->size() * sizeof(float)} : cpu::GemmWorkspace{};
+    struct Operands {
+      const float* a;
+      const float* b;
+      float* c;
+      std::vector<float>* lent;  // the workspace, where the GEMM has one
+    };
+    const Operands operands[kGemms] = {
+        {x.data(), w1.data(), h1.data(), &gw1},       {h1.data(), w2.data(), h2.data(), &gw2},
+        {h2.data(), w3.data(), y.data(), &gw3},       {gy.data(), h2.data(), gw3.data(), nullptr},
+        {gy.data(), w3.data(), gh2.data(), nullptr},  {gh2.data(), h1.data(), gw2.data(), nullptr},
+        {gh2.data(), w2.data(), gh1.data(), nullptr}, {gh1.data(), x.data(), gw1.data(), nullptr}};
+    const std::array<Gemm, kGemms> shapes = gemms(h);
+    for (int i = 0; i < kGemms; ++i) {
+      const Gemm& g = shapes[size_t(i)];
+      const Operands& o = operands[i];
+      const int64_t lda = g.ta ? g.m : g.k, ldb = g.tb ? g.k : g.n;
+      const float beta = g.weight_grad ? gw_beta : 0.f;
+      const cpu::GemmWorkspace ws = g.workspace ? workspace_of(*o.lent) : cpu::GemmWorkspace{};
       const auto t0 = seconds ? Clock::now() : Clock::time_point{};
       if (lib < 0)
-        cpu::gemm(ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n, ws);
+        cpu::gemm(g.ta, g.tb, g.m, g.n, g.k, 1.f, o.a, lda, o.b, ldb, beta, o.c, g.n, ws);
       else
         cpu::gemm_using(
-            cpu::gemm_library_supports(cpu::GemmLibrary(lib), false, ta, tb, gw != nullptr)
+            cpu::gemm_library_supports(cpu::GemmLibrary(lib), false, g.ta, g.tb, g.workspace)
                 ? cpu::GemmLibrary(lib)
                 : cpu::GemmLibrary::openblas,
-            ta, tb, m, n, k, 1.f, a, lda, b, ldb, beta, c, n, cpu::GemmBlocks::rule, ws);
-      if (seconds) seconds[index++] += std::chrono::duration<double>(Clock::now() - t0).count();
-    };
-    g(false, true, 100, h, 784, x.data(), w1.data(), 0.f, h1.data(), &gw1);  // h1 = x W1^T
-    g(false, true, 100, h, h, h1.data(), w2.data(), 0.f, h2.data(), &gw2);   // h2 = h1 W2^T
-    g(false, true, 100, 10, h, h2.data(), w3.data(), 0.f, y.data(), &gw3);   // y = h2 W3^T
-    g(true, false, 10, h, 100, gy.data(), h2.data(), gw_beta, gw3.data());   // gW3 = gy^T h2
-    g(false, false, 100, h, 10, gy.data(), w3.data(), 0.f, gh2.data());      // gh2 = gy W3
-    g(true, false, h, h, 100, gh2.data(), h1.data(), gw_beta, gw2.data());   // gW2 = gh2^T h1
-    g(false, false, 100, h, h, gh2.data(), w2.data(), 0.f, gh1.data());      // gh1 = gh2 W2
-    g(true, false, h, 784, 100, gh1.data(), x.data(), gw_beta, gw1.data());  // gW1 = gh1^T x
+            g.ta, g.tb, g.m, g.n, g.k, 1.f, o.a, lda, o.b, ldb, beta, o.c, g.n,
+            cpu::GemmBlocks::rule, ws);
+      if (seconds) seconds[i] += std::chrono::duration<double>(Clock::now() - t0).count();
+    }
   }
 };
 
