@@ -76,6 +76,18 @@ __global__ void map2_kernel(const T* __restrict__ a, const T* __restrict__ b, T*
   const F f{};
   for (int64_t i = grid_start(); i < n; i += grid_step()) y[i] = f(a[i], b[i]);
 }
+// y is a (a backward writing gx over gy, see Array::unshared): one pointer
+// where map2_kernel has two restricted ones.
+template <typename F, typename T>
+__global__ void map2_in_place_kernel(T* a, const T* __restrict__ b, int64_t n) {
+  const F f{};
+  for (int64_t i = grid_start(); i < n; i += grid_step()) a[i] = f(a[i], b[i]);
+}
+template <typename F, typename T>
+__global__ void map2_scalar_in_place_kernel(T* a, const T* __restrict__ b, T s, int64_t n) {
+  const F f{};
+  for (int64_t i = grid_start(); i < n; i += grid_step()) a[i] = f(a[i], b[i], s);
+}
 template <typename F, typename T>
 __global__ void map2_scalar_kernel(const T* __restrict__ a, const T* __restrict__ b, T s,
                                    T* __restrict__ y, int64_t n) {
@@ -103,24 +115,32 @@ void unary_scalar_kernel(const Array& x, double s, Array& y) {
                        static_cast<T>(s), y.data<T>(), x.size());
   });
 }
-// y = F(a, b), all of one shape.
+// y = F(a, b), all of one shape; y may be a (not b).
 template <typename F>
 void binary_kernel(const Array& a, const Array& b, Array& y) {
   DeviceGuard guard(a.device().index);
   dispatch_floating(a.dtype(), "CUDA binary kernel", [&](auto t) {
     using T = decltype(t);
-    launch_elementwise("CUDA binary kernel", a.size(), map2_kernel<F, T>, a.data<T>(), b.data<T>(),
-                       y.data<T>(), a.size());
+    if (y.shares_memory_with(a))
+      launch_elementwise("CUDA binary kernel", a.size(), map2_in_place_kernel<F, T>, y.data<T>(),
+                         b.data<T>(), a.size());
+    else
+      launch_elementwise("CUDA binary kernel", a.size(), map2_kernel<F, T>, a.data<T>(),
+                         b.data<T>(), y.data<T>(), a.size());
   });
 }
-// y = F(a, b, s).
+// y = F(a, b, s); y may be a (not b).
 template <typename F>
 void binary_scalar_kernel(const Array& a, const Array& b, double s, Array& y) {
   DeviceGuard guard(a.device().index);
   dispatch_floating(a.dtype(), "CUDA binary kernel", [&](auto t) {
     using T = decltype(t);
-    launch_elementwise("CUDA binary kernel", a.size(), map2_scalar_kernel<F, T>, a.data<T>(),
-                       b.data<T>(), static_cast<T>(s), y.data<T>(), a.size());
+    if (y.shares_memory_with(a))
+      launch_elementwise("CUDA binary kernel", a.size(), map2_scalar_in_place_kernel<F, T>,
+                         y.data<T>(), b.data<T>(), static_cast<T>(s), a.size());
+    else
+      launch_elementwise("CUDA binary kernel", a.size(), map2_scalar_kernel<F, T>, a.data<T>(),
+                         b.data<T>(), static_cast<T>(s), y.data<T>(), a.size());
   });
 }
 

@@ -85,6 +85,16 @@ class Buffer {
     return owner_ != Owner::External && !exposed_.load(std::memory_order_relaxed);
   }
   bool value_deferred() const { return lazy_zero_.load(std::memory_order_acquire) == kDeferred; }
+  // Whether whoever holds the only reference may give these bytes a new
+  // value in place: memory of the engine's caching allocators, no pointer
+  // handed out, the bytes holding the value (no lazy zeros, no deferred
+  // value) and no deferred value reading them.
+  bool overwritable() const {
+    return (owner_ == Owner::HostCache || owner_ == Owner::DeviceCache) &&
+           !exposed_.load(std::memory_order_relaxed) &&
+           lazy_zero_.load(std::memory_order_acquire) == kEager &&
+           deferred_readers_.load(std::memory_order_acquire) == 0;
+  }
   // target += scale x the deferred value, the buffer keeping it; false (and
   // nothing done) where no value is deferred or the value cannot.
   bool add_deferred_to(const Array& target, double scale);
@@ -216,6 +226,13 @@ class Array {
   }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   bool shares_memory_with(const Array& o) const { return buffer_ && buffer_ == o.buffer_; }
+  // No other array, variable or deferred value shares this array's memory,
+  // which only the engine writes (Buffer::overwritable): a function may
+  // write its result over it. backward() hands a function the only
+  // reference to an output's gradient where nothing keeps that gradient, so
+  // that a gradient computed element by element from it can take its place
+  // (ops' grad_room).
+  bool unshared() const { return buffer_ && buffer_.use_count() == 1 && buffer_->overwritable(); }
   // Buffer::defer_zero / claim_zero over this array's bytes (false: none).
   bool defer_zero() const { return buffer_ && buffer_->defer_zero(nbytes()); }
   bool claim_zero() const { return buffer_ && buffer_->claim_zero(nbytes()); }

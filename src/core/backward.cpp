@@ -25,9 +25,13 @@ bool operator<(const QueueEntry& a, const QueueEntry& b) {
 }
 
 // Gradient for output i of f: the output's gradient from this pass, or zeros.
-Array output_grad(const Function& f, size_t i, uint64_t epoch) {
+// Where nothing keeps it after f's backward (no retain_grad, not the root),
+// the gradient moves out of the variable: f's backward then holds the only
+// reference, unless another gradient shares it, and may write its own
+// result over it (Array::unshared).
+Array output_grad(const Function& f, size_t i, uint64_t epoch, bool keep) {
   if (VarPtr y = f.outputs[i].lock())
-    if (y->grad.defined() && y->grad_epoch == epoch) return y->grad;
+    if (y->grad.defined() && y->grad_epoch == epoch) return keep ? y->grad : std::move(y->grad);
   const OutputInfo& info = f.output_info[i];
   return Array::zeros(info.dtype, info.shape, info.device);
 }
@@ -123,9 +127,18 @@ void backward(const VarPtr& root, bool retain_grad) {
     // Nothing wants a gradient from this node: no input, no parameter.
     if (!f->inputs.empty() && f->inputs.size() <= 64 && mask == 0 && !f->has_parameters()) continue;
     f->input_grad_mask = f->inputs.size() <= 64 ? mask : ~uint64_t{0};
-    for (size_t i = 0; i < f->outputs.size(); ++i) gouts.push_back(output_grad(*f, i, epoch));
+    for (size_t i = 0; i < f->outputs.size(); ++i)
+      gouts.push_back(output_grad(*f, i, epoch, retain_grad || f->outputs[i].lock() == root));
 
-    Arrays gxs = f->backward(in, gouts);
+    Arrays gxs;
+    try {
+      gxs = f->backward(in, gouts);
+    } catch (...) {  // the gradients go back where they were
+      for (size_t i = 0; i < f->outputs.size(); ++i)
+        if (VarPtr y = f->outputs[i].lock())
+          if (y->grad_epoch == epoch && !y->grad.defined()) y->grad = gouts[i];
+      throw;
+    }
     if (gxs.size() != f->inputs.size())
       fail(CH_ERR_CALLBACK, "function '", f->name(), "' backward returned ", gxs.size(),
            " gradients for ", f->inputs.size(), " inputs");

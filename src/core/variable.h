@@ -96,7 +96,10 @@ class Function {
   // values) and keeps in members what backward needs.
   virtual Arrays forward(const Arrays& inputs) = 0;
   // One gradient per input; an undefined Array means none. grad_outputs has
-  // one defined array per output (zeros where no gradient flowed).
+  // one defined array per output (zeros where no gradient flowed). A
+  // gradient that nothing else references (Array::unshared) is this call's
+  // to overwrite, as the last thing it does (after a throw the engine gives
+  // it back to the output's variable).
   virtual Arrays backward(const Arrays& inputs, const Arrays& grad_outputs) = 0;
   // A fresh, unapplied copy for applying this function again, or null if the
   // function cannot be re-applied (built-ins are applied through their own call).

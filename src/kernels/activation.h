@@ -1,6 +1,9 @@
 // Kernels of the activation functions (ops/activation). Arguments are checked
 // by the op; outputs are allocated by the op on the inputs' device (float32 or
 // float64, one dtype). The per-element math is in pointwise/activation.h.
+// The gradients (relu_grad, leaky_relu_grad, sigmoid_grad, tanh_grad) may
+// write gx over gy: the op passes gy itself as the output where it may
+// (run_over_grad).
 #pragma once
 
 #include "kernels/registry.h"

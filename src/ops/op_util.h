@@ -54,6 +54,22 @@ inline Array run(const kernels::Kernel<kernels::BinaryScalarFn>& k, const Array&
   k(a, b, s, y);
   return y;
 }
+// A backward's gx = k(gy, b) (or k(gy, b, s)) for gy and b of one shape: over
+// gy itself where the call holds the only reference to it (Array::unshared;
+// the kernels take an output that is their first operand), so that no new
+// array is written while gy is still in cache, else into a new array like gy.
+inline Array run_over_grad(const kernels::Kernel<kernels::BinaryFn>& k, const Array& gy,
+                           const Array& b) {
+  Array gx = gy.unshared() ? gy : Array::empty_like(gy);
+  k(gy, b, gx);
+  return gx;
+}
+inline Array run_over_grad(const kernels::Kernel<kernels::BinaryScalarFn>& k, const Array& gy,
+                           const Array& b, double s) {
+  Array gx = gy.unshared() ? gy : Array::empty_like(gy);
+  k(gy, b, s, gx);
+  return gx;
+}
 // y = k(a, b) with NumPy broadcasting, after checking both are float arrays
 // of one dtype on one device.
 inline Array run_broadcast(const char* who, const kernels::Kernel<kernels::BroadcastFn>& k,

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/shape.h"
 #include "core/variable.h"
+#include "ops/ops.h"
 
 using namespace chainerc;
 
@@ -346,6 +347,94 @@ TEST(CoreGraph, GradientOfSharedBufferIsNotWrittenInPlace) {
   backward(z, false);
   EXPECT_EQ(x->grad.get(0), 3.0);
   EXPECT_EQ(g.get(0), 1.0) << "the initial error was modified";
+}
+
+// y = x, recording in backward whether the engine handed it the only
+// reference to gy (Array::unshared), and where its fresh gx = 2 gy lives.
+class Probe final : public Function {
+ public:
+  explicit Probe(bool fail = false) : fail_(fail) {}
+  const char* name() const override { return "Probe"; }
+  Arrays forward(const Arrays& in) override { return {in[0].copy()}; }
+  Arrays backward(const Arrays&, const Arrays& gy) override {
+    gy_unshared = gy[0].unshared();
+    if (fail_) fail(CH_ERR_CALLBACK, "Probe: failing as asked");
+    Array gx = Array::empty_like(gy[0]);
+    for (int64_t i = 0; i < gx.size(); ++i) gx.data<double>()[i] = 2 * gy[0].data<double>()[i];
+    gx_memory = gx.raw();
+    return {gx};
+  }
+  bool gy_unshared = false;
+  void* gx_memory = nullptr;
+
+ private:
+  bool fail_;
+};
+
+TEST(CoreGraph, BackwardHandsOverOnlyTheGradientsNothingKeeps) {
+  VarPtr x = scalar(1);
+  auto inner = std::make_shared<Probe>(), outer = std::make_shared<Probe>();
+  VarPtr y = apply1(inner, {x});
+  VarPtr z = apply1(outer, {y});
+  backward(z, false);
+  EXPECT_FALSE(outer->gy_unshared) << "the root keeps its gradient";
+  EXPECT_TRUE(inner->gy_unshared) << "y's gradient is dropped after its creator's backward";
+  EXPECT_FALSE(y->grad.defined());
+  EXPECT_EQ(x->grad.get(0), 4.0);
+  backward(z, true);
+  EXPECT_FALSE(inner->gy_unshared) << "retain_grad keeps y's gradient";
+  EXPECT_EQ(y->grad.get(0), 2.0);
+  EXPECT_EQ(x->grad.get(0), 4.0);
+
+  // Plus hands one gradient to both inputs: neither creator holds it alone
+  // while the other still waits for it.
+  VarPtr a = scalar(1), b = scalar(1);
+  auto pa = std::make_shared<Probe>(), pb = std::make_shared<Probe>();
+  VarPtr s = apply1(std::make_shared<Plus>(), {apply1(pa, {a}), apply1(pb, {b})});
+  backward(apply1(std::make_shared<Scale>(1), {s}), false);  // s not the root: its grad dropped
+  EXPECT_NE(pa->gy_unshared, pb->gy_unshared) << "the first of the two shares it, the last not";
+  EXPECT_EQ(a->grad.get(0), 2.0);
+  EXPECT_EQ(b->grad.get(0), 2.0);
+}
+
+TEST(CoreGraph, AFailedBackwardGivesTheGradientBack) {
+  VarPtr x = scalar(1);
+  VarPtr y = apply1(std::make_shared<Probe>(true), {x});
+  VarPtr z = apply1(std::make_shared<Scale>(3), {y});
+  EXPECT_EQ(status_of([&] { backward(z, false); }), CH_ERR_CALLBACK);
+  ASSERT_TRUE(y->grad.defined()) << "y's gradient went into the failed call and stays y's";
+  EXPECT_EQ(y->grad.get(0), 3.0);
+  EXPECT_FALSE(x->grad.defined());
+}
+
+// relu's backward writes gx over gy where it holds the only reference, and
+// into a new array where another gradient shares gy (NumPy: gx = gy (x > 0)).
+TEST(CoreGraph, ReluWritesItsGradientOverAnUnsharedOne) {
+  const int64_t n = 100000;  // above the parallel grain
+  auto signs = [&](int64_t period) {
+    Array a = Array::empty(DType::Float64, Shape({n}));
+    for (int64_t i = 0; i < n; ++i) a.data<double>()[i] = i % period == 0 ? -1.0 - i : 0.5 + i;
+    return std::make_shared<VariableImpl>(a);
+  };
+  for (bool retain : {false, true}) {
+    VarPtr x = signs(3);
+    auto probe = std::make_shared<Probe>();
+    VarPtr z = apply1(probe, {ops::relu(x)});
+    z->grad = Array::full(DType::Float64, Shape({n}), 1.0);
+    backward(z, retain);
+    for (int64_t i = 0; i < n; i += 999) ASSERT_EQ(x->grad.get(i), i % 3 == 0 ? 0.0 : 2.0) << i;
+    EXPECT_EQ(x->grad.raw() == probe->gx_memory, !retain) << "retain_grad " << retain;
+    EXPECT_EQ(z->grad.get(0), 1.0);
+  }
+  VarPtr x1 = signs(2), x2 = signs(5);
+  VarPtr s = apply1(std::make_shared<Plus>(), {ops::relu(x1), ops::relu(x2)});
+  VarPtr root = apply1(std::make_shared<Scale>(1), {s});  // s not the root: its grad dropped
+  root->grad = Array::full(DType::Float64, Shape({n}), 1.0);
+  backward(root, false);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(x1->grad.get(i), i % 2 == 0 ? 0.0 : 1.0) << i;
+    ASSERT_EQ(x2->grad.get(i), i % 5 == 0 ? 0.0 : 1.0) << i;
+  }
 }
 
 TEST(CoreGraph, VolatileRecordsNothing) {

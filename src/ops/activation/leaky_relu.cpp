@@ -16,7 +16,7 @@ class LeakyReLU final : public Function {
     return {run(kernels::leaky_relu, in[0], slope_)};
   }
   Arrays backward(const Arrays& in, const Arrays& gy) override {
-    return {run(kernels::leaky_relu_grad, gy[0], in[0], slope_)};
+    return {run_over_grad(kernels::leaky_relu_grad, gy[0], in[0], slope_)};
   }
 
  private:

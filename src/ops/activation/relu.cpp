@@ -17,7 +17,7 @@ class ReLU final : public Function {
     return {y_};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {run(kernels::relu_grad, gy[0], y_)};
+    return {run_over_grad(kernels::relu_grad, gy[0], y_)};
   }
 
  private:

@@ -17,7 +17,7 @@ class Sigmoid final : public Function {
     return {y_};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {run(kernels::sigmoid_grad, gy[0], y_)};
+    return {run_over_grad(kernels::sigmoid_grad, gy[0], y_)};
   }
 
  private:

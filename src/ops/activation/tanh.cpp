@@ -16,7 +16,7 @@ class Tanh final : public Function {
     return {y_};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override {
-    return {run(kernels::tanh_grad, gy[0], y_)};
+    return {run_over_grad(kernels::tanh_grad, gy[0], y_)};
   }
 
  private:
