@@ -83,7 +83,10 @@ CH_API int64_t ch_variable_size(const ch_variable* variable);
  * call starts the gradients afresh (Chainer 1.0 semantics): a root's grad
  * holds the gradient of this backward, not a sum over calls. Unless
  * retain_grad is non-zero, the grads of intermediate variables are freed as
- * soon as they have been used. Callable again after the same forward.
+ * soon as they have been used (an intermediate's grad is its creator's to
+ * use up: relu, leaky_relu, sigmoid and tanh write their input's gradient
+ * over it where nothing else shares it, so it reads as none during that
+ * backward too). Callable again after the same forward.
  * If a function's backward fails, the error names the function and the phase
  * and the graph stays usable. */
 CH_API ch_status ch_variable_backward(ch_variable* variable, int32_t retain_grad);
