@@ -231,7 +231,7 @@ class Array {
   // write its result over it. backward() hands a function the only
   // reference to an output's gradient where nothing keeps that gradient, so
   // that a gradient computed element by element from it can take its place
-  // (ops' grad_room).
+  // (ops' run_over_grad).
   bool unshared() const { return buffer_ && buffer_.use_count() == 1 && buffer_->overwritable(); }
   // Buffer::defer_zero / claim_zero over this array's bytes (false: none).
   bool defer_zero() const { return buffer_ && buffer_->defer_zero(nbytes()); }

@@ -29,9 +29,11 @@ bool operator<(const QueueEntry& a, const QueueEntry& b) {
 // the gradient moves out of the variable: f's backward then holds the only
 // reference, unless another gradient shares it, and may write its own
 // result over it (Array::unshared).
-Array output_grad(const Function& f, size_t i, uint64_t epoch, bool keep) {
+Array output_grad(const Function& f, size_t i, uint64_t epoch, bool retain_grad,
+                  const VarPtr& root) {
   if (VarPtr y = f.outputs[i].lock())
-    if (y->grad.defined() && y->grad_epoch == epoch) return keep ? y->grad : std::move(y->grad);
+    if (y->grad.defined() && y->grad_epoch == epoch)
+      return retain_grad || y == root ? y->grad : std::move(y->grad);
   const OutputInfo& info = f.output_info[i];
   return Array::zeros(info.dtype, info.shape, info.device);
 }
@@ -128,7 +130,7 @@ void backward(const VarPtr& root, bool retain_grad) {
     if (!f->inputs.empty() && f->inputs.size() <= 64 && mask == 0 && !f->has_parameters()) continue;
     f->input_grad_mask = f->inputs.size() <= 64 ? mask : ~uint64_t{0};
     for (size_t i = 0; i < f->outputs.size(); ++i)
-      gouts.push_back(output_grad(*f, i, epoch, retain_grad || f->outputs[i].lock() == root));
+      gouts.push_back(output_grad(*f, i, epoch, retain_grad, root));
 
     Arrays gxs;
     try {
