@@ -188,6 +188,26 @@ void Buffer::materialize_readers() const {
   for (const Buffer* owner : owners) (void)owner->data();
 }
 
+bool Buffer::adopt_operand() const {
+  const int i = deferred_->adoptable_operand();
+  if (i < 0 || static_cast<size_t>(i) >= deferred_->operands().size()) return false;
+  const Array& operand = deferred_->operands()[static_cast<size_t>(i)];
+  Buffer* b = operand.buffer().get();
+  // use_count 1: the value's own reference; no other thread can take a new
+  // one. Its only reader is this value, and its bytes hold its value.
+  if (!b || b == this || operand.buffer().use_count() != 1 || owner_ != Owner::HostCache ||
+      b->owner_ != owner_ || b->nbytes_ != nbytes_ || operand.nbytes() != nbytes_ ||
+      b->exposed_.load(std::memory_order_relaxed) ||
+      b->lazy_zero_.load(std::memory_order_acquire) != kEager ||
+      b->deferred_readers_.load(std::memory_order_acquire) != 1)
+    return false;
+  deferred_->write(b->data_);  // not through b's data(): it would compute this value first
+  // The operand's buffer goes with the value (materialize drops it), freeing
+  // the block this buffer was given and never wrote.
+  std::swap(data_, b->data_);
+  return true;
+}
+
 void Buffer::materialize() const {
   for (;;) {
     unsigned char s = lazy_zero_.load(std::memory_order_acquire);
@@ -203,7 +223,7 @@ void Buffer::materialize() const {
     if (s == kDeferred) {
       if (!lazy_zero_.compare_exchange_strong(s, kComputing, std::memory_order_acq_rel)) continue;
       try {
-        deferred_->write(data_);
+        if (!adopt_operand()) deferred_->write(data_);
       } catch (...) {
         lazy_zero_.store(kDeferred, std::memory_order_release);
         throw;

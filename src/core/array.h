@@ -167,6 +167,10 @@ class Buffer {
   enum : unsigned char { kEager, kPending, kZeroing, kLent, kDeferred, kComputing };
   void materialize() const;
   void materialize_readers() const;
+  // In materialize (kComputing): computes the deferred value over its
+  // adoptable operand and exchanges memory with it, where nothing else holds
+  // the operand and its bytes are this buffer's kind and size; false: nothing done.
+  bool adopt_operand() const;
   // Takes deferred_ away (kComputing held by the caller) and stops counting
   // its operands' readers.
   std::shared_ptr<const DeferredValue> drop_deferred() const;
@@ -178,7 +182,9 @@ class Buffer {
   std::atomic<int> step_uses_{0};
   std::atomic<bool> step_armed_{false}, step_taken_{false};
   std::atomic<double> step_scale_{0};
-  void* data_ = nullptr;
+  // Mutable: computing a deferred value may exchange it for an operand's
+  // memory (adopt_operand).
+  mutable void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
   ch_release_callback release_ = nullptr;
@@ -266,6 +272,14 @@ class DeferredValue {
   // Writes the value over all of `dst` (the buffer's bytes, which data()
   // does not reach while this runs).
   virtual void write(void* dst) const = 0;
+  // An operand (its index; -1: none) of the value's size that write() may
+  // be given as dst, element by element over its own bytes. When the value
+  // is computed and this deferred value is all that still holds the operand
+  // (its variable's data released since), the buffer writes the value over
+  // the operand's bytes and takes that memory in exchange for its own,
+  // unwritten: a write into lines the operand's writer left in cache instead
+  // of into memory not touched since it was freed.
+  virtual int adoptable_operand() const { return -1; }
   // target += scale x the value, without writing the value; false where it
   // cannot (nothing done).
   virtual bool add_scaled_to(const Array& target, double scale) const = 0;

@@ -196,7 +196,10 @@ int64_t bytes_in_use() {
 }
 
 // 2^20 float32 elements (4 MiB): releasing h's handle frees them when relu
-// consumes h, and frees nothing when mul (which reads h) does.
+// consumes h, and frees nothing when mul (which reads h) does. relu computes
+// y when y is first read, over h's bytes once h's handle is gone: the 4 MiB
+// come back then (y's own block, never written), and y holds h's values
+// through relu (NumPy: maximum(2 x, 0) = 1 for x = 0.5).
 TEST_F(ReleasedData, ReleasingTheHandleFreesTheMemoryOnlyWhenNoConsumerReadsIt) {
   const int64_t n = int64_t{1} << 20, bytes = n * 4;
   for (bool consumer_reads_h : {false, true}) {
@@ -210,11 +213,21 @@ TEST_F(ReleasedData, ReleasingTheHandleFreesTheMemoryOnlyWhenNoConsumerReadsIt) 
       ASSERT_CH_OK(ch_functions_relu(y.out(), h));
     const int64_t before = bytes_in_use();
     h.reset();
+    Arr yd;
+    ASSERT_CH_OK(ch_variable_data(yd.out(), y));
+    double first = 0, last = 0;
+    ASSERT_CH_OK(ch_array_get(&first, yd, 0));
+    ASSERT_CH_OK(ch_array_get(&last, yd, n - 1));
     const int64_t freed = before - bytes_in_use();
-    if (consumer_reads_h)
+    if (consumer_reads_h) {
       EXPECT_EQ(freed, 0);
-    else
+      EXPECT_EQ(first, 0.5);  // h x = 1 x 0.5
+      EXPECT_EQ(last, 0.5);
+    } else {
       EXPECT_GE(freed, bytes);
+      EXPECT_EQ(first, 1.0);
+      EXPECT_EQ(last, 1.0);
+    }
   }
 }
 

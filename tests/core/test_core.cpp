@@ -437,6 +437,60 @@ TEST(CoreGraph, ReluWritesItsGradientOverAnUnsharedOne) {
   }
 }
 
+// relu's forward leaves y to be computed when first read (ops/activation/
+// relu.cpp). By then a released input's bytes (its variable's data dropped,
+// as variable_handle_destroyed does) are written over and become y's; an
+// input still held, or written after relu, keeps its values, and y holds
+// relu of what the input was when relu ran (NumPy: maximum(x, 0)).
+TEST(CoreGraph, ReluComputesItsOutputOverAReleasedInput) {
+  const int64_t n = 100000;  // 800 KB: above relu's deferral threshold
+  auto value = [](int64_t i) { return i % 3 == 0 ? -1.0 - i : 0.5 + i; };
+  auto layer_output = [&] {  // an intermediate, as a layer's output is
+    Array a = Array::empty(DType::Float64, Shape({n}));
+    for (int64_t i = 0; i < n; ++i) a.data<double>()[i] = value(i);
+    return apply1(std::make_shared<Scale>(1), {std::make_shared<VariableImpl>(a)});
+  };
+  auto relu_of_value = [&](int64_t i) { return std::max(value(i), 0.0); };
+  for (int released = 0; released < 2; ++released) {
+    SCOPED_TRACE(released ? "input released" : "input held");
+    VarPtr h = layer_output();
+    const void* h_memory = h->data.raw();
+    const int64_t in_use = host_memory_stats().bytes_in_use;
+    VarPtr y = ops::relu(h);
+    if (released) h->data = Array::placeholder_like(h->data);
+    for (int64_t i = 0; i < n; i += 7) ASSERT_EQ(y->data.get(i), relu_of_value(i)) << i;
+    EXPECT_EQ(y->data.raw() == h_memory, released == 1);
+    if (released) {
+      EXPECT_EQ(host_memory_stats().bytes_in_use, in_use) << "y's own block is freed";
+    } else {
+      EXPECT_GE(host_memory_stats().bytes_in_use, in_use + n * 8);
+      for (int64_t i = 0; i < n; i += 7) ASSERT_EQ(h->data.get(i), value(i)) << i;
+    }
+    // The gradient through the adopted bytes (NumPy: gx = gy (x > 0)).
+    VarPtr x = h->creator->inputs[0];
+    y->grad = Array::full(DType::Float64, Shape({n}), 2.0);
+    backward(y, false);
+    for (int64_t i = 0; i < n; i += 7) ASSERT_EQ(x->grad.get(i), value(i) > 0 ? 2.0 : 0.0) << i;
+  }
+  // A write into the input before y is read: y is computed first, from the
+  // input's values when relu ran.
+  VarPtr h = layer_output();
+  VarPtr y = ops::relu(h);
+  h->data.fill(-7.0);
+  for (int64_t i = 0; i < n; i += 7) {
+    ASSERT_EQ(y->data.get(i), relu_of_value(i)) << i;
+    ASSERT_EQ(h->data.get(i), -7.0) << i;
+  }
+  // y released unread: nothing is computed, and both blocks come back.
+  VarPtr h2 = layer_output();
+  const int64_t with_h2 = host_memory_stats().bytes_in_use;
+  VarPtr y2 = ops::relu(h2);
+  h2->data = Array::placeholder_like(h2->data);
+  EXPECT_GE(host_memory_stats().bytes_in_use, with_h2 + n * 8) << "h2's bytes, y2's block";
+  y2.reset();
+  EXPECT_LE(host_memory_stats().bytes_in_use, with_h2 - n * 8) << "neither is held";
+}
+
 TEST(CoreGraph, VolatileRecordsNothing) {
   VarPtr x = scalar(1, true);
   VarPtr y = apply1(std::make_shared<Scale>(2), {x});

@@ -27,6 +27,13 @@ CH_SIMD_CLONES void map2_chunk(const T* __restrict a, const T* __restrict b, T* 
   for (int64_t i = s; i < e; ++i) out[i] = g(a[i], b[i]);
 }
 
+// map_chunk over `a` itself (out is a: relu's forward written over its
+// input, DeferredValue::write_over_operand).
+template <typename T, typename F>
+CH_SIMD_CLONES void map_chunk_in_place(T* a, int64_t b, int64_t e, F g) {
+  for (int64_t i = b; i < e; ++i) a[i] = g(a[i]);
+}
+
 // map2_chunk over `a` itself (out is a: a backward writing gx over gy, see
 // Array::unshared), one pointer where the others restrict.
 template <typename T, typename F>
@@ -34,10 +41,14 @@ CH_SIMD_CLONES void map2_chunk_in_place(T* a, const T* __restrict b, int64_t s, 
   for (int64_t i = s; i < e; ++i) a[i] = g(a[i], b[i]);
 }
 
-// out[i] = f(a[i]) for i in [0, n).
+// out[i] = f(a[i]) for i in [0, n); out may be a.
 template <typename T, typename F>
 void par_map(const T* a, T* out, int64_t n, F f) {
-  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { map_chunk(a, out, b, e, f); });
+  if (out == a)
+    parallel_for(n, kElementwiseGrain,
+                 [&](int64_t b, int64_t e) { map_chunk_in_place(out, b, e, f); });
+  else
+    parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { map_chunk(a, out, b, e, f); });
 }
 
 // out[i] = f(a[i], b[i]) for i in [0, n); out may be a (not b).
