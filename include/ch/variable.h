@@ -16,7 +16,8 @@
  * lets go of its data at once, so intermediate arrays are freed during
  * forward. relu goes further: a large output (64 KiB or more, host memory)
  * is computed when first read, and where its input's data was let go by
- * then, over the input's memory, which it takes over. Backward is unaffected. A handle to such a variable found later
+ * then, over the input's memory, which it takes over. Backward is
+ * unaffected. A handle to such a variable found later
  * through ch_function_input / ch_function_output still gives its shape,
  * dtype, gradient and creator, but ch_variable_data fails with CH_ERR_GRAPH
  * and applying a function to it fails too: keep a handle to any variable

@@ -28,7 +28,7 @@ CH_SIMD_CLONES void map2_chunk(const T* __restrict a, const T* __restrict b, T* 
 }
 
 // map_chunk over `a` itself (out is a: relu's forward written over its
-// input, DeferredValue::write_over_operand).
+// released input, DeferredValue::adoptable_operand).
 template <typename T, typename F>
 CH_SIMD_CLONES void map_chunk_in_place(T* a, int64_t b, int64_t e, F g) {
   for (int64_t i = b; i < e; ++i) a[i] = g(a[i]);
