@@ -523,6 +523,74 @@ TEST(Gemm, MidSizedClassesTrySplittingOverTheThreadsBothWays) {
       << text;
 }
 
+// With more than one thread a timed call finds C as the pool's threads left
+// it (zeros written in shares of its rows), not as the candidate's untimed
+// call before it did: in a program another function wrote C last. Only C's
+// own elements are written (a sub-matrix's row padding keeps its values), and
+// the call's result is the chosen candidate's, at beta 0 and beta 1.
+TEST(Gemm, TimedCallsAtTwoThreadsFindCWrittenByThePool) {
+  CleanChoice clean;
+  ThreadCount tc(2);
+  FakeStopwatch fake;
+  for (GemmLibrary lib : cpu::gemm_candidates(false)) fake.seconds_per_gflop[lib] = 1.0;
+  const int64_t m = 40, n = 24, k = 8, ldc = 30;  // C: 40 rows of 24 in rows of 30
+  fake.m = m, fake.n = n, fake.k = k;
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * ldc));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(i % 7) - 3.f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(i % 5) - 2.f;
+  auto reference = [&](int64_t i, int64_t j) {
+    float s = 0;
+    for (int64_t p = 0; p < k; ++p) s += a[size_t(i * k + p)] * b[size_t(p * n + j)];
+    return s;
+  };
+  const cpu::GemmStopwatch inner = fake.get();
+  int timed_calls = 0, found_zeros = 0, found_padding = 0;
+  for (float beta : {0.f, 1.f}) {
+    SCOPED_TRACE(beta);
+    // What the caller's C holds when each timed call starts (setting the
+    // stopwatch clears the choices: the class is measured again).
+    cpu::set_gemm_stopwatch_for_testing(
+        [&](GemmLibrary lib, bool split, const std::function<void()>& call) {
+          ++timed_calls;
+          bool zeros = true, padding = true;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < ldc; ++j) {
+              const float v = c[size_t(i * ldc + j)];
+              if (j < n)
+                zeros = zeros && v == 0.f;
+              else
+                padding = padding && v == -7.f;
+            }
+          found_zeros += zeros;
+          found_padding += padding;
+          return inner(lib, split, call);
+        });
+    timed_calls = found_zeros = found_padding = 0;
+    std::fill(c.begin(), c.end(), -7.f);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[size_t(i * ldc + j)] = 0.5f;
+    cpu::gemm(false, false, m, n, k, 1.f, a.data(), k, b.data(), n, beta, c.data(), ldc);
+    ASSERT_GT(timed_calls, 0) << "the first call of the class measures";
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < ldc; ++j) {
+        const float want = j < n ? reference(i, j) + beta * 0.5f : -7.f;
+        ASSERT_EQ(c[size_t(i * ldc + j)], want) << i << ", " << j;
+      }
+    if (beta == 0.f) {
+      // The caller's C is the scratch: each timed call found its elements
+      // zeroed (the untimed call before it had written the product) and its
+      // padding as it was.
+      EXPECT_EQ(found_zeros, timed_calls);
+      EXPECT_EQ(found_padding, timed_calls);
+    } else {
+      // A scratch C of its own: the caller's C is untouched until the chosen
+      // candidate computes it.
+      EXPECT_EQ(found_zeros, 0);
+      EXPECT_EQ(found_padding, timed_calls);
+    }
+  }
+}
+
 // The call that decides a class measures into scratch memory; its own C
 // comes from the chosen candidate, as every later call's does: the first
 // step of a training loop and the next give the same bits (the measured

@@ -16,7 +16,9 @@
 // splitting pays only when the pool's workers are awake).
 //
 // The first call of a class runs the candidates in turns (A B C A B C ...) on
-// its operands but into a scratch C, timed: at least kMinSamples calls each,
+// its operands but into a scratch C (with more than one thread, written by
+// the pool's threads before each timed call, as a program's other work
+// leaves it), timed: at least kMinSamples calls each,
 // more until each has run kSampleSeconds in all (at most kMaxSamples); then
 // the class uses the candidate with the highest median rate (2 m n k /
 // seconds, so calls of different shapes within a class compare), and that
@@ -967,7 +969,7 @@ class Chooser {
     std::snprintf(text, sizeof text,
                   "margins heavy %g from 2^%d, split %g; drop below %g after %d; sit "
                   "out below %g; context from 2^%d in %d rounds; judged again below %g or above "
-                  "%g in %d processes",
+                  "%g in %d processes; C written by the pool before each timed call",
                   kHeavyMargin, kHeavyFreeLog2Work, kSplitMargin, kDropBelow, kDropAfter,
                   kSitOutBelow, kGemmContextLog2Work, kGemmContextRounds, kGemmRejudgeBelow,
                   kGemmRejudgeAbove, kGemmRejudgeAgreeing);
@@ -1159,6 +1161,21 @@ T* transposed_b_space(bool tb, int64_t n, int64_t k, GemmWorkspace workspace) {
   return need <= double(workspace.bytes) ? static_cast<T*>(workspace.data) : nullptr;
 }
 
+// C's m x n elements (row stride ldc) zeroed by the pool's threads in even
+// shares of its rows: the memory as an elementwise function over the pool
+// leaves it (gemm_chosen's measurement).
+template <typename T>
+void written_by_pool(T* c, int64_t m, int64_t n, int64_t ldc) {
+  parallel_for(m, 1, [&](int64_t r0, int64_t r1) {
+    if (ldc == n) {
+      std::memset(static_cast<void*>(c + r0 * ldc), 0, size_t((r1 - r0) * n) * sizeof(T));
+      return;
+    }
+    for (int64_t i = r0; i < r1; ++i)
+      std::memset(static_cast<void*>(c + i * ldc), 0, size_t(n) * sizeof(T));
+  });
+}
+
 template <typename T>
 void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
                  int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc, T* bt) {
@@ -1187,6 +1204,16 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
     // holds no second C (the small MLP's gW1, 313 KB, was most of its heap).
     std::vector<T> scratch(beta == T(0) ? 0 : static_cast<size_t>((m - 1) * ldc + n));
     T* const scratch_c = beta == T(0) ? c : scratch.data();
+    // With more than one thread, a program's C was last written where its
+    // other work left it, by the pool's threads in shares (an elementwise
+    // function, a split product), not by the candidate's own last call: the
+    // timed call finds C that way (written_by_pool). A whole product then
+    // pays for the lines it takes from the other cores. On an AVX-512 Xeon VM
+    // (2026-11-29) the large MLP's 100 x 1000 x 10 NN product took 17 us
+    // through OpenBLAS into C this core had written and 90 us into C the
+    // other core had written; chosen whole back to back, it took 82 us in the
+    // two-thread step.
+    const bool spread_c = num_threads() > 1 && !in_parallel_region_now();
     while (q.measure) {
       // Each timed call follows an untimed one of the same candidate: the
       // candidates take turns, and a call right after another candidate's
@@ -1197,6 +1224,7 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
                         ldc, bt);
       };
       run();
+      if (spread_c) written_by_pool(scratch_c, m, n, ldc);
       const double seconds = chooser.time(q.candidate, run);
       chooser.record(q.key, q.candidate, seconds, flop / std::max(seconds, 1e-9));
       q = chooser.pick(f64, ta, tb, m, n, k, bt != nullptr);
