@@ -111,12 +111,12 @@ const char* blas_name();
 // thread per call (see above), so this only keeps them there.
 void set_blas_threads(int n);
 
-// The timed calls of each candidate of a shape class before the choice:
-// the candidates take turns (A B C A B C ...; each turn an untimed call, then
-// a timed one), at least kGemmSamples calls each, more until each has run
-// kGemmSampleSeconds in all (timed), at most
-// kGemmMaxSamples; a candidate clearly slower than the leader after three
-// calls is dropped, and the class is decided as soon as one candidate is left.
+// The timed calls of each candidate of a shape class before the choice: the
+// candidates take turns (A B C A B C ...; each turn an untimed call, then a
+// timed one, on C the pool's threads wrote in between where there are more),
+// at least kGemmSamples calls each, more until each has run kGemmSampleSeconds
+// in all (timed), at most kGemmMaxSamples; a candidate clearly slower than the
+// leader after three calls is dropped, and the class is decided with one left.
 constexpr int kGemmSamples = 5;
 constexpr int kGemmMaxSamples = 32;
 constexpr double kGemmSampleSeconds = 4e-3;
