@@ -195,13 +195,18 @@ Array read_idx(const std::string& path, DType dtype, double scale, const char* w
     }
   }
   // Read in growing chunks, so that what is allocated follows the data that
-  // is really there (a pipe or a gzip stream may still end early).
-  std::vector<unsigned char> raw;
+  // is really there (a pipe or a gzip stream may still end early). Each chunk
+  // is a block of its own, kept until the conversion: one growing buffer
+  // copied itself at every step and touched about twice the data's bytes in
+  // fresh pages (Fashion-MNIST's 47 MB of training images: 110 MB), which on
+  // a VM is most of the read.
+  std::vector<std::vector<unsigned char>> chunks;
   got = 0;
   while (got < nbytes) {
     const size_t want = std::min(nbytes - got, std::max<size_t>(got, size_t{1} << 20));
-    raw.resize(got + want);
-    const size_t n = read_bytes(gz.f, raw.data() + got, want, path, who);
+    std::vector<unsigned char>& chunk = chunks.emplace_back(want);
+    const size_t n = read_bytes(gz.f, chunk.data(), want, path, who);
+    chunk.resize(n);
     got += n;
     if (n < want) break;
   }
@@ -216,16 +221,25 @@ Array read_idx(const std::string& path, DType dtype, double scale, const char* w
          " elements its header declares (shape ", shape.to_string(),
          "): the extents do not match the file size");
   Array out = Array::empty(dtype, shape);
-  switch (dtype) {
-    case DType::Float32:
-      convert(raw.data(), out.data<float>(), count, code, scale);
-      break;
-    case DType::Float64:
-      convert(raw.data(), out.data<double>(), count, code, scale);
-      break;
-    case DType::Int32:
-      convert(raw.data(), out.data<int32_t>(), count, code, 1.0);
-      break;
+  // Every chunk but the last is a power of two of at least 1 MiB: whole
+  // elements of any IDX type.
+  const int64_t size = type_size(code);
+  int64_t at = 0;  // elements converted
+  for (std::vector<unsigned char>& chunk : chunks) {
+    const int64_t n = static_cast<int64_t>(chunk.size()) / size;
+    switch (dtype) {
+      case DType::Float32:
+        convert(chunk.data(), out.data<float>() + at, n, code, scale);
+        break;
+      case DType::Float64:
+        convert(chunk.data(), out.data<double>() + at, n, code, scale);
+        break;
+      case DType::Int32:
+        convert(chunk.data(), out.data<int32_t>() + at, n, code, 1.0);
+        break;
+    }
+    at += n;
+    std::vector<unsigned char>().swap(chunk);  // converted: its memory goes back now
   }
   return out;
 }

@@ -139,6 +139,49 @@ TEST_F(DatasetsTest, EveryElementTypePlainAndGzip) {
   }
 }
 
+// Data of several MiB arrives in chunks (1, 1, 2, 4 MiB, ...; idx.cpp) that
+// are converted one after another: every element lands at its place, for a
+// byte type and for an 8-byte one, plain and gzip.
+TEST_F(DatasetsTest, DataOfSeveralMebibytesConvertsAcrossChunks) {
+  // 5.6 MB of float64 (chunks of 1, 1, 2 MiB and the rest) and 2.5 MB of
+  // unsigned bytes (1, 1 MiB and the rest).
+  auto double_at = [](uint32_t i) { return double(i % 1000) - 0.25 * double(i % 7); };
+  auto byte_at = [](uint32_t i) { return static_cast<uint8_t>(i * 2654435761u >> 24); };
+  struct Case {
+    unsigned type;
+    uint32_t n;
+  } cases[] = {{0x0E, 700000}, {0x08, 2500000}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("type " + std::to_string(c.type));
+    std::string data;
+    for (uint32_t i = 0; i < c.n; ++i) {
+      if (c.type == 0x08) {
+        data += static_cast<char>(byte_at(i));
+        continue;
+      }
+      const double v = double_at(i);
+      uint64_t u;
+      std::memcpy(&u, &v, 8);
+      for (int b = 7; b >= 0; --b) data += static_cast<char>((u >> (8 * b)) & 0xff);
+    }
+    const std::string file = idx(c.type, {c.n / 100, 100}, data);
+    const std::string plain = temp_path("big.idx"), gz = temp_path("big.idx.gz");
+    write_file(plain, file);
+    write_gz(gz, file);
+    for (const std::string& path : {plain, gz}) {
+      Arr a;
+      ASSERT_CH_OK(ch_datasets_read_idx(a.out(), path.c_str(), CH_FLOAT64, 1.0));
+      EXPECT_EQ(shape_of(a), (std::vector<int64_t>{c.n / 100, 100}));
+      const std::vector<double> got = values(a);
+      ASSERT_EQ(got.size(), size_t{c.n});
+      for (uint32_t i = 0; i < c.n; ++i) {
+        const double want = c.type == 0x0E ? double_at(i) : double(byte_at(i));
+        ASSERT_EQ(got[i], want) << "element " << i << " of " << path;
+      }
+    }
+  }
+}
+
 TEST_F(DatasetsTest, MalformedFiles) {
   const std::string six(6, '\x01');
   struct Case {
