@@ -1167,10 +1167,6 @@ T* transposed_b_space(bool tb, int64_t n, int64_t k, GemmWorkspace workspace) {
 template <typename T>
 void written_by_pool(T* c, int64_t m, int64_t n, int64_t ldc) {
   parallel_for(m, 1, [&](int64_t r0, int64_t r1) {
-    if (ldc == n) {
-      std::memset(static_cast<void*>(c + r0 * ldc), 0, size_t((r1 - r0) * n) * sizeof(T));
-      return;
-    }
     for (int64_t i = r0; i < r1; ++i)
       std::memset(static_cast<void*>(c + i * ldc), 0, size_t(n) * sizeof(T));
   });
