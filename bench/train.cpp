@@ -121,6 +121,21 @@ double fastest_window(const std::vector<double>& ends, double t0) {
   return best * static_cast<double>(ends.size());
 }
 
+// The timed epoch, the same on both sides: step(begin) over each batch of
+// `samples`, into r's seconds, last loss and fastest window.
+template <typename Step>
+void time_epoch(int64_t samples, Step&& step, Result& r) {
+  std::vector<double> ends;
+  ends.reserve(static_cast<size_t>(samples / kBatch));
+  const double t0 = bench::now_s();
+  for (int64_t b = 0; b + kBatch <= samples; b += kBatch) {
+    r.loss = step(b);
+    ends.push_back(bench::now_s());
+  }
+  r.seconds = bench::now_s() - t0;
+  r.fastest = fastest_window(ends, t0);
+}
+
 // A configuration of the libtorch side at a run's thread count n, as a libtorch user would
 // set it: torch::set_num_threads (libtorch's OpenMP team), the OpenBLAS thread count (every
 // OpenBLAS copy in the process: torch::set_num_threads does not reach them), libgomp's wait
@@ -247,15 +262,8 @@ Result run_chainerc(const Model& m, const Data& d, int threads) {
                    static_cast<double>(ms.bytes_in_use) / kMiB);
     }
     net.step(d, 0);  // warm-up
-    std::vector<double> ends;
-    ends.reserve(static_cast<size_t>(m.samples / kBatch));
-    const double t0 = bench::now_s();
-    for (int64_t b = 0; b + kBatch <= m.samples; b += kBatch) {
-      r.loss = net.step(d, b);
-      ends.push_back(bench::now_s());
-    }
-    r.seconds = bench::now_s() - t0;
-    r.fastest = fastest_window(ends, t0);
+    time_epoch(
+        m.samples, [&](int64_t b) { return net.step(d, b); }, r);
   }
   r.peak_mib = proc_status_mib("VmHWM:") - rss0;
   r.heap_mib = static_cast<double>(bench::heap_peak() - heap0) / (1024.0 * 1024.0);
@@ -320,15 +328,7 @@ Result run_torch(const Model& m, const Data& d, int threads, const PeerSetting& 
       return loss.item<double>();
     };
     step(0);
-    std::vector<double> ends;
-    ends.reserve(static_cast<size_t>(m.samples / kBatch));
-    const double t0 = bench::now_s();
-    for (int64_t b = 0; b + kBatch <= m.samples; b += kBatch) {
-      r.loss = step(b);
-      ends.push_back(bench::now_s());
-    }
-    r.seconds = bench::now_s() - t0;
-    r.fastest = fastest_window(ends, t0);
+    time_epoch(m.samples, step, r);
   }
   r.peak_mib = proc_status_mib("VmHWM:") - rss0;
   r.heap_mib = static_cast<double>(bench::heap_peak() - heap0) / (1024.0 * 1024.0);
