@@ -104,8 +104,9 @@ CH_API ch_status ch_memory_empty_cache(ch_device device);
  * ch_array_new_full and ch_array_to_device; ch_array_read, ch_array_write,
  * ch_array_fill, ch_array_get and ch_array_copy work on them by copying
  * through the host or on the device. ch_array_data returns a DEVICE pointer
- * for them: never dereference it on the host. Built-in functions do not run
- * on CUDA arrays yet: applying one is CH_ERR_DEVICE. */
+ * for them: never dereference it on the host. Built-in functions run on the
+ * device of their inputs; inputs on two devices are CH_ERR_DEVICE (except
+ * ch_functions_copy, which moves its input to another device). */
 
 /* A copy of `array` on `device`: host to device, device to host, between
  * devices or on the same device (always a new buffer). The copy is complete

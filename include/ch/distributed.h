@@ -22,7 +22,7 @@
  *   loop: zero_grads, forward, backward, ch_optimizer_update(mn)
  *
  * Launch with mpirun (`mpirun -np 4 ./train`), one process per core or per
- * GPU; see the README's section on distributed training.
+ * GPU; see docs/distributed.md.
  *
  * Model check: before its reductions, every call that takes a function set
  * or a multi-node optimizer compares the parameter signature of all ranks

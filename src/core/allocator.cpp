@@ -106,9 +106,8 @@ std::atomic<size_t> g_system_refuses_above{0};  // testing::refuse_system_alloca
 // Allocations of at least this size (data sets, not a model's arrays) are
 // placed on 2 MiB boundaries and advised into transparent huge pages where
 // the kernel leaves that to the program (THP "madvise", Debian's default):
-// gathering random rows of a data set then misses the TLB far less. With 4
-// KiB pages, the MNIST example's shuffled mini-batches (100 rows of 3 KiB
-// from 188 MB) cost it about 2.5% of its epoch on a Zen 4 VM. The threshold
+// gathering random rows of a data set then misses the TLB far less
+// (measured: bench/results/constants.md, kHugePageMin). The threshold
 // keeps models' arrays and the cache's segments (at most a few tens of MiB
 // for bench/train's nets) on small pages, so their resident memory is not
 // rounded up.

@@ -1,7 +1,7 @@
 // libchainerc_mpi: gradients of CUDA arrays averaged with NCCL on the device's
 // default stream (the stream chainerc's own work runs on), the NCCL id made by
 // rank 0 and broadcast through MPI. Compiled where the CUDA backend is built
-// and nccl.h is found; never run in CI (no GPU): see the README.
+// and nccl.h is found; never run in CI (no GPU): see docs/distributed.md.
 //
 // libnccl is not linked: libnccl.so.<NCCL_MAJOR> is opened on first use on
 // CUDA arrays (dlopen, as cuda/runtime/lazy_libraries.cpp does for cuDNN), so

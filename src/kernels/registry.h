@@ -5,7 +5,7 @@
 // static link into libchainerc.a would drop. An op calls a kernel like a
 // function; the kernel is found by the device of its first Array argument:
 //
-//   kernels::relu_forward(x, y);   // x, y on the same device
+//   kernels::relu(x, y);   // x, y on the same device
 //
 // A device without an implementation is refused with CH_ERR_DEVICE naming the
 // kernel and the device.

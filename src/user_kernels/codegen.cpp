@@ -8,7 +8,7 @@ namespace {
 // Definitions both targets share, and the libm prototypes the C target needs
 // (the CPU compiler sees no system header; cpu_jit.cpp binds these names).
 //
-// One contract for both devices (the README's "User kernels"): the math
+// One contract for both devices (docs/custom-functions.md): the math
 // functions of C99 (float versions with the f suffix, as in CUDA); abs() of
 // the argument's own type (float stays float); min(a, b) and max(a, b) of two
 // values of the same type (max(x, 0) with a float x is refused on both: write

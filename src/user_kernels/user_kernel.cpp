@@ -364,7 +364,8 @@ std::vector<Array> ElementwiseKernel::call(const std::vector<Array>& inputs,
   const long long threads = 256;
   long long grid = (n + threads - 1) / threads;
   grid = std::min<long long>(grid, 32LL * gpu::multiprocessor_count(device.index));
-  // TODO(cuda-core): launch on the arrays' current stream once streams exist.
+  // On the device's default (legacy) stream, where chainerc's own kernels run:
+  // ordered with them, and with ch_stream_new's streams, which wait for it.
   gpu::launch(device.index, src, name_, n, block.data(), block.size(), static_cast<unsigned>(grid),
               static_cast<unsigned>(threads), nullptr);
   return outputs;

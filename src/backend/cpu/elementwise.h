@@ -32,7 +32,9 @@ double sum_blocks(int64_t n, F partial) {
   return total;
 }
 
-// Refuse non-CPU arrays until the CUDA backend dispatches them.
+// These helpers read and write host memory: a defensive check that no array
+// of another device reaches them (the kernel registry sends CUDA arrays to
+// the CUDA backend's kernels, so arriving here would be the caller's bug).
 inline void require_cpu(const Array& a, const char* who) {
   if (!a.device().is_cpu())
     fail(CH_ERR_UNSUPPORTED, who, ": ", a.describe(),

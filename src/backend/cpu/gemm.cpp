@@ -3,12 +3,8 @@
 // choice among the candidates.
 //
 // The choice is measured, not assumed: which library is fastest differs from
-// CPU to CPU (OpenBLAS 0.3.21's AVX-512 kernels win on Zen 4, where it
-// detects "Cooperlake"; on a Zen 5 oneDNN's and libxsmm's JIT kernels win
-// most classes, and by 2x where OPENBLAS_CORETYPE forces OpenBLAS's AVX2 ones)
-// and from shape to shape (on that Zen 4, libxsmm's unpacked kernels beat
-// OpenBLAS by about 10% on the backward products of a linear layer at batch
-// 100, and lose to it on 100 x 100 x 100). A shape class is the dtype, the
+// CPU to CPU and from shape to shape (bench/results/constants.md, "Why
+// measure"). A shape class is the dtype, the
 // two transposes, m, n and k each rounded up to a power of two, and the
 // thread count (one for calls from inside a parallel_for). A
 // candidate is a library, and with more than one thread also whether C is
@@ -26,9 +22,7 @@
 // leader after three calls are dropped early, and with one left the class is
 // decided. A large class (gemm.h, kGemmContextLog2Work) is then judged
 // again in context: those calls ran back to back on hot operands, and a
-// training step's do not (the large MLP's input-gradient product went to
-// libxsmm at 1% ahead back to back, and ran 25% slower than oneDNN's in the
-// step). Each candidate in turn then computes a stretch of the program's own
+// training step's do not. Each candidate in turn then computes a stretch of the program's own
 // calls (after the first few of each process, the leader's), timed on
 // kGemmContextSamples of them, and the best median there decides. While a
 // class is judged its results come from the candidate of the stretch; once
@@ -93,8 +87,8 @@ namespace {
 // Calls of each candidate timed per shape class before the choice (gemm.h);
 // their median rate counts (the first call of a library can include its
 // one-time set-up, e.g. oneDNN's JIT compiling a kernel, and single calls are
-// at the mercy of the machine's other work: at two threads the second core's
-// speed moves by 20-30% from call to call on a shared VM).
+// at the mercy of the machine's other work, bench/results/constants.md,
+// kMinSamples).
 constexpr int kMinSamples = kGemmSamples;
 constexpr int kMaxSamples = kGemmMaxSamples;
 constexpr double kSampleSeconds = kGemmSampleSeconds;
@@ -189,8 +183,8 @@ void one_thread(GemmLibrary lib, bool ta, bool tb, int64_t m, int64_t n, int64_t
 
 // out = alpha x the rows x cols matrix at b (row stride ldb), transposed
 // (cols x rows) or not, row stride ldo, on the calling thread: OpenBLAS's
-// omatcopy (on the Zen 5, a transpose of 100 x 784 floats in 4.9 us; a plain
-// blocked loop took 38).
+// omatcopy (faster than a plain blocked loop: bench/results/constants.md,
+// omatcopy).
 void omatcopy(bool trans, const float* b, int64_t ldb, int64_t rows, int64_t cols, float alpha,
               float* out, int64_t ldo) {
   cblas_somatcopy(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, int(rows), int(cols), alpha, b,
@@ -437,23 +431,12 @@ constexpr double kSplitMargin = 1.2;
 // oneDNN, its sgemm and its matmul primitive alike, is chosen in a small
 // class only where it beats the best of the other libraries by this much: the
 // first process to run it pays for JIT-compiled kernels and buffers that stay
-// (measured with bench/train on a Zen 4: 6 MiB more peak resident memory and
-// 0.3 MiB more heap for the small MLP, 8 MiB and 1.3-1.5 MiB for the convnet,
-// than with OpenBLAS or BLIS alone; its matmul a primitive and a scratchpad
-// block per shape: 0.28 MiB beside the small MLP's 1.1 MiB on the Zen 5, for
-// a forward class 12% faster). In a class this small a lead of a few percent
-// is worth microseconds a step: on the Zen 3 VM oneDNN's sgemm led the small
-// MLP's classes by 3-11% with a margin of 5% and took its heap from 1.1 to
-// 1.4 MiB (libtorch's: 1.1); with 15%, paired in three rounds, the small MLP
-// and the convnet ran no slower (0.34-0.37 s against 0.36-0.43 s per epoch at
-// one thread, 0.30-0.37 against 0.29-0.42) and held 1.1 and 15.5 MiB of heap
-// against 1.4 and 15.8. The convnet's weight-gradient classes (m, n <= 32, k
-// up to 8192, NT) ran 1.5-1.6x faster through the matmul on the Zen 5.
-// Classes of at least 2^27 multiply-adds (m, n and k rounded up; a 100 x 1000
-// x 1000 product, about 2 ms) take oneDNN on any lead: there the GEMMs are the
-// step (the large MLP: 5.90-6.03 s per epoch with oneDNN against 6.35-6.39 s
-// with a margin, which left two of its classes to BLIS), and its cost is
-// small beside the model's own memory.
+// (several MiB of resident memory and some heap per process). In a class this
+// small a lead of a few percent is worth microseconds a step. Classes of at
+// least 2^27 multiply-adds (m, n and k rounded up; a 100 x 1000 x 1000
+// product) take oneDNN on any lead: there the GEMMs are the step, and its
+// cost is small beside the model's own memory. Both chosen by measurement:
+// bench/results/constants.md, kHeavyMargin.
 constexpr double kHeavyMargin = 1.15;
 constexpr int kHeavyFreeLog2Work = 27;
 // The margin a heavy library must beat the others by in a small class (1:
@@ -643,17 +626,12 @@ class Chooser {
   // back to back a contender (gemm.h, kGemmContextLog2Work), `leader`
   // computing each process's settling calls; true when that starts (after its
   // back-to-back calls, or when a cached choice ran slower: record_watch).
-  // On the Zen 4 VM the large MLP's input-gradient product (100 x
-  // 1000 x 1000, NN) ran at 112.7 GFLOP/s through libxsmm and 111.6 through
-  // oneDNN back to back, and its training step was 0.25-0.37 ms (3-4%)
-  // faster with oneDNN.
   // Judged again (record_watch), a candidate below kSitOutBelow of the best
   // both back to back and in context on disk sits it out and keeps its
   // medians: within one cache key (the CPU model, each library's version and
   // kernels) a library that far behind twice does not come to win, and
-  // running it again only costs its slow calls and its memory (on the Zen 5,
-  // BLIS's generic kernels at 16-20% of the leader, and its packing buffers:
-  // 33 MiB more heap for the large MLP at two threads).
+  // running it again only costs its slow calls and its memory
+  // (bench/results/constants.md, kSitOutBelow).
   static bool start_judging(ClassState& st, int leader) {
     if (st.key.log2_work() < kGemmContextLog2Work) return false;
     double best_in_context = 0, best_back_to_back = 0;
@@ -1204,11 +1182,8 @@ void gemm_chosen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, con
     // other work left it, by the pool's threads in shares (an elementwise
     // function, a split product), not by the candidate's own last call: the
     // timed call finds C that way (written_by_pool). A whole product then
-    // pays for the lines it takes from the other cores. On an AVX-512 Xeon VM
-    // (2026-11-29) the large MLP's 100 x 1000 x 10 NN product took 17 us
-    // through OpenBLAS into C this core had written and 90 us into C the
-    // other core had written; chosen whole back to back, it took 82 us in the
-    // two-thread step.
+    // pays for the lines it takes from the other cores (measured:
+    // bench/results/constants.md, written_by_pool).
     const bool spread_c = num_threads() > 1 && !in_parallel_region_now();
     while (q.measure) {
       // Each timed call follows an untimed one of the same candidate: the
@@ -1370,11 +1345,9 @@ std::vector<GemmLibrary> gemm_libraries(bool f64) {
 }
 
 // BLIS's reference kernels are its portable C fallback for a CPU it has no
-// kernels for, not a contender: on the Zen 5 (Debian's BLIS 0.9.0) they ran
-// at 8-19% of the leader in every class of the models, and the one process
-// that measured them (the first on a machine, or every one without a disk
-// cache) kept their packing buffers, about 17 MiB per thread: the small
-// MLP's heap was 19.1 MiB at one thread against 1.0 without BLIS.
+// kernels for, not a contender: far behind the leader, and the process that
+// measured them would keep their packing buffers (measured:
+// bench/results/constants.md, BLIS's reference kernels).
 std::string gemm_library_not_measured(GemmLibrary lib) {
   if (lib == GemmLibrary::blis && blis::reference_kernels())
     return "not measured: reference kernels";

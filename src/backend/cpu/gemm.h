@@ -20,10 +20,8 @@ namespace chainerc::cpu {
 // Memory a product may use while it runs, whose contents nobody keeps: with
 // a transposed B and at least k x n elements, libxsmm (whose kernels take B
 // only as stored) is a candidate too, on B transposed there first; such
-// calls are classes of their own ("B^T in a workspace"). On the Zen 5 the
-// small MLP's forward (100 x 100 x 784, NT) ran at 192 GFLOP/s through
-// OpenBLAS; OpenBLAS's transposition of W (4.9 us) and libxsmm's kernel (68
-// us, 231 GFLOP/s) take less. Linear's forward lends W's gradient for it,
+// calls are classes of their own ("B^T in a workspace"); why it pays:
+// bench/results/constants.md (GemmWorkspace). Linear's forward lends W's gradient for it,
 // where zero_grads left the gradient pending zero (Buffer::lend_pending_zero):
 // no memory beside the model's.
 struct GemmWorkspace {
@@ -132,25 +130,16 @@ constexpr double kGemmSampleSeconds = 4e-3;
 // timed on kGemmContextSamples of them; the best median of those decides (later
 // processes watch it: kGemmRejudgeBelow). gemm_choice says -1 meanwhile, and
 // the results come from the stretch's candidate: a library is timed as it
-// runs when chosen, its own calls back to back in the step. (Timing each
-// contender as one extra product into scratch C while the leader computed
-// every call judged the contenders in calls that alternated libraries and
-// the leader in calls that did not: on the Zen 5 VM the large MLP's forward
-// class went to OpenBLAS at 204-213 GFLOP/s in context against oneDNN's
-// 190-208, and the step then ran OpenBLAS at 200-214 and oneDNN at 215-247.
-// By stretches oneDNN was judged at 216-219 against 204-211, and at two
-// threads 458-462 against 412, the rates its step then ran at.)
+// runs when chosen, its own calls back to back in the step (chosen by
+// measurement: bench/results/constants.md, kGemmContextLog2Work).
 constexpr int kGemmContextLog2Work = 27;
 constexpr int kGemmContextSamples = 9;
 // The samples come in rounds: a contender's stretch ends with its next
 // kGemmContextSamples / kGemmContextRounds samples, and the contender with
 // the fewest samples has the next one, so a spell in which the machine's
 // other work slows every call spoils one stretch, a third of a contender's
-// samples, not its median. (With one stretch of nine samples each, a judging
-// of the large MLP's two-thread weight-gradient class on the Zen 5 VM chose
-// OpenBLAS at 442 GFLOP/s in context over oneDNN's 385, where an earlier
-// judging had oneDNN at 509 and OpenBLAS at 435; the watch keeps such a choice,
-// which runs at its own rate.)
+// samples, not its median (chosen by measurement:
+// bench/results/constants.md, kGemmContextRounds).
 constexpr int kGemmContextRounds = 3;
 static_assert(kGemmContextSamples % kGemmContextRounds == 0, "whole rounds");
 // The first calls of a judged class in each process are the leader's,
@@ -159,14 +148,10 @@ static_assert(kGemmContextSamples % kGemmContextRounds == 0, "whole rounds");
 // until glibc's thresholds have grown).
 constexpr int kGemmContextSettle = 4;
 // A library runs slower in its first few dozen calls of a product in a
-// process, whatever the other libraries did before (on the Zen 5 VM, two
-// threads, 100 x 1000 x 1000 NT: OpenBLAS 290-340 GFLOP/s for about 20
-// calls then about 370; oneDNN about 330 for 30 calls, then 375-385, also
-// after 40 calls of OpenBLAS; oneDNN's nine samples in one judging rose from
-// 300-340 to 400-440). So the first kGemmContextWarmup calls of each
-// contender's first stretch in a process are untimed, where its back-to-back rate
-// was at least 70% of the leader's (a warm-up gains 10-15%; one far behind
-// is timed from its first call).
+// process, whatever the other libraries did before (measured:
+// bench/results/constants.md, kGemmContextWarmup). So the first kGemmContextWarmup calls of
+// each contender's first stretch in a process are untimed, where its back-to-back rate was at least
+// 70% of the leader's (a warm-up gains 10-15%; one far behind is timed from its first call).
 constexpr int kGemmContextWarmup = 32;
 // A class judged in context and found decided in the disk cache is watched: its
 // choice is timed on kGemmContextSamples of the program's own calls (after the
@@ -176,35 +161,22 @@ constexpr int kGemmContextWarmup = 32;
 // model, other memory or neighbours, other clocks) and the class is judged in
 // context again (the cached choice leads: it computes the settling calls; a
 // candidate below half the best rate both back to back and in context on disk
-// sits it out). A safety net, not a re-measurement: on the 2-core Zen 4 VM the
-// large MLP's two-thread forward class (BLIS, 174.8 GFLOP/s in context on disk)
-// was watched at 161-175 GFLOP/s a day later in calm spells and at 148-155 in a
-// disturbed one (epochs 4.3 s instead of 3.1-3.3); with 0.9 the disturbed spell
-// judged the class again and chose by its noise (OpenBLAS, oneDNN at 69%), so
-// the bound is set beyond what that VM's noise reached.
+// sits it out). A safety net, not a re-measurement: the bound lies beyond the
+// noise a shared VM showed (bench/results/constants.md, kGemmRejudgeBelow).
 constexpr double kGemmRejudgeBelow = 0.8;
 // And where the watched median is above kGemmRejudgeAbove of the best median
 // in context on disk, the judging on disk ran in a disturbed spell, and the
-// class is judged again too. On the Zen 5 VM a judging while the CI ran on
-// both cores measured the two-thread forward class at 187-195 GFLOP/s for
-// every contender and chose OpenBLAS by that noise; calm processes then ran
-// it at 389-408 (oneDNN reaches 444 there back to back), above any bound
-// below it, and the choice stayed for good. In calm spells the watched
-// medians were 0.96-1.06 of the rates in context on disk.
+// class is judged again too (measured: bench/results/constants.md,
+// kGemmRejudgeAbove).
 constexpr double kGemmRejudgeAbove = 1.25;
 // Judged again only where this many processes in a row (the one before kept
 // its doubt on disk) watched the choice outside those bounds on the same
-// side; one that watches it within them clears the doubt. On the Zen 3 VM
-// (2026-11-28) the machine's spells crossed the bounds in about half of the
-// large MLP's processes (6 judgings again in 15 processes), each of which
-// then paid for a judging: a few percent of its time, and the other
-// libraries' buffers in its peak memory (the large MLP's at two threads
-// 27.7-30 MiB without, up to 36.8 with).
+// side; one that watches it within them clears the doubt (chosen by
+// measurement: bench/results/constants.md, kGemmRejudgeAgreeing).
 constexpr int kGemmRejudgeAgreeing = 2;
 
-// The disk cache of the choices (gemm_cache.h; README "The CPU GEMM, chosen
-// on the machine"): a decided class is written there, and a class found
-// there is used without measuring. set_gemm_cache_directory(nullptr) goes
+// The disk cache of the choices (gemm_cache.h; docs/performance.md): a decided class is written
+// there, and a class found there is used without measuring. set_gemm_cache_directory(nullptr) goes
 // back to the environment's directory ($CH_GEMM_CACHE_DIR, else
 // $XDG_CACHE_HOME/chainerc/gemm, else ~/.cache/chainerc/gemm; none with
 // CH_GEMM_CACHE=0), "" turns the cache off, any other string is the

@@ -14,8 +14,7 @@ bool available();
 // e.g. "BLIS 0.9.0 (zen3 kernels, libblis.so.4)"; empty when not available.
 std::string version();
 // Whether BLIS runs its reference kernels here ("generic": it has none of
-// its own for this CPU, as Debian's BLIS 0.9.0 on a Zen 5). False when not
-// available.
+// its own for this CPU). False when not available.
 bool reference_kernels();
 // BLIS's own thread count for its calls (gemm.cpp keeps it at one; bench/gemm
 // raises it to compare BLIS's threading with the pool's, then sets it back).

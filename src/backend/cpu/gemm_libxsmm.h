@@ -2,8 +2,8 @@
 // its code generator writes an x86 GEMM kernel for one exact shape (m, n, k,
 // the strides, beta) at run time, for the CPU it runs on (AVX-512, AVX2, ...).
 // The kernels neither pack their operands nor block for the caches, which is
-// what the backward products of a linear layer at batch 100 need: they beat
-// OpenBLAS's AVX-512 kernels by about 10% there on a Zen 4 (bench/gemm).
+// what the backward products of a linear layer at batch 100 need
+// (measured: bench/results/constants.md, libxsmm).
 //
 // Only the generator is linked (Debian's libxsmm-dev: libxsmmgen.a), not
 // libxsmm's dispatch layer, whose registry costs 10 MiB of resident memory

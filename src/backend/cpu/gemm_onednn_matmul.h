@@ -2,9 +2,8 @@
 // gemm.cpp's candidates beside oneDNN's sgemm: a primitive is made for one
 // exact shape (the transposes, m, n, k, the strides, alpha, beta) and on an
 // AVX-512 CPU runs oneDNN's batch-reduce GEMM kernels ("brg:avx512_core"),
-// which take a transposed B without sgemm's packing pass: on the Zen 5 VM the
-// small MLP's forward product (100 x 100 x 784, y = x W^T) ran at 216-222
-// GFLOP/s against 181-195 through oneDNN's sgemm and OpenBLAS, one thread.
+// which take a transposed B without sgemm's packing pass (measured:
+// bench/results/constants.md, oneDNN's matmul primitive).
 // Its calls cost about a microsecond more than sgemm's (the memory objects
 // made per call), so the chooser leaves it the classes where it wins.
 //

@@ -37,11 +37,9 @@ thread_local bool in_parallel_region = false;  // nested parallel_for runs inlin
 // often tens of microseconds before the thread runs. The GEMMs run on this
 // pool too (see gemm.cpp), so there is no other library pool for the polling
 // to take cores from; after this long without work a thread sleeps, so an
-// idle process uses no CPU. 1 ms: the small MLP's step (784-100-100-10,
-// batch 100) on two threads has serial stretches of 100-150 us between its
-// parallel GEMMs, which a 100 us poll slept through: one epoch of bench/train
-// took 0.237 s with 100 us and 0.201 s with 1 ms (medians of 5 interleaved
-// runs, 2-core Zen 4 VM; the one-thread run and the convnet unchanged).
+// idle process uses no CPU. 1 ms outlasts the serial stretches between a
+// small model's parallel GEMMs (chosen by measurement:
+// bench/results/constants.md, kPollTime).
 constexpr auto kPollTime = std::chrono::microseconds(1000);
 
 inline void cpu_relax() {
@@ -64,15 +62,14 @@ bool poll_for(Done done) {
 }
 
 // A new thread starts on its creator's CPU, and Linux's load balancer moves
-// it to an idle one only after several milliseconds (6-16 ms measured on the
-// 2-core Zen 4 VM, both threads busy): until then a two-thread job runs at
+// it to an idle one only after several milliseconds (measured:
+// bench/results/constants.md, move_off_cpu): until then a two-thread job runs at
 // the one-thread rate, and the GEMM choice, made on the first calls of a
 // process, judges splitting C by it. The same happens later: a thread woken
 // by another is often placed on its waker's CPU, so a worker and its caller
 // can end up sharing one CPU while the other idles, for 100 ms and more
-// (seen on the same VM in about one process start in three; once there, each
-// waits out its poll while the other runs and sleeps, and the next wake-up
-// places them together again). So a worker that finds itself on its
+// (once there, each waits out its poll while the other runs and sleeps, and
+// the next wake-up places them together again). So a worker that finds itself on its
 // caller's CPU (at its start, or when it takes a job) asks for one CPU other
 // than the caller's (detail::move_off_cpu, at the end of this file), which
 // moves it there at once, then allows every CPU again: it is not pinned, the

@@ -2,7 +2,7 @@
 // src/kernels/pointwise/ applied over contiguous arrays, split over the thread
 // pool when large, with inner loops simple enough to vectorize. Used as
 // kernel implementations directly, e.g.
-//   kernels::relu_forward.set(CH_DEVICE_CPU, unary_kernel<pointwise::Relu>);
+//   kernels::relu.set(CH_DEVICE_CPU, unary_kernel<pointwise::Relu>);
 #pragma once
 
 #include "backend/cpu/elementwise.h"
