@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layering rules of src/ (README, "How the code is organised"):
+"""The layering rules of src/ (docs/architecture.md, "The layers"):
 
   core      includes only core/ and <ch/common.h>
   kernels   (the kernel interface) includes core/ and kernels/

@@ -1,4 +1,4 @@
-// Thread stress test of the README's threading contract, built alone for the
+// Thread stress test of the threading contract (docs/c-api.md), built alone for the
 // ThreadSanitizer pass (-Dstress_tests=true -Db_sanitize=thread) and also run
 // in the ordinary passes. Several threads at once:
 //   * each trains its own model (reliability_model.h) and checks its loss falls;
