@@ -82,7 +82,7 @@ double timeout_from_environment(const char* who) {
   if (*end != '\0' || !std::isfinite(v) || v < 0)
     fail(CH_ERR_INVALID_ARGUMENT, who, ": CH_MPI_TIMEOUT is '", env,
          "'; it must be the seconds a collective may wait (a number >= 0; 0: no limit)");
-  return v;
+  return v > 1e9 ? 0 : v;  // beyond 30 years: no limit (and no overflow of the clock)
 }
 
 struct Watchdog {
@@ -123,8 +123,9 @@ thread_local int t_watch_depth = 0;
 // only: an update hook's reduction is part of the update).
 class Watch {
  public:
-  Watch(const Comm& c, const char* what) {
-    if (t_watch_depth++ > 0 || c.timeout <= 0 || c.size <= 1) return;
+  Watch(const Comm& c, const char* what) : Watch(c.timeout, c.rank, c.size, what) {}
+  Watch(double timeout, int rank, int size, const char* what) {
+    if (t_watch_depth++ > 0 || timeout <= 0 || size <= 1) return;
     Watchdog& w = watchdog();
     std::lock_guard<std::mutex> lock(w.mutex);
     if (!w.started) {
@@ -132,12 +133,12 @@ class Watch {
       w.started = true;
     }
     w.armed = true;
-    w.seconds = c.timeout;
+    w.seconds = timeout;
     w.deadline = std::chrono::steady_clock::now() +
                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                     std::chrono::duration<double>(c.timeout));
+                     std::chrono::duration<double>(timeout));
     w.what = what;
-    w.rank = c.rank;
+    w.rank = rank;
     armed_ = true;
     w.cv.notify_all();
   }
@@ -644,6 +645,12 @@ std::shared_ptr<Comm> make_world_comm(const char* who) {
   ensure_mpi(who);
   auto c = std::make_shared<Comm>();
   c->timeout = timeout;
+  // Duplicating and splitting MPI_COMM_WORLD are collectives too: a rank
+  // that never creates its communicator must not hold the others.
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  Watch watch(timeout, world_rank, world_size, who);
   // Errors on the communicators we make are returned, not fatal.
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &c->comm), who, "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
