@@ -42,8 +42,10 @@ models="${MODELS:-mlp convnet}"
 configs="${CONFIGS:-1x1 2x1 1x2}"
 py="${PYTHON:-/usr/bin/python3}"
 cores="$(nproc)" # before OMP_NUM_THREADS is set: nproc honours it
-# Loopback only; shared memory between the ranks of this machine.
-export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# Loopback only; shared memory between the ranks of this machine unless
+# OMPI_MCA_btl says otherwise: OMPI_MCA_btl=tcp,self with CH_MPI_SHM=0 is the
+# path across machines (MPI_Allreduce over TCP), run on this one.
+export OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader,tcp}" OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 # One thread per BLAS/OpenMP in every process unless the configuration says more.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
@@ -80,6 +82,7 @@ best() { sort -g | tail -1; }
 what="global batch 100"
 [ -n "${PER_RANK_BATCH:-}" ] && what="batch $PER_RANK_BATCH per rank"
 [ -n "${CH_MPI_SHM:-}" ] && what="$what, CH_MPI_SHM=$CH_MPI_SHM"
+what="$what, btl $OMPI_MCA_btl"
 echo "# bench/distributed: samples/s, $what (best epoch of $epochs, best of $repeats runs)"
 echo "# $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$have_torch" = 1 ] && echo "# PyTorch $("$py" -c 'import torch; print(torch.__version__, torch.__file__)')"

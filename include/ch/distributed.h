@@ -40,7 +40,19 @@
  * exits with a non-zero status calls MPI_Abort on its way out (MPI_Finalize
  * would wait for the others, which may be waiting for it), so the job ends
  * too; a rank that exits with status 0 while others still expect it in a
- * collective is a program error that hangs, as in any MPI program.
+ * collective is a program error, as in any MPI program.
+ *
+ * Timeout: a collective operation of this library (barrier, bcast_data,
+ * allreduce_grads, allreduce_array, scatter_indices, a multi-node update,
+ * creating the communicator) that has not completed CH_MPI_TIMEOUT seconds
+ * after it began (default 1800; 0 or more than 10^9: no limit; read by
+ * ch_communicator_new_mpi, which refuses anything but a number >= 0 with
+ * CH_ERR_INVALID_ARGUMENT) ends its process with status 124 after a line on
+ * stderr naming the rank and the call: a peer that stalled, exited or runs
+ * other code cannot hold a rank past it, and mpirun then ends the whole job.
+ * MPI collectives cannot be cancelled, so this is an exit, not a status; the
+ * timeout must exceed the longest time a rank may legitimately wait for the
+ * others (rank 0 evaluating, saving).
  *
  * Collectives: every rank must make the same calls with the same arguments
  * in the same order (MPI's rule). All functions below that take a

@@ -250,7 +250,9 @@ CH_API ch_status ch_functions_mean_squared_error(ch_variable** out, ch_variable*
  * tree[2k + 1] are the left and right child of internal node k, where a code
  * c >= 0 is internal node c and c < 0 is the leaf of word id -c - 1 (word w
  * is encoded -(w + 1)). Node 0 is the root; every other node must have exactly
- * one parent; each word may appear once. Row k of the parameter "W"
+ * one parent; each word may appear once. The op keeps a table entry per word
+ * id up to the largest, so ids must be below max(2^20, 64 * (n_internal + 1))
+ * (CH_ERR_INVALID_ARGUMENT naming the id otherwise). Row k of the parameter "W"
  * (n_internal, in_size) belongs to internal node k. Chainer numbers internal
  * nodes in pre-order (node, left subtree, right subtree): a wrapper that maps
  * a nested pair like ((0, 1), 2) in that order gets Chainer's numbering, e.g.

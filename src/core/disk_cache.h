@@ -7,6 +7,18 @@
 // the directory never see a partial file. Every failure (no directory, a
 // read-only one, an unreadable file) is a miss or a skipped write: callers go
 // on without the cache.
+//
+// Trust: a kernel cache's payloads are loaded as code, so an entry is
+// believed only if nobody but this user could have written it. The
+// directory (created 0700) is used only when it is this user's and writable
+// by nobody else, and every ancestor of its resolved path is this user's or
+// root's and not writable by others unless sticky (/tmp); an entry only when
+// it is a regular file (opened without following a symlink or blocking on a
+// FIFO), this user's, and writable by nobody else. Otherwise a warning on
+// stderr (once per process and reason) and no cache. The checksum is not
+// keyed: it tells accidents (truncation, collisions) apart; it cannot tell an
+// attacker, which the ownership checks exclude instead (anyone who can write
+// as this user can already run code as this user).
 #pragma once
 
 #include <cstddef>

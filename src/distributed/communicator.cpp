@@ -5,13 +5,20 @@
 // libchainerc never needs MPI. CUDA gradients go through nccl.cpp when NCCL
 // support is compiled in and libnccl loads (use_nccl), else through host
 // memory (ch_array_read / ch_array_write), as every other array does.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "distributed_impl.h"
 
@@ -51,6 +58,104 @@ void ensure_mpi(const char* who) {
     on_exit(finalize_at_exit, nullptr);  // glibc: atexit that sees the exit status
   }
 }
+
+// --- the collective watchdog -------------------------------------------------
+// A collective cannot be cancelled, and a rank that stalls (or whose peer
+// hangs without dying) would keep every other rank waiting for ever. Each
+// collective operation of this library arms a deadline, CH_MPI_TIMEOUT
+// seconds (default 1800; 0: none) from its start; a thread of our own ends
+// the process (_exit(kTimeoutExit), after a line on stderr naming the rank
+// and the operation) when it passes. mpirun then ends the other ranks (a rank
+// exited non-zero), so the whole job ends within the timeout of the first
+// rank to give up. _exit, not MPI_Abort: MPI is initialised SERIALIZED and
+// the waiting thread is inside MPI.
+
+constexpr int kTimeoutExit = 124;
+constexpr double kDefaultTimeout = 1800;
+
+// CH_MPI_TIMEOUT in seconds; fails for anything but a finite number >= 0.
+double timeout_from_environment(const char* who) {
+  const char* env = std::getenv("CH_MPI_TIMEOUT");
+  if (!env || !*env) return kDefaultTimeout;
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  if (*end != '\0' || !std::isfinite(v) || v < 0)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": CH_MPI_TIMEOUT is '", env,
+         "'; it must be the seconds a collective may wait (a number >= 0; 0: no limit)");
+  return v > 1e9 ? 0 : v;  // beyond 30 years: no limit (and no overflow of the clock)
+}
+
+struct Watchdog {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool armed = false;
+  std::chrono::steady_clock::time_point deadline;
+  double seconds = 0;
+  std::string what;
+  int rank = -1;
+  bool started = false;
+};
+
+Watchdog& watchdog() {
+  static Watchdog* w = new Watchdog;  // never destroyed: its thread may outlive exit handlers
+  return *w;
+}
+
+[[noreturn]] void watch_loop(Watchdog* w) {
+  std::unique_lock<std::mutex> lock(w->mutex);
+  while (true) {
+    w->cv.wait(lock, [&] { return w->armed; });
+    const auto deadline = w->deadline;
+    if (w->cv.wait_until(lock, deadline, [&] { return !w->armed || w->deadline != deadline; }))
+      continue;  // finished (or another collective) in time
+    std::fprintf(stderr,
+                 "chainerc: rank %d: %s did not complete within %g s (CH_MPI_TIMEOUT): another "
+                 "rank stalled, died or runs other code; ending this rank with status %d\n",
+                 w->rank, w->what.c_str(), w->seconds, kTimeoutExit);
+    std::fflush(stderr);
+    _exit(kTimeoutExit);
+  }
+}
+
+thread_local int t_watch_depth = 0;
+
+// Arms the deadline for the collective `what` of `c` (the outermost one
+// only: an update hook's reduction is part of the update).
+class Watch {
+ public:
+  Watch(const Comm& c, const char* what) : Watch(c.timeout, c.rank, c.size, what) {}
+  Watch(double timeout, int rank, int size, const char* what) {
+    if (t_watch_depth++ > 0 || timeout <= 0 || size <= 1) return;
+    Watchdog& w = watchdog();
+    std::lock_guard<std::mutex> lock(w.mutex);
+    if (!w.started) {
+      std::thread(watch_loop, &w).detach();
+      w.started = true;
+    }
+    w.armed = true;
+    w.seconds = timeout;
+    w.deadline = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(timeout));
+    w.what = what;
+    w.rank = rank;
+    armed_ = true;
+    w.cv.notify_all();
+  }
+  ~Watch() {
+    --t_watch_depth;
+    if (!armed_) return;
+    Watchdog& w = watchdog();
+    std::lock_guard<std::mutex> lock(w.mutex);
+    w.armed = false;
+    w.cv.notify_all();
+  }
+  Watch(const Watch&) = delete;
+  Watch& operator=(const Watch&) = delete;
+
+ private:
+  bool armed_ = false;
+};
 
 // --- handles ---------------------------------------------------------------
 // A handle is a key into this table, never dereferenced, never reused: a
@@ -342,6 +447,7 @@ ch_status multi_node_hook(void* user_data, ch_optimizer* optimizer) {
   const char* who = "ch_optimizer_new_multi_node (update hook)";
   try {
     Comm& c = *static_cast<HookData*>(user_data)->comm;
+    Watch watch(c, who);
     std::vector<Param> ps = params_of_optimizer(optimizer, who);
     check_models(c, ps, who);
     allreduce_grads(c, ps, who);
@@ -535,8 +641,16 @@ void bcast_params(Comm& c, const std::vector<Param>& ps, const char* who) {
 }
 
 std::shared_ptr<Comm> make_world_comm(const char* who) {
+  const double timeout = timeout_from_environment(who);
   ensure_mpi(who);
   auto c = std::make_shared<Comm>();
+  c->timeout = timeout;
+  // Duplicating and splitting MPI_COMM_WORLD are collectives too: a rank
+  // that never creates its communicator must not hold the others.
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  Watch watch(timeout, world_rank, world_size, who);
   // Errors on the communicators we make are returned, not fatal.
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &c->comm), who, "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN), who, "MPI_Comm_set_errhandler");
@@ -711,6 +825,7 @@ ch_status ch_communicator_barrier(ch_communicator* comm) {
   CH_DIST_BEGIN
   std::shared_ptr<Comm> keep;
   Comm& c = comm_of(comm, keep, __func__);
+  Watch watch(c, __func__);
   check_mpi(MPI_Barrier(c.comm), __func__, "MPI_Barrier");
   CH_DIST_END
 }
@@ -719,6 +834,7 @@ ch_status ch_communicator_bcast_data(ch_communicator* comm, ch_function_set* set
   CH_DIST_BEGIN
   std::shared_ptr<Comm> keep;
   Comm& c = comm_of(comm, keep, __func__);
+  Watch watch(c, __func__);
   std::vector<Param> ps = params_of_set(set, __func__);
   check_models(c, ps, __func__);
   bcast_params(c, ps, __func__);
@@ -729,6 +845,7 @@ ch_status ch_communicator_allreduce_grads(ch_communicator* comm, ch_function_set
   CH_DIST_BEGIN
   std::shared_ptr<Comm> keep;
   Comm& c = comm_of(comm, keep, __func__);
+  Watch watch(c, __func__);
   std::vector<Param> ps = params_of_set(set, __func__);
   check_models(c, ps, __func__);
   allreduce_grads(c, ps, __func__);
@@ -739,6 +856,7 @@ ch_status ch_communicator_allreduce_array(ch_communicator* comm, ch_array* array
   CH_DIST_BEGIN
   std::shared_ptr<Comm> keep;
   Comm& c = comm_of(comm, keep, __func__);
+  Watch watch(c, __func__);
   allreduce_array(c, array, op, __func__);
   CH_DIST_END
 }
@@ -769,6 +887,7 @@ ch_status ch_communicator_scatter_indices(int64_t* out, int64_t capacity, int64_
   if (count) *count = 0;
   std::shared_ptr<Comm> keep;
   Comm& c = comm_of(comm, keep, __func__);
+  Watch watch(c, __func__);
   scatter(out, capacity, count, c, n, shuffle, seed, __func__);
   CH_DIST_END
 }

@@ -45,6 +45,7 @@ struct Comm {
   MPI_Comm comm = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD, MPI_ERRORS_RETURN
   MPI_Comm shm = MPI_COMM_NULL;   // the ranks on this machine
   int rank = 0, size = 1, intra_rank = 0, intra_size = 1;
+  double timeout = 0;        // CH_MPI_TIMEOUT: seconds a collective may wait (0: no limit)
   std::vector<char> buffer;  // host packing buffer, grown on demand
   std::shared_ptr<NcclState> nccl;
   // The shared-memory segment of host gradient reductions (shm.cpp).

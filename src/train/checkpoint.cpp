@@ -27,8 +27,11 @@ void load_function_set(const FunctionSet& set, const std::string& path, const ch
   Reader r(path, who);
   Arrays values;
   values.reserve(params.size());
-  for (const NamedParameter& p : params)
-    values.push_back(to_array(r.read(p.path), path, p.path, p.param.dtype(), p.param.shape(), who));
+  for (const NamedParameter& p : params) {
+    const Target target{p.param.dtype(), p.param.shape()};
+    values.push_back(
+        to_array(r.read(p.path, &target), path, p.path, p.param.dtype(), p.param.shape(), who));
+  }
   // Everything is valid: now write (to the parameters' devices).
   for (size_t i = 0; i < params.size(); ++i) write_into(params[i].param, values[i]);
 }
@@ -70,7 +73,8 @@ void load_optimizer(Optimizer& opt, const std::string& path, const char* who) {
   for (size_t k = 0; k < opt.slots.size(); ++k) {
     const OptSlot& s = opt.slots[k];
     for (size_t i = 0; i < s.state.size(); ++i) {
-      values[k].push_back(to_array(r.read(s.keys[i]), path, s.keys[i], s.state[i].dtype(),
+      const Target target{s.state[i].dtype(), s.state[i].shape()};
+      values[k].push_back(to_array(r.read(s.keys[i], &target), path, s.keys[i], s.state[i].dtype(),
                                    s.state[i].shape(), who));
     }
   }

@@ -1,6 +1,7 @@
 #include "npz_codec.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zip.h>
 #include <zlib.h>
 
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/open_file.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "chainerc's .npz code assumes a little-endian host"
@@ -255,13 +257,30 @@ void write_npz(const std::string& path,
   if (entries.empty()) {
     // libzip removes an archive left without entries; NumPy writes the
     // end-of-central-directory record alone.
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) fail(CH_ERR_IO, who, ": cannot write '", path, "': ", std::strerror(errno));
+    std::string why;
+    const int fd = files::open_for_write(path, 0666, &why);
+    if (fd < 0) fail(CH_ERR_IO, who, ": cannot write '", path, "': ", why);
     static const char eocd[22] = {'P', 'K', 5, 6};
-    bool ok = std::fwrite(eocd, 1, sizeof eocd, f) == sizeof eocd;
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) fail(CH_ERR_IO, who, ": cannot write '", path, "'");
+    ssize_t w;
+    do {
+      w = ::write(fd, eocd, sizeof eocd);
+    } while (w < 0 && errno == EINTR);
+    const int saved = errno;
+    bool ok = w == static_cast<ssize_t>(sizeof eocd);
+    ok = ::close(fd) == 0 && ok;
+    if (!ok)
+      fail(CH_ERR_IO, who, ": cannot write '", path,
+           "': ", w < 0 ? std::strerror(saved) : "short write");
     return;
+  }
+  // libzip writes a temporary file and renames it over `path` (nothing that
+  // could block), but a FIFO or a device there would be replaced: refuse
+  // anything but a regular file, as the empty archive above does.
+  {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      fail(CH_ERR_IO, who, ": cannot write '", path, "': it is ", files::type_name(st.st_mode),
+           ", not a regular file");
   }
   int err = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
@@ -293,13 +312,19 @@ void write_npz(const std::string& path,
 }
 
 Reader::Reader(const std::string& path, const char* who) : path_(path), who_(who) {
+  // A regular file only, opened without blocking (a FIFO without a writer
+  // would block in open): its size bounds what the directory may declare.
+  std::string why;
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-    file_bytes_ = static_cast<uint64_t>(st.st_size);
+  const int fd = files::open_for_read(path, &why, &st);
+  if (fd < 0) fail(CH_ERR_IO, who, ": cannot read '", path, "': ", why);
+  file_bytes_ = static_cast<uint64_t>(st.st_size);
   int err = 0;
-  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY, &err);
-  if (!z)
+  zip_t* z = zip_fdopen(fd, 0, &err);  // owns fd from here on success
+  if (!z) {
+    ::close(fd);
     fail(CH_ERR_IO, who, ": cannot read '", path, "' as an .npz (zip) file: ", zip_message(err));
+  }
   zip_ = z;
 }
 
@@ -311,7 +336,7 @@ bool Reader::has(const std::string& key) const {
   return zip_name_locate(static_cast<zip_t*>(zip_), (key + ".npy").c_str(), 0) >= 0;
 }
 
-NpyArray Reader::read(const std::string& key) const {
+NpyArray Reader::read(const std::string& key, const Target* target) const {
   zip_t* z = static_cast<zip_t*>(zip_);
   std::string name = key + ".npy";
   zip_int64_t idx = zip_name_locate(z, name.c_str(), 0);
@@ -355,8 +380,6 @@ NpyArray Reader::read(const std::string& key) const {
   std::string bytes;
   std::string err;
   try {
-    if (sized && st.size / 1032 <= file_bytes_)
-      bytes.reserve(std::min<zip_uint64_t>(st.size, zip_uint64_t{1} << 30));
     char buf[1 << 16];
     bool header_checked = false;
     while (true) {
@@ -370,11 +393,16 @@ NpyArray Reader::read(const std::string& key) const {
       if (sized && bytes.size() > st.size)
         fail(CH_ERR_IO, where, ": the entry has more than the ", st.size,
              " bytes the directory says");
-      const size_t hs = header_size(bytes);
-      if (sized && !header_checked && hs > 0 && hs <= bytes.size()) {
-        // The .npy header is complete: what it declares must be the entry's size.
+      const size_t hs = header_checked ? 0 : header_size(bytes);
+      if (hs > 0 && hs <= bytes.size()) {
+        // The .npy header is complete: what it declares must be what the
+        // caller takes and the entry's size; only then is room made for all.
         NpyHeader h = parse_header(bytes, where);
-        check_data_size(h, st.size - std::min<size_t>(st.size, h.data_offset), where);
+        if (target) check_target(h.descr, h.shape, path_, key, target->dtype, target->shape, who_);
+        if (sized) {
+          check_data_size(h, st.size - std::min<size_t>(st.size, h.data_offset), where);
+          bytes.reserve(std::min<zip_uint64_t>(st.size, zip_uint64_t{1} << 30));
+        }
         header_checked = true;
       }
     }
@@ -466,20 +494,26 @@ Array to_array_any(const NpyArray& a, const std::string& path, const std::string
 
 Array to_array(const NpyArray& a, const std::string& path, const std::string& key, DType dtype,
                const Shape& shape, const char* who) {
+  check_target(a.descr, a.shape, path, key, dtype, shape, who);
+  return to_array_any(a, path, key, who);
+}
+
+void check_target(const std::string& descr, const std::vector<int64_t>& have,
+                  const std::string& path, const std::string& key, DType dtype, const Shape& shape,
+                  const char* who) {
   char kind;
   int size;
   bool swap;
-  if (!parse_descr(a.descr, &kind, &size, &swap) ||
+  if (!parse_descr(descr, &kind, &size, &swap) ||
       !((kind == 'f' && size == 4 && dtype == DType::Float32) ||
         (kind == 'f' && size == 8 && dtype == DType::Float64) ||
         (kind == 'i' && size == 4 && dtype == DType::Int32)))
-    fail(CH_ERR_DTYPE, who, ": '", path, "' key '", key, "' has dtype '", a.descr,
+    fail(CH_ERR_DTYPE, who, ": '", path, "' key '", key, "' has dtype '", descr,
          "' but the target is ", dtype_name(dtype), " ('", descr_of(dtype), "')");
   std::vector<int64_t> want(shape.data(), shape.data() + shape.ndim());
-  if (a.shape != want)
-    fail(CH_ERR_SHAPE, who, ": '", path, "' key '", key, "' has shape ", shape_str(a.shape),
+  if (have != want)
+    fail(CH_ERR_SHAPE, who, ": '", path, "' key '", key, "' has shape ", shape_str(have),
          " but the target has shape ", dims(shape));
-  return to_array_any(a, path, key, who);
 }
 
 }  // namespace chainerc::npz

@@ -47,7 +47,15 @@ void write_npz(const std::string& path,
                const std::vector<std::pair<std::string, std::string>>& entries, bool compress,
                const char* who);
 
-// An open .npz file.
+// What a caller will accept for an entry: compared with the entry's .npy
+// header as soon as it is read, before the data is inflated (a small file
+// may declare a huge entry).
+struct Target {
+  DType dtype;
+  Shape shape;
+};
+
+// An open .npz file (a regular file only; opened without blocking).
 class Reader {
  public:
   Reader(const std::string& path, const char* who);
@@ -55,8 +63,10 @@ class Reader {
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
   bool has(const std::string& key) const;
-  // The entry `key` decoded; Error(CH_ERR_INVALID_ARGUMENT) if absent, CH_ERR_IO if malformed.
-  NpyArray read(const std::string& key) const;
+  // The entry `key` decoded; Error(CH_ERR_INVALID_ARGUMENT) if absent, CH_ERR_IO if malformed;
+  // with `target`, CH_ERR_DTYPE / CH_ERR_SHAPE (as to_array) before its data is read when the
+  // header declares another dtype or shape.
+  NpyArray read(const std::string& key, const Target* target = nullptr) const;
 
  private:
   std::string path_;
@@ -70,6 +80,11 @@ class Reader {
 // float32...); Error naming path, key and both shapes/dtypes otherwise.
 Array to_array(const NpyArray& a, const std::string& path, const std::string& key, DType dtype,
                const Shape& shape, const char* who);
+// Error (CH_ERR_DTYPE, CH_ERR_SHAPE) as to_array unless an entry of `descr`
+// and shape `have` can be read into `dtype` and `shape`.
+void check_target(const std::string& descr, const std::vector<int64_t>& have,
+                  const std::string& path, const std::string& key, DType dtype, const Shape& shape,
+                  const char* who);
 // The decoded entry as an Array of the dtype it holds ('<i8' narrowed to int32).
 Array to_array_any(const NpyArray& a, const std::string& path, const std::string& key,
                    const char* who);

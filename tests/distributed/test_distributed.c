@@ -33,15 +33,27 @@
  *   test_distributed die       the last rank exits with status 3 before a
  *                              collective; the job must end non-zero (the
  *                              meson test expects failure within its timeout)
+ *   test_distributed kill      the last rank is killed (SIGKILL, by a thread
+ *                              of its own, 2 ms after it entered the reduction
+ *                              of 4.2M float32 gradients) while the others
+ *                              reduce with it: the job must end by itself
+ *   test_distributed stall     the last rank sleeps instead of joining the
+ *                              reduction: the others' CH_MPI_TIMEOUT ends them
+ *                              (status 124), then mpirun the sleeper
+ * Every mode first checks that an invalid CH_MPI_TIMEOUT is refused.
  */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _POSIX_C_SOURCE 200809L /* setenv, nanosleep */
 #include <ch/ch.h>
 #include <ch/cuda.h>
 #include <ch/distributed.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static int failures = 0;
 static int g_rank = -1;
@@ -607,10 +619,65 @@ static void test_mismatch(ch_communicator* comm) {
   CHECK(ch_communicator_barrier(comm)); /* the communicator still works */
 }
 
+/* --- kill, stall ------------------------------------------------------------ */
+
+static void* kill_soon(void* arg) {
+  struct timespec ts = {0, 2000000}; /* 2 ms: inside the reduction of the gradients */
+  (void)arg;
+  nanosleep(&ts, NULL);
+  fprintf(stderr, "rank %d: killing itself (SIGKILL) inside allreduce_grads\n", g_rank);
+  fflush(stderr);
+  raise(SIGKILL);
+  return NULL;
+}
+
+/* The last rank dies (kill) or sleeps (stall) where the others reduce 4.2M
+ * float32 gradients with it; the others must not wait past a bound. */
+static void test_failing_peer(ch_communicator* comm, int kill) {
+  const int last = g_rank == ch_communicator_size(comm) - 1;
+  Model m = make_model(2048, 2048, CH_FLOAT32, 1);
+  loss_backward(&m, CH_FLOAT32, 2048, 0, 3 * g_rank, 3);
+  CHECK(ch_communicator_barrier(comm));
+  if (last && kill) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, kill_soon, NULL) != 0) exit(2);
+  } else if (last) {
+    fprintf(stderr, "rank %d: stalling on purpose\n", g_rank);
+    fflush(stderr);
+    sleep(600);
+    exit(2);
+  }
+  CHECK(ch_communicator_allreduce_grads(comm, m.set));
+  CHECK(ch_communicator_barrier(comm));
+  if (last) sleep(600); /* the kill came after the reduction: the barrier above waits */
+  free_model(&m);
+}
+
 int main(int argc, char** argv) {
   ch_communicator* comm = NULL;
   const char* mode = argc > 1 ? argv[1] : "basic";
   g_device = ch_device_cpu();
+  {
+    /* An invalid CH_MPI_TIMEOUT is refused here, before MPI is initialised. */
+    const char* old = getenv("CH_MPI_TIMEOUT");
+    char* keep = old ? strdup(old) : NULL;
+    const char* const bad[] = {"soon", "-1", "nan", "inf", "5s"};
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+      ch_status st;
+      setenv("CH_MPI_TIMEOUT", bad[i], 1);
+      st = ch_communicator_new_mpi(&comm);
+      EXPECT(st == CH_ERR_INVALID_ARGUMENT && comm == NULL, "CH_MPI_TIMEOUT=%s: %s", bad[i],
+             ch_status_name(st));
+      EXPECT(strstr(ch_error_message(), "CH_MPI_TIMEOUT") != NULL, "message '%s'",
+             ch_error_message());
+    }
+    if (keep)
+      setenv("CH_MPI_TIMEOUT", keep, 1);
+    else
+      unsetenv("CH_MPI_TIMEOUT");
+    free(keep);
+  }
   CHECK(ch_communicator_new_mpi(&comm));
   g_rank = ch_communicator_rank(comm);
   if (!strcmp(mode, "basic")) {
@@ -658,6 +725,8 @@ int main(int argc, char** argv) {
     CHECK(ch_communicator_allreduce_grads(comm, m.set));
     CHECK(ch_communicator_barrier(comm));
     free_model(&m);
+  } else if (!strcmp(mode, "kill") || !strcmp(mode, "stall")) {
+    test_failing_peer(comm, !strcmp(mode, "kill"));
   } else {
     fprintf(stderr, "unknown mode '%s'\n", mode);
     return 2;

@@ -9,6 +9,7 @@
 // left / right child of internal node k (row k of W); a code c >= 0 is
 // internal node c, c < 0 the leaf of word -c - 1. Node 0 is the root.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <queue>
 #include <tuple>
@@ -22,6 +23,10 @@ namespace chainerc::ops {
 namespace {
 
 constexpr const char* kWho = "BinaryHierarchicalSoftmax";
+// Word ids below max(kHsmMinIdBound, kHsmIdsPerWord * words) are accepted:
+// at most 16 MiB of id tables for any tree, 16 * 64 bytes per word beyond.
+constexpr int64_t kHsmMinIdBound = int64_t{1} << 20;
+constexpr int64_t kHsmIdsPerWord = 64;
 
 using Paths = kernels::HsmPaths;
 
@@ -30,6 +35,10 @@ Paths parse_tree(const int32_t* tree, int64_t n_internal, const char* who) {
     fail(CH_ERR_INVALID_ARGUMENT, who, ": the tree has ", n_internal,
          " internal nodes; at least 1 (two words) required");
   if (!tree) fail(CH_ERR_INVALID_ARGUMENT, who, ": tree is NULL");
+  // Child codes are int32: more internal nodes could not all be reached.
+  if (n_internal > INT32_MAX)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": the tree has ", n_internal,
+         " internal nodes; at most 2^31 - 1 can be numbered by int32 codes");
   int32_t max_word = -1;
   for (int64_t j = 0; j < 2 * n_internal; ++j) {
     const int32_t c = tree[j];
@@ -40,6 +49,15 @@ Paths parse_tree(const int32_t* tree, int64_t n_internal, const char* who) {
     if (c == 0)
       fail(CH_ERR_INVALID_ARGUMENT, who, ": node ", j / 2, " has the root (node 0) as a child");
   }
+  // The tables are indexed by word id, so they take an entry per id up to the
+  // largest: bounded by what the tree justifies (its n_internal + 1 words),
+  // not by an id, which may be any int32 (-INT32_MAX - 1 is word 2^31 - 1).
+  const int64_t words = n_internal + 1;
+  const int64_t max_id = std::max<int64_t>(kHsmMinIdBound, kHsmIdsPerWord * words) - 1;
+  if (max_word > max_id)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": word id ", max_word, " is larger than a tree of ", words,
+         " words allows (ids up to ", max_id, ", the larger of ", kHsmMinIdBound, " and ",
+         kHsmIdsPerWord, " per word, minus 1): number the words more densely");
   Paths p;
   p.start.assign(static_cast<size_t>(max_word) + 1, -1);
   p.length.assign(static_cast<size_t>(max_word) + 1, 0);
