@@ -23,8 +23,8 @@ ch_as_root() {
 }
 
 # Debian packages the build and the tests need. (ccache: meson uses it when
-# found, so the Python package's own build of the library in build-python/,
-# tests/test_package.py, reuses the objects build/ just compiled.)
+# found, so the Debian packages' build of the library in build-deb/,
+# scripts/packaging.sh, reuses the objects build/ just compiled.)
 CH_APT_PACKAGES=(ninja-build pkg-config libgtest-dev g++ zlib1g-dev libopenblas-dev libdnnl-dev libblis-pthread-dev libxsmm-dev libzip-dev dataset-fashion-mnist binutils golang-go libtcc-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev graphviz python3-venv ccache)
 
 ch_apt_missing() {
