@@ -23,8 +23,9 @@
 # Environment:
 #   CH_PACKAGES_DIR   where the packages go (default: build-packages)
 #   CH_SKIP_LINTIAN=1 skip lintian (about 35 s)
+# The check functions run through check(); pkg-config's output is split into words.
+# shellcheck disable=SC2317,SC2046
 set -uo pipefail
-# shellcheck disable=SC2317  # the check functions are invoked through check()
 
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -134,13 +135,10 @@ cpp_static() {
   (cd "$work" && c++ -std=c++17 hello.cpp -o hello_cpp_static $(pkg-config --cflags chainerc) $(static_libs) &&
     ! ldd hello_cpp_static | grep libchainerc && ./hello_cpp_static)
 }
-# shellcheck disable=SC2046  # pkg-config's flags are words
-{
-  check "C program, pkg-config chainerc, shared" c_shared
-  check "C program, pkg-config --static chainerc" c_static
-  check "C++ program, pkg-config chainerc, shared" cpp_shared
-  check "C++ program, pkg-config --static chainerc" cpp_static
-}
+check "C program, pkg-config chainerc, shared" c_shared
+check "C program, pkg-config --static chainerc" c_static
+check "C++ program, pkg-config chainerc, shared" cpp_shared
+check "C++ program, pkg-config --static chainerc" cpp_static
 
 libdir="$(pkg-config --variable=libdir chainerc 2>/dev/null)"
 
@@ -155,7 +153,7 @@ build_wheel() {
     "$out/tools/bin/auditwheel" repair -w "$wheel_dir" "$wheel_dir"/raw/chainerc-*.whl
 }
 check "Python wheel (pip wheel, auditwheel repair)" build_wheel
-wheel="$(ls "$wheel_dir"/chainerc-*manylinux*.whl 2>/dev/null | head -n1)"
+wheel="$(find "$wheel_dir" -maxdepth 1 -name 'chainerc-*manylinux*.whl' 2>/dev/null | head -n1)"
 if [ -n "$wheel" ]; then
   # Its own "N passed, N failed" line joins ours.
   CHAINERC_LIBRARY="$libdir/libchainerc.so.0" CHAINERC_TEST_WHEEL="$wheel" \
@@ -197,14 +195,17 @@ for path in sys.stdin.read().split():
     export GOPROXY="file://$proxy" GOSUMDB=off GOFLAGS=-mod=mod GOMODCACHE="$work/gomodcache" \
       GOCACHE="$out/gocache" CGO_ENABLED=1 &&
     printf 'module example.com/hello\n\ngo 1.19\n' >go.mod &&
-    go get chainerc.dev/chainerc@$version && go build -o hello . &&
+    go get "chainerc.dev/chainerc@$version" && go build -o hello . &&
     links_installed hello && ./hello)
 }
 check "Go program: go get chainerc.dev/chainerc, #cgo pkg-config" go_module
 
 # ---- 4. Rust
 rust_dir="$CH_ROOT/wrappers/rust"
-[ -n "${HOME:-}" ] || export HOME="$(getent passwd "$(id -u)" | cut -d: -f6)"
+if [ -z "${HOME:-}" ]; then
+  HOME="$(getent passwd "$(id -u)" | cut -d: -f6)"
+  export HOME
+fi
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo_package() {
   # The crate carries the library's sources for `bundled` (Cargo.toml's include).
