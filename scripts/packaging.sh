@@ -175,11 +175,13 @@ sdist() {
 }
 check "Python sdist carries the library's sources" sdist
 
-# ---- 3. Go: `go get chainerc.dev/chainerc` from a module proxy folder holding
-# what a release publishes (wrappers/go's tracked files), never the network.
+# ---- 3. Go: `go get chainerc.dev/chainerc` from a module proxy folder
+# ($out/goproxy, what a release publishes: wrappers/go's tracked files), never
+# the network.
 go_module() {
-  local proxy="$work/goproxy" version=v0.1.0
+  local proxy="$out/goproxy" version=v0.1.0
   local mod="$proxy/chainerc.dev/chainerc/@v"
+  rm -rf "$proxy"
   mkdir -p "$mod" "$work/hello-go"
   echo "$version" >"$mod/list"
   printf '{"Version":"%s","Time":"2026-12-01T00:00:00Z"}\n' "$version" >"$mod/$version.info"
