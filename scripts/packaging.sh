@@ -12,11 +12,11 @@
 #   3. Go: the module chainerc.dev/chainerc served from a module proxy folder
 #      made of wrappers/go, `go get` by a program that builds and runs against
 #      the installed library (`#cgo pkg-config: chainerc`);
-#   4. Rust: `cargo package` of chainerc-sys and chainerc, built from the
-#      packaged files with the `bundled` feature (libchainerc from the sources
-#      inside the crate); a program using the packaged crates that links the
-#      installed library through pkg-config; `cargo doc` of chainerc without
-#      missing-docs warnings.
+#   4. Rust: `cargo package` of chainerc-sys (carrying the library's sources)
+#      and chainerc; a program on the packaged crates linking the installed
+#      library through pkg-config, and the same program with `bundled`
+#      (libchainerc built from the sources inside the crate, linked
+#      statically); `cargo doc` of chainerc without missing-docs warnings.
 # The packages it installed are removed again at exit. The last line printed
 # is "N passed, N failed". Needs root (apt-get install), as scripts/test.sh.
 #
@@ -211,42 +211,52 @@ fi
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo_package() {
   # The crate carries the library's sources for `bundled` (Cargo.toml's include).
-  rm -rf "$rust_dir/chainerc-sys/csrc"
-  mkdir -p "$rust_dir/chainerc-sys/csrc"
+  rm -rf "$rust_dir/chainerc-sys/csrc" "$work/crates"
+  mkdir -p "$rust_dir/chainerc-sys/csrc" "$work/crates"
   for part in meson.build meson.options include src cuda; do
     cp -r "$part" "$rust_dir/chainerc-sys/csrc/" || return 1
   done
-  # --allow-dirty: csrc/ is not in git. The verification builds each crate
-  # from its packaged files, chainerc-sys with libchainerc from csrc/.
-  (cd "$rust_dir" && cargo package --workspace --offline --allow-dirty --features bundled \
-    -j "$(ch_jobs)")
+  # --allow-dirty: csrc/ is not in git. No --verify build: the programs below
+  # build both crates from the .crate files, once linking the installed
+  # library and once `bundled` (which cargo's verification would build twice).
+  (cd "$rust_dir" && cargo package --workspace --offline --allow-dirty --no-verify) &&
+    tar -xzf "$rust_dir/target/package/chainerc-sys-0.1.0.crate" -C "$work/crates" &&
+    tar -xzf "$rust_dir/target/package/chainerc-0.1.0.crate" -C "$work/crates"
 }
-check "cargo package (chainerc-sys, chainerc; bundled)" cargo_package
+check "cargo package (chainerc-sys with the library's sources, chainerc)" cargo_package
+# rust_program shared|bundled: the muladd example as a program of its own on
+# the unpacked .crate files (as from a registry): linking the installed library
+# (pkg-config), or libchainerc built from chainerc-sys's csrc/ and linked statically.
 rust_program() {
-  local pkg="$rust_dir/target/package"
-  mkdir -p "$work/hello-rs/src"
-  cp "$rust_dir/examples/muladd.rs" "$work/hello-rs/src/main.rs"
-  # The packaged crates, as from a registry; chainerc-sys finds the installed
-  # library through pkg-config.
-  cat >"$work/hello-rs/Cargo.toml" <<EOF
+  local mode="$1" dir="$work/hello-rs-$1" features=""
+  [ "$mode" = bundled ] && features=', features = ["bundled"]'
+  mkdir -p "$dir/src"
+  cp "$rust_dir/examples/muladd.rs" "$dir/src/main.rs"
+  cat >"$dir/Cargo.toml" <<EOF
 [package]
 name = "hello"
 version = "0.1.0"
 edition = "2021"
 
 [dependencies]
-chainerc = "0.1.0"
+chainerc = { version = "0.1.0"$features }
 
 [patch.crates-io]
-chainerc = { path = "$pkg/chainerc-0.1.0" }
-chainerc-sys = { path = "$pkg/chainerc-sys-0.1.0" }
+chainerc = { path = "$work/crates/chainerc-0.1.0" }
+chainerc-sys = { path = "$work/crates/chainerc-sys-0.1.0" }
 EOF
-  (cd "$work/hello-rs" && env -u CHAINERC_LIB_DIR CARGO_TARGET_DIR="$out/cargo-target" \
-    cargo build --offline -j "$(ch_jobs)" &&
-    links_installed "$out/cargo-target/debug/hello" &&
-    "$out/cargo-target/debug/hello")
+  local bin="$out/cargo-target/debug/hello"
+  (cd "$dir" && env -u CHAINERC_LIB_DIR CARGO_TARGET_DIR="$out/cargo-target" \
+    cargo build --offline -j "$(ch_jobs)") || return 1
+  if [ "$mode" = bundled ]; then
+    ! ldd "$bin" | grep libchainerc || return 1
+  else
+    links_installed "$bin" || return 1
+  fi
+  "$bin"
 }
-check "Rust program on the packaged crates, pkg-config chainerc" rust_program
+check "Rust program on the packaged crates, pkg-config chainerc" rust_program shared
+check "Rust program on the packaged crates, bundled (static)" rust_program bundled
 rust_docs() {
   local log="$work/rustdoc.log"
   (cd "$rust_dir" && env -u CHAINERC_LIB_DIR cargo doc --offline --no-deps -p chainerc \
