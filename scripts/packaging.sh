@@ -210,18 +210,21 @@ if [ -z "${HOME:-}" ]; then
 fi
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo_package() {
-  # The crate carries the library's sources for `bundled` (Cargo.toml's include).
-  rm -rf "$rust_dir/chainerc-sys/csrc" "$work/crates"
-  mkdir -p "$rust_dir/chainerc-sys/csrc" "$work/crates"
+  # The crate carries the library's sources for `bundled` (Cargo.toml's include),
+  # copied with their times (-p) so that an unchanged source rebuilds nothing.
+  rm -rf "$rust_dir/chainerc-sys/csrc" "$out/crates"
+  mkdir -p "$rust_dir/chainerc-sys/csrc" "$out/crates"
   for part in meson.build meson.options include src cuda; do
-    cp -r "$part" "$rust_dir/chainerc-sys/csrc/" || return 1
+    cp -rp "$part" "$rust_dir/chainerc-sys/csrc/" || return 1
   done
-  # --allow-dirty: csrc/ is not in git. No --verify build: the programs below
+  # --allow-dirty: csrc/ is not in git. The .crate files are unpacked into
+  # $out/crates (tar keeps their files' times: cargo rebuilds nothing that did
+  # not change since the last run). No --verify build: the programs below
   # build both crates from the .crate files, once linking the installed
   # library and once `bundled` (which cargo's verification would build twice).
   (cd "$rust_dir" && cargo package --workspace --offline --allow-dirty --no-verify) &&
-    tar -xzf "$rust_dir/target/package/chainerc-sys-0.1.0.crate" -C "$work/crates" &&
-    tar -xzf "$rust_dir/target/package/chainerc-0.1.0.crate" -C "$work/crates"
+    tar -xzf "$rust_dir/target/package/chainerc-sys-0.1.0.crate" -C "$out/crates" &&
+    tar -xzf "$rust_dir/target/package/chainerc-0.1.0.crate" -C "$out/crates"
 }
 check "cargo package (chainerc-sys with the library's sources, chainerc)" cargo_package
 # rust_program shared|bundled: the muladd example as a program of its own on
@@ -242,8 +245,8 @@ edition = "2021"
 chainerc = { version = "0.1.0"$features }
 
 [patch.crates-io]
-chainerc = { path = "$work/crates/chainerc-0.1.0" }
-chainerc-sys = { path = "$work/crates/chainerc-sys-0.1.0" }
+chainerc = { path = "$out/crates/chainerc-0.1.0" }
+chainerc-sys = { path = "$out/crates/chainerc-sys-0.1.0" }
 EOF
   local bin="$out/cargo-target/debug/hello"
   (cd "$dir" && env -u CHAINERC_LIB_DIR CARGO_TARGET_DIR="$out/cargo-target" \
