@@ -5,12 +5,12 @@
 #include <math.h>
 #include <stdio.h>
 
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    if ((call) != CH_OK) {                                                       \
-      fprintf(stderr, "%s failed: %s\n", #call, ch_error_message());             \
-      return 1;                                                                  \
-    }                                                                            \
+#define CHECK(call)                                                  \
+  do {                                                               \
+    if ((call) != CH_OK) {                                           \
+      fprintf(stderr, "%s failed: %s\n", #call, ch_error_message()); \
+      return 1;                                                      \
+    }                                                                \
   } while (0)
 
 int main(void) {

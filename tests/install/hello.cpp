@@ -2,7 +2,6 @@
 // (scripts/packaging.sh), shared and --static: the header-only C++ layer.
 // y = x*x - 2x + 1 at x = 5: y = 16, dy/dx = 2x - 2 = 8.
 #include <ch/ch.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <string>
