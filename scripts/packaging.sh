@@ -66,6 +66,8 @@ check() {
 }
 
 finish() {
+  cleanup
+  trap - EXIT
   ch_log "packaging checks took $((SECONDS - t0)) s"
   if [ "${#failures[@]}" -gt 0 ]; then
     printf 'failed: %s\n' "${failures[@]}" >&2
@@ -159,8 +161,9 @@ if [ -n "$wheel" ]; then
   CHAINERC_LIBRARY="$libdir/libchainerc.so.0" CHAINERC_TEST_WHEEL="$wheel" \
     CHAINERC_AUDITWHEEL="$out/tools/bin/auditwheel" CHAINERC_TEST_PATHS=tests/test_package.py \
     bash wrappers/python/test.sh >"$work/python.log" 2>&1
-  cat "$work/python.log" >&2
   line="$(tail -n 1 "$work/python.log")"
+  # Shown indented: its closing line must not be read as this script's.
+  sed 's/^/| /' "$work/python.log" >&2
   p="$(echo "$line" | grep -oE '^[0-9]+ passed' | grep -oE '[0-9]+')"
   f="$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')"
   passed=$((passed + ${p:-0}))
