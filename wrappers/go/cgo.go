@@ -12,10 +12,12 @@
 // through runtime/cgo.Handle values (C never keeps a Go pointer).
 package chainerc
 
+// The headers and the library come from pkg-config (chainerc.pc of the
+// libchainerc-dev package or of `meson install`; for a build tree, test.sh sets
+// PKG_CONFIG_PATH to its meson-uninstalled/ folder).
+
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo !chainerc_pkgconfig LDFLAGS: -L${SRCDIR}/../../build/src -Wl,-rpath,${SRCDIR}/../../build/src -lchainerc
-#cgo chainerc_pkgconfig pkg-config: chainerc
+#cgo pkg-config: chainerc
 #include <stdlib.h>
 #include "capi_gen.h"
 #include "capi_extra.h"

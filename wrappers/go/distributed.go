@@ -2,16 +2,15 @@
 
 // Data-parallel training over processes (ChainerMN's API) on libchainerc_mpi
 // (include/ch/distributed.h). Built with the tag chainerc_mpi (go test
-// -tags chainerc_mpi), which links libchainerc_mpi from build/src/distributed
-// (or pkg-config chainerc_mpi with the tag chainerc_pkgconfig). Run the
+// -tags chainerc_mpi), which links libchainerc_mpi through pkg-config
+// (chainerc_mpi.pc, as cgo.go does chainerc.pc). Run the
 // program under mpirun; collective calls must be made by every rank in the
 // same order. A Communicator is used by one goroutine at a time.
 
 package chainerc
 
 /*
-#cgo !chainerc_pkgconfig LDFLAGS: -L${SRCDIR}/../../build/src/distributed -Wl,-rpath,${SRCDIR}/../../build/src/distributed -lchainerc_mpi
-#cgo chainerc_pkgconfig pkg-config: chainerc_mpi
+#cgo pkg-config: chainerc_mpi
 #include <stdlib.h>
 #include <string.h>
 #include <ch/distributed.h>

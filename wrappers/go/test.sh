@@ -23,6 +23,11 @@ if [ ! -e "$lib/libchainerc.so" ]; then
   exit 1
 fi
 export CGO_ENABLED=1
+# cgo.go takes its flags from pkg-config: a meson build tree's uninstalled
+# chainerc.pc (next to $lib, the tree's src/), else an installed one.
+if [ -d "$lib/../meson-uninstalled" ]; then
+  export PKG_CONFIG_PATH="$(cd "$lib/../meson-uninstalled" && pwd)${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+fi
 export CGO_LDFLAGS="-L$lib -Wl,-rpath,$lib ${CGO_LDFLAGS:-}"
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GOFLAGS="${GOFLAGS:-} -mod=mod"

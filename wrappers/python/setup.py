@@ -14,7 +14,10 @@ The library is configured with -Dtests=false -Dexamples=false
 "-Dcuda=disabled"). Inside a repository checkout its build folder is
 <repo>/build-python, at the depth of build/, so ccache (base_dir set) reuses
 the objects of a build/ configured the same way; elsewhere a temporary folder.
-CHAINERC_BUILD_JOBS limits the compile jobs; CHAINERC_SKIP_LIBRARY_BUILD=1
+CHAINERC_BUILD_JOBS limits the compile jobs. CHAINERC_PREBUILT_LIBRARY=<path of
+a libchainerc.so.0> puts that library into the package instead of building one
+(scripts/packaging.sh: the wheel carries the Debian package's build, and
+`auditwheel repair` then bundles its shared libraries). CHAINERC_SKIP_LIBRARY_BUILD=1
 makes a package without the library (it then finds one as the development
 checkout does: CHAINERC_LIBRARY, build/src, an installed libchainerc).
 Needs: a C++17 compiler, meson >= 1.1, ninja, pkg-config and the library's
@@ -118,7 +121,15 @@ class BuildPyWithLibrary(build_py):
         super().run()
         if os.environ.get("CHAINERC_SKIP_LIBRARY_BUILD") == "1":
             return  # a package that finds the library elsewhere (CHAINERC_LIBRARY)
-        build_library(os.path.join(self.build_lib, "chainerc", "_lib"))
+        dest_dir = os.path.join(self.build_lib, "chainerc", "_lib")
+        prebuilt = os.environ.get("CHAINERC_PREBUILT_LIBRARY")
+        if prebuilt:
+            if not os.path.isfile(prebuilt):
+                sys.exit("chainerc: CHAINERC_PREBUILT_LIBRARY=%s is not a file" % prebuilt)
+            os.makedirs(dest_dir, exist_ok=True)
+            shutil.copyfile(os.path.realpath(prebuilt), os.path.join(dest_dir, "libchainerc.so.0"))
+            return
+        build_library(dest_dir)
 
 
 class SdistWithSources(sdist):

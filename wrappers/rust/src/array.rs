@@ -7,12 +7,16 @@ use std::ptr::{self, NonNull};
 /// Element types (`ch_dtype`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dtype {
+    /// 32-bit floating point (`CH_FLOAT32`).
     F32,
+    /// 64-bit floating point (`CH_FLOAT64`).
     F64,
+    /// 32-bit signed integer (`CH_INT32`).
     I32,
 }
 
 impl Dtype {
+    /// The C API's `ch_dtype` value.
     pub fn raw(self) -> sys::ch_dtype {
         match self {
             Dtype::F32 => sys::CH_FLOAT32,
@@ -20,6 +24,7 @@ impl Dtype {
             Dtype::I32 => sys::CH_INT32,
         }
     }
+    /// The dtype of a C API `ch_dtype` value; `None` for an unknown one.
     pub fn from_raw(d: sys::ch_dtype) -> Option<Dtype> {
         match d {
             sys::CH_FLOAT32 => Some(Dtype::F32),
@@ -28,6 +33,7 @@ impl Dtype {
             _ => None,
         }
     }
+    /// Bytes per element.
     pub fn size(self) -> usize {
         unsafe { sys::ch_dtype_size(self.raw()) }
     }
@@ -39,6 +45,7 @@ impl Dtype {
 
 /// Rust element types of arrays: f32, f64, i32.
 pub trait Element: Copy + Send + Sync + 'static {
+    /// The array dtype holding this Rust type.
     const DTYPE: Dtype;
 }
 impl Element for f32 {
@@ -54,17 +61,21 @@ impl Element for i32 {
 /// A device is a value: the CPU or CUDA device n.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Device {
+    /// The host (CPU).
     Cpu,
+    /// The CUDA device with this index.
     Cuda(i32),
 }
 
 impl Device {
+    /// The C API's `ch_device` value.
     pub fn raw(self) -> sys::ch_device {
         match self {
             Device::Cpu => sys::ch_device { type_: sys::CH_DEVICE_CPU, index: 0 },
             Device::Cuda(i) => sys::ch_device { type_: sys::CH_DEVICE_CUDA, index: i },
         }
     }
+    /// The device a C API `ch_device` value names.
     pub fn from_raw(d: sys::ch_device) -> Device {
         if d.type_ == sys::CH_DEVICE_CUDA {
             Device::Cuda(d.index)
@@ -144,15 +155,18 @@ impl Array {
     pub fn full(dtype: Dtype, shape: &[i64], value: f64) -> Result<Array> {
         Array::full_on(dtype, shape, value, Device::Cpu)
     }
+    /// Every element equal to `value` (converted to `dtype`), on `device`.
     pub fn full_on(dtype: Dtype, shape: &[i64], value: f64, device: Device) -> Result<Array> {
         let ndim = ndim_of(shape)?;
         let mut out = ptr::null_mut();
         check(unsafe { sys::ch_array_new_full(&mut out, dtype.raw(), shape.as_ptr(), ndim, value, device.raw()) })?;
         Ok(unsafe { Array::from_raw(out) })
     }
+    /// Every element zero.
     pub fn zeros(dtype: Dtype, shape: &[i64]) -> Result<Array> {
         Array::full(dtype, shape, 0.0)
     }
+    /// Every element one.
     pub fn ones(dtype: Dtype, shape: &[i64]) -> Result<Array> {
         Array::full(dtype, shape, 1.0)
     }
@@ -219,9 +233,11 @@ impl Array {
         Ok(unsafe { Array::from_raw(out) })
     }
 
+    /// The element type.
     pub fn dtype(&self) -> Dtype {
         Dtype::from_raw(unsafe { sys::ch_array_dtype(self.as_ptr()) }).expect("a known dtype")
     }
+    /// Number of dimensions (0 for a scalar).
     pub fn ndim(&self) -> usize {
         unsafe { sys::ch_array_ndim(self.as_ptr()) as usize }
     }
@@ -233,12 +249,15 @@ impl Array {
         }
         unsafe { std::slice::from_raw_parts(sys::ch_array_shape(self.as_ptr()), n) }
     }
+    /// Number of elements (the product of the shape).
     pub fn size(&self) -> usize {
         unsafe { sys::ch_array_size(self.as_ptr()) as usize }
     }
+    /// Size of the elements in bytes.
     pub fn nbytes(&self) -> usize {
         unsafe { sys::ch_array_nbytes(self.as_ptr()) }
     }
+    /// The device the elements live on.
     pub fn device(&self) -> Device {
         Device::from_raw(unsafe { sys::ch_array_device(self.as_ptr()) })
     }
@@ -349,6 +368,7 @@ impl std::fmt::Debug for Array {
 /// Host memory statistics of a device's caching allocator.
 pub use sys::ch_memory_stats as MemoryStats;
 
+/// Memory use of `device`'s caching allocator (`ch_memory_stats`).
 pub fn memory_stats(device: Device) -> Result<MemoryStats> {
     let mut s = MemoryStats { bytes_in_use: 0, bytes_cached: 0, peak_bytes_in_use: 0, allocations: 0, cache_misses: 0 };
     check(unsafe { sys::ch_memory_stats_get(&mut s, device.raw()) })?;

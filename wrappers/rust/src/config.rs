@@ -7,13 +7,16 @@ use std::ffi::{CStr, CString};
 /// normalization).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// Inference: dropout passes through, batch normalization uses its running averages.
     Test,
+    /// Training (the default).
     Train,
     /// Whatever `set_train` last set.
     Default,
 }
 
 impl Mode {
+    /// The C API's value of the mode.
     pub fn raw(self) -> i32 {
         match self {
             Mode::Test => sys::CH_MODE_TEST,
@@ -23,15 +26,20 @@ impl Mode {
     }
 }
 
+/// Switches the thread's mode between training (`true`) and test (`false`).
 pub fn set_train(train: bool) {
     unsafe { sys::ch_config_set_train(train as i32) }
 }
+/// Whether the thread is in training mode.
 pub fn train() -> bool {
     unsafe { sys::ch_config_train() != 0 }
 }
+/// Threads the CPU kernels and BLAS use, the calling thread included (n >= 1;
+/// default: CH_NUM_THREADS, else the number of cores).
 pub fn set_num_threads(n: i32) -> Result<()> {
     check(unsafe { sys::ch_config_set_num_threads(n) })
 }
+/// Threads the CPU kernels and BLAS use.
 pub fn num_threads() -> i32 {
     unsafe { sys::ch_config_num_threads() }
 }
@@ -79,6 +87,7 @@ pub fn gemm_cache() -> String {
 pub fn set_use_cudnn(on: bool) {
     unsafe { sys::ch_config_set_use_cudnn(on as i32) }
 }
+/// Whether the CUDA backend may use cuDNN.
 pub fn use_cudnn() -> bool {
     unsafe { sys::ch_config_use_cudnn() != 0 }
 }
@@ -87,6 +96,7 @@ pub fn use_cudnn() -> bool {
 pub fn set_allow_tf32(on: bool) {
     unsafe { sys::ch_config_set_allow_tf32(on as i32) }
 }
+/// Whether float32 work on CUDA may use TF32 tensor cores.
 pub fn allow_tf32() -> bool {
     unsafe { sys::ch_config_allow_tf32() != 0 }
 }
@@ -95,6 +105,7 @@ pub fn allow_tf32() -> bool {
 pub fn set_deterministic(on: bool) {
     unsafe { sys::ch_config_set_deterministic(on as i32) }
 }
+/// Whether work on CUDA devices must be bit-reproducible.
 pub fn deterministic() -> bool {
     unsafe { sys::ch_config_deterministic() != 0 }
 }
@@ -102,18 +113,23 @@ pub fn deterministic() -> bool {
 /// Live handle counts, for leak checks.
 pub mod debug {
     use chainerc_sys as sys;
+    /// Live handles of every kind.
     pub fn live_handles() -> i64 {
         unsafe { sys::ch_debug_live_handles() }
     }
+    /// Live array handles.
     pub fn live_arrays() -> i64 {
         unsafe { sys::ch_debug_live_arrays() }
     }
+    /// Live variable handles.
     pub fn live_variables() -> i64 {
         unsafe { sys::ch_debug_live_variables() }
     }
+    /// Live function handles.
     pub fn live_functions() -> i64 {
         unsafe { sys::ch_debug_live_functions() }
     }
+    /// Prints the live handles to standard error (for leak hunting).
     pub fn report_live_handles() {
         unsafe { sys::ch_debug_report_live_handles() }
     }

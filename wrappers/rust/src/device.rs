@@ -35,6 +35,7 @@ pub fn current_device() -> Result<i32> {
 pub struct DeviceScope(());
 
 impl DeviceScope {
+    /// Makes CUDA device `index` current (CH_ERR_DEVICE where there is none).
     pub fn new(index: i32) -> Result<DeviceScope> {
         check(unsafe { sys::ch_cuda_device_push(index) })?;
         Ok(DeviceScope(()))
@@ -132,6 +133,7 @@ unsafe impl Send for Stream {}
 unsafe impl Sync for Stream {}
 
 impl Stream {
+    /// A new stream on `device`.
     pub fn new(device: Device) -> Result<Stream> {
         let mut out = ptr::null_mut();
         check(unsafe { sys::ch_stream_new(&mut out, device.raw()) })?;

@@ -67,7 +67,9 @@ pub fn finalize_mpi() -> Result<()> {
 /// How `allreduce_array` combines the ranks' values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReduceOp {
+    /// The sum over the ranks.
     Sum = 0,
+    /// The mean over the ranks.
     Mean = 1,
 }
 
@@ -88,18 +90,23 @@ impl Communicator {
         check(unsafe { ch_communicator_new_mpi(&mut out) })?;
         Ok(Communicator { raw: NonNull::new(out).expect("a communicator") })
     }
+    /// The raw `ch_communicator` handle (still owned by `self`).
     pub fn as_ptr(&self) -> *mut c_void {
         self.raw.as_ptr()
     }
+    /// This process's rank in the job.
     pub fn rank(&self) -> i32 {
         unsafe { ch_communicator_rank(self.as_ptr()) }
     }
+    /// Number of processes in the job.
     pub fn size(&self) -> i32 {
         unsafe { ch_communicator_size(self.as_ptr()) }
     }
+    /// This process's rank among the processes on its node.
     pub fn intra_rank(&self) -> i32 {
         unsafe { ch_communicator_intra_rank(self.as_ptr()) }
     }
+    /// Number of processes on this node.
     pub fn intra_size(&self) -> i32 {
         unsafe { ch_communicator_intra_size(self.as_ptr()) }
     }
@@ -109,6 +116,7 @@ impl Communicator {
     pub fn has_nccl() -> bool {
         unsafe { ch_communicator_has_nccl() != 0 }
     }
+    /// Waits until every rank has reached the barrier.
     pub fn barrier(&self) -> Result<()> {
         check(unsafe { ch_communicator_barrier(self.as_ptr()) })
     }

@@ -7,24 +7,38 @@ use std::fmt;
 /// The error kinds of the C API (`CH_ERR_*`), with their stable values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
+    /// An argument was out of range or inconsistent (`CH_ERR_INVALID_ARGUMENT`).
     InvalidArgument,
+    /// A required handle was null (`CH_ERR_NULL_HANDLE`).
     NullHandle,
+    /// A handle was used after its release (`CH_ERR_RELEASED_HANDLE`).
     ReleasedHandle,
+    /// Shapes do not match or are invalid (`CH_ERR_SHAPE`).
     Shape,
+    /// Dtypes do not match or are not supported (`CH_ERR_DTYPE`).
     Dtype,
+    /// Wrong or unavailable device (`CH_ERR_DEVICE`).
     Device,
+    /// An allocation failed (`CH_ERR_OUT_OF_MEMORY`).
     OutOfMemory,
+    /// A user callback failed (`CH_ERR_CALLBACK`).
     Callback,
+    /// The computational graph does not allow the call (`CH_ERR_GRAPH`).
     Graph,
+    /// A gradient check found values not close (`CH_ERR_NOT_CLOSE`).
     NotClose,
+    /// Reading or writing a file failed (`CH_ERR_IO`).
     Io,
+    /// Not supported by this build or device (`CH_ERR_UNSUPPORTED`).
     Unsupported,
+    /// A bug in chainerc (`CH_ERR_INTERNAL`).
     Internal,
     /// A status this version of the wrapper does not know.
     Other(i32),
 }
 
 impl ErrorKind {
+    /// The kind of a C API status (a negative `ch_status`).
     pub fn from_status(status: i32) -> ErrorKind {
         match status {
             sys::CH_ERR_INVALID_ARGUMENT => ErrorKind::InvalidArgument,
@@ -43,6 +57,7 @@ impl ErrorKind {
             other => ErrorKind::Other(other),
         }
     }
+    /// The C API status of this kind.
     pub fn status(self) -> i32 {
         match self {
             ErrorKind::InvalidArgument => sys::CH_ERR_INVALID_ARGUMENT,
@@ -92,6 +107,7 @@ pub struct Error {
     cause: Option<Cause>,
 }
 
+/// `Result` with chainerc's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
@@ -99,12 +115,15 @@ impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error { kind, message: message.into(), cause: None }
     }
+    /// The kind of failure.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
+    /// The C API status of the failure.
     pub fn status(&self) -> i32 {
         self.kind.status()
     }
+    /// The library's message, naming what was wrong with which values.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -112,6 +131,7 @@ impl Error {
     pub fn cause(&self) -> Option<&Cause> {
         self.cause.as_ref()
     }
+    /// The payload a callback failed with (a panic or a Rust error), once.
     pub fn take_cause(&mut self) -> Option<Cause> {
         self.cause.take()
     }

@@ -20,8 +20,11 @@ unsafe impl Sync for Function {}
 /// A parameter of a function: its array, its gradient and its name.
 #[derive(Debug, Clone)]
 pub struct Parameter {
+    /// The parameter's name ("W", "b").
     pub name: String,
+    /// The parameter array.
     pub param: Array,
+    /// Its gradient array.
     pub grad: Array,
 }
 
@@ -31,11 +34,13 @@ impl Function {
     pub unsafe fn from_raw(raw: *mut sys::ch_function) -> Function {
         Function { raw: NonNull::new(raw).expect("a non-NULL ch_function") }
     }
+    /// Gives up ownership: the raw handle, which the caller must release.
     pub fn into_raw(self) -> *mut sys::ch_function {
         let p = self.raw.as_ptr();
         std::mem::forget(self);
         p
     }
+    /// The raw `ch_function` handle (still owned by `self`).
     pub fn as_ptr(&self) -> *mut sys::ch_function {
         self.raw.as_ptr()
     }
@@ -99,12 +104,15 @@ impl Function {
         Ok(unsafe { Variable::from_raw(out) })
     }
 
+    /// The function's name ("Linear", a custom function's own).
     pub fn name(&self) -> String {
         unsafe { CStr::from_ptr(sys::ch_function_name(self.as_ptr())).to_string_lossy().into_owned() }
     }
+    /// Number of inputs of this application (0 for an unapplied function object).
     pub fn input_count(&self) -> usize {
         unsafe { sys::ch_function_input_count(self.as_ptr()) }
     }
+    /// Number of outputs of this application (0 for an unapplied function object).
     pub fn output_count(&self) -> usize {
         unsafe { sys::ch_function_output_count(self.as_ptr()) }
     }
@@ -152,15 +160,18 @@ impl Function {
             .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("parameter name {name:?} contains NUL")))?;
         check(unsafe { sys::ch_function_add_parameter(self.as_ptr(), cname.as_ptr(), param.as_ptr(), grad.as_ptr()) })
     }
+    /// Number of parameters.
     pub fn parameter_count(&self) -> usize {
         unsafe { sys::ch_function_parameter_count(self.as_ptr()) }
     }
+    /// Parameter `index` (in the order they were added).
     pub fn parameter(&self, index: usize) -> Result<Parameter> {
         let (mut p, mut g, mut n) = (ptr::null_mut(), ptr::null_mut(), ptr::null());
         check(unsafe { sys::ch_function_parameter(&mut p, &mut g, &mut n, self.as_ptr(), index) })?;
         let name = unsafe { CStr::from_ptr(n).to_string_lossy().into_owned() };
         Ok(Parameter { name, param: unsafe { Array::from_raw(p) }, grad: unsafe { Array::from_raw(g) } })
     }
+    /// Every parameter, in order.
     pub fn parameters(&self) -> Result<Vec<Parameter>> {
         (0..self.parameter_count()).map(|i| self.parameter(i)).collect()
     }
@@ -224,6 +235,7 @@ impl<'a> Context<'a> {
     pub fn save(&mut self, array: &Array) -> Result<()> {
         check(unsafe { sys::ch_context_save(self.raw, array.as_ptr()) })
     }
+    /// Number of arrays saved for backward.
     pub fn saved_count(&self) -> usize {
         unsafe { sys::ch_context_saved_count(self.raw) }
     }
@@ -256,6 +268,7 @@ impl<'a> Context<'a> {
     pub fn stream(&self) -> *mut std::ffi::c_void {
         unsafe { sys::ch_context_stream(self.raw) }
     }
+    /// The raw `ch_context` handle (valid during the callback only).
     pub fn as_ptr(&self) -> *mut sys::ch_context {
         self.raw
     }
@@ -288,6 +301,7 @@ pub trait FunctionImpl: Send + Sync + 'static {
     fn forward_gpu(&self, ctx: &mut Context<'_>, inputs: &[Array]) -> Result<Vec<Array>> {
         self.forward(ctx, inputs)
     }
+    /// Backward for CPU inputs (defaults to `backward`).
     fn backward_cpu(
         &self,
         ctx: &mut Context<'_>,
@@ -297,6 +311,7 @@ pub trait FunctionImpl: Send + Sync + 'static {
     ) -> Result<Vec<Option<Array>>> {
         self.backward(ctx, inputs, outputs, grad_outputs)
     }
+    /// Backward for GPU inputs (defaults to `backward`).
     fn backward_gpu(
         &self,
         ctx: &mut Context<'_>,

@@ -14,8 +14,11 @@ pub(crate) fn cstring(s: &str, what: &str) -> Result<CString> {
 /// A parameter with its path ("l1/W") in a set or optimizer.
 #[derive(Debug, Clone)]
 pub struct NamedParameter {
+    /// The parameter's path in the set ("l1/W").
     pub path: String,
+    /// The parameter array.
     pub param: Array,
+    /// Its gradient array.
     pub grad: Array,
 }
 
@@ -35,9 +38,11 @@ impl FunctionSet {
     pub unsafe fn from_raw(raw: *mut sys::ch_function_set) -> FunctionSet {
         FunctionSet { raw: NonNull::new(raw).expect("a non-NULL ch_function_set") }
     }
+    /// The raw `ch_function_set` handle (still owned by `self`).
     pub fn as_ptr(&self) -> *mut sys::ch_function_set {
         self.raw.as_ptr()
     }
+    /// An empty set.
     pub fn new() -> Result<FunctionSet> {
         let mut out = ptr::null_mut();
         check(unsafe { sys::ch_function_set_new(&mut out) })?;
@@ -58,10 +63,12 @@ impl FunctionSet {
         let n = cstring(name, "member name")?;
         check(unsafe { sys::ch_function_set_add_set(self.as_ptr(), n.as_ptr(), s.as_ptr()) })
     }
+    /// Removes member `name`.
     pub fn remove(&self, name: &str) -> Result<()> {
         let n = cstring(name, "member name")?;
         check(unsafe { sys::ch_function_set_remove(self.as_ptr(), n.as_ptr()) })
     }
+    /// Number of members.
     pub fn member_count(&self) -> usize {
         unsafe { sys::ch_function_set_member_count(self.as_ptr()) }
     }
@@ -89,6 +96,7 @@ impl FunctionSet {
         check(unsafe { sys::ch_function_set_get_set(&mut out, self.as_ptr(), n.as_ptr()) })?;
         Ok(unsafe { FunctionSet::from_raw(out) })
     }
+    /// Number of parameters of every member.
     pub fn parameter_count(&self) -> usize {
         unsafe { sys::ch_function_set_parameter_count(self.as_ptr()) }
     }
@@ -99,6 +107,7 @@ impl FunctionSet {
         let path = unsafe { CStr::from_ptr(path).to_string_lossy().into_owned() };
         Ok(NamedParameter { path, param: unsafe { Array::from_raw(p) }, grad: unsafe { Array::from_raw(g) } })
     }
+    /// Every parameter with its path, in member order.
     pub fn parameters(&self) -> Result<Vec<NamedParameter>> {
         (0..self.parameter_count()).map(|i| self.parameter(i)).collect()
     }
@@ -128,9 +137,11 @@ impl FunctionSet {
         let ps: Vec<*mut sys::ch_array> = params.iter().map(|a| a.as_ptr()).collect();
         check(unsafe { sys::ch_function_set_copy_parameters_from_arrays(self.as_ptr(), ps.as_ptr(), ps.len()) })
     }
+    /// Moves every parameter to the CPU.
     pub fn to_cpu(&self) -> Result<()> {
         check(unsafe { sys::ch_function_set_to_cpu(self.as_ptr()) })
     }
+    /// Moves every parameter to `device`.
     pub fn to_gpu(&self, device: Device) -> Result<()> {
         check(unsafe { sys::ch_function_set_to_gpu(self.as_ptr(), device.raw()) })
     }

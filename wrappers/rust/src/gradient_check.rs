@@ -10,8 +10,11 @@ use std::ptr;
 /// Tolerances and step of a gradient check (Chainer's defaults).
 #[derive(Debug, Clone, Copy)]
 pub struct Tolerance {
+    /// Step of the central differences.
     pub eps: f64,
+    /// Absolute tolerance.
     pub atol: f64,
+    /// Relative tolerance.
     pub rtol: f64,
 }
 

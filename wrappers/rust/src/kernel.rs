@@ -55,15 +55,18 @@ unsafe impl Send for ElementwiseKernel {}
 unsafe impl Sync for ElementwiseKernel {}
 
 impl ElementwiseKernel {
+    /// Compiles an elementwise kernel (CuPy's ElementwiseKernel: parameter lists, the operation, a name).
     pub fn new(in_params: &str, out_params: &str, operation: &str, name: &str) -> Result<ElementwiseKernel> {
         let (i, o, op, n) = (cstring(in_params)?, cstring(out_params)?, cstring(operation)?, cstring(name)?);
         let mut out = ptr::null_mut();
         check(unsafe { sys::ch_elementwise_kernel_new(&mut out, i.as_ptr(), o.as_ptr(), op.as_ptr(), n.as_ptr()) })?;
         Ok(ElementwiseKernel { raw: NonNull::new(out).expect("a non-NULL kernel") })
     }
+    /// Number of input parameters.
     pub fn inputs(&self) -> usize {
         unsafe { sys::ch_elementwise_kernel_input_count(self.raw.as_ptr()) }
     }
+    /// Number of output parameters.
     pub fn outputs(&self) -> usize {
         unsafe { sys::ch_elementwise_kernel_output_count(self.raw.as_ptr()) }
     }
@@ -140,9 +143,11 @@ impl ReductionKernel {
         })?;
         Ok(ReductionKernel { raw: NonNull::new(out).expect("a non-NULL kernel") })
     }
+    /// Number of input parameters.
     pub fn inputs(&self) -> usize {
         unsafe { sys::ch_reduction_kernel_input_count(self.raw.as_ptr()) }
     }
+    /// Number of output parameters.
     pub fn outputs(&self) -> usize {
         unsafe { sys::ch_reduction_kernel_output_count(self.raw.as_ptr()) }
     }

@@ -12,6 +12,7 @@
 //! assert_eq!(x.grad_vec::<f32>()?.unwrap(), vec![2.0, 4.0, 6.0]);
 //! # Ok::<(), chainerc::Error>(())
 //! ```
+#![warn(missing_docs)]
 pub mod array;
 pub mod config;
 pub mod device;
@@ -46,6 +47,7 @@ pub use chainerc_sys as sys;
 pub fn version() -> i32 {
     unsafe { sys::ch_version() }
 }
+/// Run-time version of the library as text ("0.1.0").
 pub fn version_string() -> String {
     unsafe { std::ffi::CStr::from_ptr(sys::ch_version_string()).to_string_lossy().into_owned() }
 }

@@ -140,11 +140,17 @@ pub fn average_pooling_2d(x: &Variable, k: (i64, i64), s: (i64, i64), p: (i64, i
 /// Options of `linear` (Chainer's defaults: wscale 1, bias 0, with bias, random W).
 #[derive(Debug, Clone, Copy)]
 pub struct LinearOptions<'a> {
+    /// Dtype of the parameters.
     pub dtype: Dtype,
+    /// Scale of the random initial weights.
     pub wscale: f64,
+    /// Initial value of the bias.
     pub bias: f64,
+    /// No bias parameter.
     pub nobias: bool,
+    /// Initial weights (copied) instead of random ones.
     pub initial_w: Option<&'a Array>,
+    /// Initial bias (copied) instead of `bias`.
     pub initial_b: Option<&'a Array>,
 }
 
@@ -178,13 +184,21 @@ pub fn linear(in_size: i64, out_size: i64, o: LinearOptions<'_>) -> Result<Funct
 /// Options of `convolution_2d` (stride 1, no padding, wscale 1, bias 0).
 #[derive(Debug, Clone, Copy)]
 pub struct ConvOptions<'a> {
+    /// Stride (rows, columns).
     pub stride: (i64, i64),
+    /// Zero padding (rows, columns).
     pub pad: (i64, i64),
+    /// Dtype of the parameters.
     pub dtype: Dtype,
+    /// Scale of the random initial weights.
     pub wscale: f64,
+    /// Initial value of the bias.
     pub bias: f64,
+    /// No bias parameter.
     pub nobias: bool,
+    /// Initial weights (copied) instead of random ones.
     pub initial_w: Option<&'a Array>,
+    /// Initial bias (copied) instead of `bias`.
     pub initial_b: Option<&'a Array>,
 }
 

@@ -94,6 +94,7 @@ unsafe extern "C" fn opt_destroy(user: *mut c_void) {
 }
 
 impl Optimizer {
+    /// The raw `ch_optimizer` handle (still owned by `self`).
     pub fn as_ptr(&self) -> *mut sys::ch_optimizer {
         self.raw.as_ptr()
     }
@@ -161,6 +162,7 @@ impl Optimizer {
         }
         wrap(st, out)
     }
+    /// The optimizer's name ("SGD", "Adam", ...).
     pub fn name(&self) -> String {
         unsafe { CStr::from_ptr(sys::ch_optimizer_name(self.as_ptr())).to_string_lossy().into_owned() }
     }
@@ -171,6 +173,7 @@ impl Optimizer {
         check(unsafe { sys::ch_optimizer_get_hyperparam(&mut v, self.as_ptr(), n.as_ptr()) })?;
         Ok(v)
     }
+    /// Sets hyperparameter `name` ("lr", "momentum", ...).
     pub fn set_hyperparam(&self, name: &str, value: f64) -> Result<()> {
         let n = cstring(name, "hyperparameter")?;
         check(unsafe { sys::ch_optimizer_set_hyperparam(self.as_ptr(), n.as_ptr(), value) })
@@ -191,9 +194,11 @@ impl Optimizer {
         }
         check(unsafe { sys::ch_optimizer_setup_arrays(self.as_ptr(), ps.as_ptr(), gs.as_ptr(), ps.len()) })
     }
+    /// Number of parameters being optimized.
     pub fn parameter_count(&self) -> usize {
         unsafe { sys::ch_optimizer_parameter_count(self.as_ptr()) }
     }
+    /// Parameter `index` with its path.
     pub fn parameter(&self, index: usize) -> Result<NamedParameter> {
         let (mut p, mut g, mut path) = (ptr::null_mut(), ptr::null_mut(), ptr::null());
         check(unsafe { sys::ch_optimizer_parameter(&mut p, &mut g, &mut path, self.as_ptr(), index) })?;
@@ -212,9 +217,11 @@ impl Optimizer {
     pub fn new_epoch(&self) -> Result<()> {
         check(unsafe { sys::ch_optimizer_new_epoch(self.as_ptr()) })
     }
+    /// Sets the update count t (e.g. after loading a model).
     pub fn set_t(&self, t: i64) -> Result<()> {
         check(unsafe { sys::ch_optimizer_set_t(self.as_ptr(), t) })
     }
+    /// Sets every gradient to zero.
     pub fn zero_grads(&self) -> Result<()> {
         check(unsafe { sys::ch_optimizer_zero_grads(self.as_ptr()) })
     }
@@ -225,6 +232,7 @@ impl Optimizer {
     pub fn set_step_in_backward(&self, enable: bool) -> Result<()> {
         check(unsafe { sys::ch_optimizer_set_step_in_backward(self.as_ptr(), enable as i32) })
     }
+    /// Whether the step is taken inside backward (see `set_step_in_backward`).
     pub fn step_in_backward(&self) -> bool {
         unsafe { sys::ch_optimizer_step_in_backward(self.as_ptr()) != 0 }
     }
@@ -232,21 +240,26 @@ impl Optimizer {
     pub fn update(&self) -> Result<()> {
         check(unsafe { sys::ch_optimizer_update(self.as_ptr()) })
     }
+    /// Adds `grads` (one per parameter, in order) to the gradients.
     pub fn accumulate_grads(&self, grads: &[&Array]) -> Result<()> {
         let gs: Vec<*mut sys::ch_array> = grads.iter().map(|a| a.as_ptr()).collect();
         check(unsafe { sys::ch_optimizer_accumulate_grads(self.as_ptr(), gs.as_ptr(), gs.len()) })
     }
+    /// The L2 norm of every gradient together.
     pub fn compute_grads_norm(&self) -> Result<f64> {
         let mut v = 0.0;
         check(unsafe { sys::ch_optimizer_compute_grads_norm(&mut v, self.as_ptr()) })?;
         Ok(v)
     }
+    /// Scales the gradients down so that their L2 norm is at most `maxnorm`.
     pub fn clip_grads(&self, maxnorm: f64) -> Result<()> {
         check(unsafe { sys::ch_optimizer_clip_grads(self.as_ptr(), maxnorm) })
     }
+    /// Adds `decay` times each parameter to its gradient.
     pub fn weight_decay(&self, decay: f64) -> Result<()> {
         check(unsafe { sys::ch_optimizer_weight_decay(self.as_ptr(), decay) })
     }
+    /// Number of state arrays.
     pub fn state_count(&self) -> usize {
         unsafe { sys::ch_optimizer_state_count(self.as_ptr()) }
     }
@@ -262,6 +275,7 @@ impl Optimizer {
         let flags = if compressed { sys::CH_NPZ_COMPRESSED } else { sys::CH_NPZ_STORED };
         check(unsafe { sys::ch_optimizer_save_npz(self.as_ptr(), p.as_ptr(), flags) })
     }
+    /// Loads t and the state from .npz (as `save_npz` wrote it).
     pub fn load_npz(&self, path: &str) -> Result<()> {
         let p = cstring(path, "path")?;
         check(unsafe { sys::ch_optimizer_load_npz(self.as_ptr(), p.as_ptr()) })

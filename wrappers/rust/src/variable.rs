@@ -27,11 +27,13 @@ impl Variable {
     pub unsafe fn from_raw(raw: *mut sys::ch_variable) -> Variable {
         Variable { raw: NonNull::new(raw).expect("a non-NULL ch_variable") }
     }
+    /// Gives up ownership: the raw handle, which the caller must release.
     pub fn into_raw(self) -> *mut sys::ch_variable {
         let p = self.raw.as_ptr();
         std::mem::forget(self);
         p
     }
+    /// The raw `ch_variable` handle (still owned by `self`).
     pub fn as_ptr(&self) -> *mut sys::ch_variable {
         self.raw.as_ptr()
     }
@@ -44,6 +46,7 @@ impl Variable {
     pub fn new_volatile(data: &Array) -> Result<Variable> {
         Variable::with_volatile(data, true)
     }
+    /// A root variable, volatile (no history) or not.
     pub fn with_volatile(data: &Array, is_volatile: bool) -> Result<Variable> {
         let mut out = ptr::null_mut();
         check(unsafe { sys::ch_variable_new(&mut out, data.as_ptr(), is_volatile as i32) })?;
@@ -60,6 +63,7 @@ impl Variable {
         check(unsafe { sys::ch_variable_data(&mut out, self.as_ptr()) })?;
         Ok(unsafe { Array::from_raw(out) })
     }
+    /// Replaces the data array (shared, not copied).
     pub fn set_data(&self, data: &Array) -> Result<()> {
         check(unsafe { sys::ch_variable_set_data(self.as_ptr(), data.as_ptr()) })
     }
@@ -83,6 +87,7 @@ impl Variable {
     pub fn graph_dot(&self) -> Result<String> {
         graph_dot(&[self], &GraphDotOptions::default())
     }
+    /// Whether the variable records no history.
     pub fn is_volatile(&self) -> bool {
         unsafe { sys::ch_variable_is_volatile(self.as_ptr()) != 0 }
     }
@@ -91,6 +96,7 @@ impl Variable {
     pub fn set_requires_grad(&self, requires_grad: bool) -> Result<()> {
         check(unsafe { sys::ch_variable_set_requires_grad(self.as_ptr(), requires_grad as i32) })
     }
+    /// Whether backward computes a gradient for this variable.
     pub fn requires_grad(&self) -> bool {
         unsafe { sys::ch_variable_requires_grad(self.as_ptr()) != 0 }
     }
@@ -123,32 +129,41 @@ impl Variable {
             None => Ok(None),
         }
     }
+    /// The shape of the data.
     pub fn shape(&self) -> Result<Vec<i64>> {
         Ok(self.data()?.shape().to_vec())
     }
 
     // Method forms of common functions.
+    /// Elementwise e^x.
     pub fn exp(&self) -> Result<Variable> {
         F::exp(self)
     }
+    /// Elementwise natural logarithm.
     pub fn log(&self) -> Result<Variable> {
         F::log(self)
     }
+    /// Sum of every element (a scalar).
     pub fn sum(&self) -> Result<Variable> {
         F::sum(self)
     }
+    /// Elementwise x^p.
     pub fn powf(&self, p: f64) -> Result<Variable> {
         F::pow_scalar(self, p)
     }
+    /// The same data in another shape.
     pub fn reshape(&self, shape: &[i64]) -> Result<Variable> {
         F::reshape(self, shape)
     }
+    /// Elementwise max(x, 0).
     pub fn relu(&self) -> Result<Variable> {
         crate::nn::relu(self)
     }
+    /// Elementwise logistic sigmoid.
     pub fn sigmoid(&self) -> Result<Variable> {
         crate::nn::sigmoid(self)
     }
+    /// Elementwise tanh.
     pub fn tanh(&self) -> Result<Variable> {
         crate::nn::tanh(self)
     }
