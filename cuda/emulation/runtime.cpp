@@ -236,8 +236,16 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
   return cudaSuccess;
 }
 
+namespace {
+// Calls that make the host wait for a device on a GPU (counted for the tests
+// of issue 46: a training step must make none).
+std::atomic<uint64_t> g_host_syncs{0};
+void count_sync() { g_host_syncs.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace
+
 cudaError_t cudaDeviceSynchronize() {
   touch(t_device);
+  count_sync();
   return cudaSuccess;
 }
 
@@ -292,7 +300,20 @@ cudaError_t cudaFreeHost(void* ptr) {
   return cudaSuccess;
 }
 
+namespace {
+cudaError_t copy_bytes(void* dst, const void* src, size_t count, cudaMemcpyKind kind);
+cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device, size_t count);
+}  // namespace
+
+// cudaMemcpy waits for the device (the legacy default stream's work before
+// it, and the copy itself); the Async forms do not.
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  count_sync();
+  return copy_bytes(dst, src, count, kind);
+}
+
+namespace {
+cudaError_t copy_bytes(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
   touch(t_device);
   if (count == 0) return cudaSuccess;
   if (!dst || !src || static_cast<int>(kind) < 0 || kind > cudaMemcpyDefault)
@@ -302,28 +323,36 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind 
   std::memmove(dst, src, count);
   return cudaSuccess;
 }
+}  // namespace
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                             cudaStream_t stream) {
   if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
-  return cudaMemcpy(dst, src, count, kind);
+  return copy_bytes(dst, src, count, kind);
 }
 
 cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device,
                            size_t count) {
+  count_sync();
+  return copy_peer(dst, dst_device, src, src_device, count);
+}
+
+namespace {
+cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
   if (dst_device < 0 || dst_device >= kDevices || src_device < 0 || src_device >= kDevices)
     return fail(cudaErrorInvalidDevice);
   size_t left = 0;
   if (count && (device_of(dst, &left) != dst_device || left < count ||
                 device_of(src, &left) != src_device || left < count))
     return fail(cudaErrorInvalidValue);
-  return cudaMemcpy(dst, src, count, cudaMemcpyDefault);
+  return copy_bytes(dst, src, count, cudaMemcpyDefault);
 }
+}  // namespace
 
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device,
                                 size_t count, cudaStream_t stream) {
   if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
-  return cudaMemcpyPeer(dst, dst_device, src, src_device, count);
+  return copy_peer(dst, dst_device, src, src_device, count);
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
@@ -341,7 +370,9 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  return valid_stream(stream) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+  if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+  count_sync();
+  return cudaSuccess;
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
@@ -373,7 +404,9 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  return event && event->device >= 0 ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+  if (!event || event->device < 0) return fail(cudaErrorInvalidResourceHandle);
+  count_sync();
+  return cudaSuccess;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
@@ -629,3 +662,7 @@ curandStatus_t curandGenerateNormalDouble(curandGenerator_t g, double* out, size
                                           double stddev) {
   return normal(g, out, n, mean, stddev);
 }
+
+namespace chainerc::cuda::emu {
+uint64_t host_synchronizations() { return g_host_syncs.load(std::memory_order_relaxed); }
+}  // namespace chainerc::cuda::emu

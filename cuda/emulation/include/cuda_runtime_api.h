@@ -104,6 +104,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t event);
 
 // Emulator-only queries (not CUDA API), for the emulator's tests.
 namespace chainerc::cuda::emu {
+// Calls so far, on any device and thread, that make the host wait for a
+// device on a GPU: cudaMemcpy, cudaMemcpyPeer, cudaDeviceSynchronize,
+// cudaStreamSynchronize, cudaEventSynchronize (not the Async copies).
+uint64_t host_synchronizations();
 // Whether a context (primary context) was ever created on `device`: by
 // cudaSetDevice (CUDA 12 semantics) or by work on it as the current device.
 bool context_created(int device);

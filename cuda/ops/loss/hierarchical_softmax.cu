@@ -1,6 +1,6 @@
 // CUDA kernels of BinaryHierarchicalSoftmax. The host tables of the tree's
-// paths (kernels::HsmPaths) are copied to the device at each call (small:
-// one entry per word and per path node). One block per sample (grid-stride
+// paths (kernels::HsmPaths) are copied to each device once, at the first
+// call there, and kept with the paths (HsmPaths::device_tables). One block per sample (grid-stride
 // over the samples) walks its word's path: each node's dot product is a
 // block-wide sum. Forward writes each sample's loss, added by one block in
 // double; backward accumulates gx per sample and scatters gW with atomicAdd
@@ -32,6 +32,15 @@ struct DevicePaths {
   const int8_t* codes_ptr() const { return static_cast<const int8_t*>(codes.raw()); }
 };
 
+// The paths' tables on `device`, copied there at the first call.
+const DevicePaths& device_paths(const kernels::HsmPaths& paths, Device device) {
+  kernels::HsmPaths::DeviceTables& cache = *paths.device_tables;
+  std::lock_guard<std::mutex> l(cache.mutex);
+  std::shared_ptr<void>& slot = cache.by_device[device.index];
+  if (!slot) slot = std::make_shared<DevicePaths>(paths, device);
+  return *static_cast<const DevicePaths*>(slot.get());
+}
+
 __global__ void hsm_bad_label_kernel(const int32_t* __restrict__ t, int64_t n,
                                      const int64_t* __restrict__ start, int64_t n_words,
                                      unsigned long long* first) {
@@ -45,7 +54,7 @@ __global__ void hsm_bad_label_kernel(const int32_t* __restrict__ t, int64_t n,
 kernels::BadLabel hsm_find_bad_label(const Array& t, const kernels::HsmPaths& paths) {
   if (t.size() == 0) return {};
   DeviceGuard guard(t.device().index);
-  const Array start = upload(paths.start, t.device());
+  const Array& start = device_paths(paths, t.device()).start;
   FirstIndex first(t.device());
   launch_elementwise("hsm_find_bad_label", t.size(), hsm_bad_label_kernel, t.data<int32_t>(),
                      t.size(), static_cast<const int64_t*>(start.raw()),
@@ -82,7 +91,7 @@ __global__ void hsm_kernel(const T* __restrict__ x, const int32_t* __restrict__ 
 void hsm(const Array& x, const Array& t, const Array& W, const kernels::HsmPaths& paths, Array& y) {
   DeviceGuard guard(x.device().index);
   const int64_t n = x.shape()[0], d = x.shape()[1];
-  const DevicePaths p(paths, x.device());
+  const DevicePaths& p = device_paths(paths, x.device());
   Array per = Array::empty(DType::Float64, Shape{n}, x.device());
   dispatch_floating(x.dtype(), "BinaryHierarchicalSoftmax", [&](auto tag) {
     using T = decltype(tag);
@@ -157,7 +166,7 @@ void hsm_grad(const Array& x, const Array& t, const Array& W, const kernels::Hsm
   const int64_t n = x.shape()[0], d = x.shape()[1];
   if (n == 0) return;
   DeviceGuard guard(x.device().index);
-  const DevicePaths p(paths, x.device());
+  const DevicePaths& p = device_paths(paths, x.device());
   dispatch_floating(x.dtype(), "BinaryHierarchicalSoftmax", [&](auto tag) {
     using T = decltype(tag);
     const int threads = row_threads(d);
