@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_emulation.h"
 #include "include/cublas_v2.h"
 #include "include/cuda_runtime_api.h"
 #include "include/curand.h"
@@ -242,6 +243,14 @@ namespace {
 std::atomic<uint64_t> g_host_syncs{0};
 void count_sync() { g_host_syncs.fetch_add(1, std::memory_order_relaxed); }
 }  // namespace
+
+cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, int value) {
+  if (!func || attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+      value > 227 * 1024)
+    return fail(cudaErrorInvalidValue);
+  chainerc::cuda::emu::set_max_dynamic_shared(func, static_cast<size_t>(value));
+  return cudaSuccess;
+}
 
 cudaError_t cudaDeviceSynchronize() {
   touch(t_device);
@@ -571,6 +580,41 @@ cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
   cblas_dgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, *alpha, A, lda, B, ldb, *beta, C,
               ldc);
   return CUBLAS_STATUS_SUCCESS;
+}
+
+template <typename T, typename Gemm>
+cublasStatus_t strided_batched(Gemm gemm, cublasHandle_t h, cublasOperation_t ta,
+                               cublasOperation_t tb, int m, int n, int k, const T* alpha,
+                               const T* A, int lda, long long sa, const T* B, int ldb, long long sb,
+                               const T* beta, T* C, int ldc, long long sc, int batch) {
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  for (int i = 0; i < batch; ++i) {
+    const cublasStatus_t s =
+        gemm(h, ta, tb, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc);
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float* alpha, const float* A, int lda,
+                                         long long int sa, const float* B, int ldb,
+                                         long long int sb, const float* beta, float* C, int ldc,
+                                         long long int sc, int batch) {
+  return strided_batched(cublasSgemm, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
+                         ldc, sc, batch);
+}
+
+cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const double* alpha, const double* A, int lda,
+                                         long long int sa, const double* B, int ldb,
+                                         long long int sb, const double* beta, double* C, int ldc,
+                                         long long int sc, int batch) {
+  return strided_batched(cublasDgemm, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
+                         ldc, sc, batch);
 }
 
 // ---- cuRAND ----

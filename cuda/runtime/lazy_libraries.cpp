@@ -145,6 +145,20 @@ CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasDgemm_v2
          const double* alpha, const double* A, int lda, const double* B, int ldb,
          const double* beta, double* C, int ldc),
         (h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSgemmStridedBatched,
+        (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+         int k, const float* alpha, const float* A, int lda, long long int strideA, const float* B,
+         int ldb, long long int strideB, const float* beta, float* C, int ldc,
+         long long int strideC, int batchCount),
+        (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+         strideC, batchCount))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasDgemmStridedBatched,
+        (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+         int k, const double* alpha, const double* A, int lda, long long int strideA,
+         const double* B, int ldb, long long int strideB, const double* beta, double* C, int ldc,
+         long long int strideC, int batchCount),
+        (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+         strideC, batchCount))
 
 extern "C" CH_LAZY_STUB const char* cublasGetStatusString(cublasStatus_t status) {
   static const auto fn = reinterpret_cast<decltype(&::cublasGetStatusString)>(

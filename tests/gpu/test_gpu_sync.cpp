@@ -218,3 +218,36 @@ TEST_F(GpuStepSync, TheGradientNormIsOneCopy) {
 }
 
 }  // namespace
+
+namespace {
+
+// A batched product is one cuBLAS call (cublas<t>gemmStridedBatched), not one
+// per matrix; its result against the products computed on the host.
+TEST_F(GpuStepSync, ABatchedProductIsOneCublasCall) {
+  constexpr int64_t kB = 4, kM = 3, kK = 5, kN = 2;
+  std::vector<float> a(kB * kM * kK), b(kB * kK * kN);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.5f;
+  ch_variable* va = variable(CH_FLOAT32, {kB, kM, kK}, a.data());
+  ch_variable* vb = variable(CH_FLOAT32, {kB, kK, kN}, b.data());
+  const uint64_t g0 = chainerc::cuda::gemm_call_count();
+  ch_variable* y = nullptr;
+  ASSERT_CH_OK(ch_functions_batch_matmul(&y, va, vb, 0, 0));
+  EXPECT_EQ(chainerc::cuda::gemm_call_count() - g0, 1u);
+  ch_array* ya = nullptr;
+  ASSERT_CH_OK(ch_variable_data(&ya, y));
+  std::vector<float> got(kB * kM * kN);
+  ASSERT_CH_OK(ch_array_read(ya, got.data(), got.size() * sizeof(float)));
+  for (int64_t s = 0; s < kB; ++s)
+    for (int64_t i = 0; i < kM; ++i)
+      for (int64_t j = 0; j < kN; ++j) {
+        float want = 0;
+        for (int64_t k = 0; k < kK; ++k)
+          want += a[(s * kM + i) * kK + k] * b[(s * kK + k) * kN + j];
+        EXPECT_FLOAT_EQ(got[(s * kM + i) * kN + j], want) << s << " " << i << " " << j;
+      }
+  ch_array_release(ya);
+  for (ch_variable* v : {va, vb, y}) ch_variable_release(v);
+}
+
+}  // namespace
