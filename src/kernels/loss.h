@@ -79,6 +79,9 @@ struct HsmPaths {
 // The first of the int32 labels t that is not a word (leaf) of the tree.
 inline Kernel<BadLabel(const Array& t, const HsmPaths& paths)> hsm_find_bad_label{
     "hsm_find_bad_label"};
+// The same check without waiting (as defer_out_of_range_check): on CUDA.
+inline Kernel<void(const Array& t, const HsmPaths& paths, const DescribeBadIndex& describe)>
+    hsm_defer_bad_label{"hsm_defer_bad_label"};
 // y (0-d) = sum over the batch of sum_k log(1 + exp(-b_k W[e_k] . x[s])) along
 // the path of word t[s]; x (N, D), W (n_internal, D), t (N,) int32 leaves.
 inline Kernel<void(const Array& x, const Array& t, const Array& W, const HsmPaths& paths, Array& y)>
