@@ -1,7 +1,5 @@
 // cuDNN handles (one per device, on the default stream), status checks,
 // descriptors and workspaces for cuda/cudnn/; register_cudnn_kernels().
-#include <ch/config.h>
-
 #include <limits>
 #include <memory>
 #include <string>
@@ -39,13 +37,13 @@ size_t loaded_version(std::string* why, int32_t* state) {
   // (cuda/runtime/lazy_libraries.cpp).
   const size_t v = cudnnGetVersion();
   if (v == 0) {
-    *state = CH_CUDNN_NOT_FOUND;
+    *state = config::kCudnnNotFound;
     *why = load_error("cudnn");
     if (why->empty()) *why = "libcudnn did not report a version";
     return 0;
   }
   if (v / 10000 != CUDNN_MAJOR) {
-    *state = CH_CUDNN_VERSION_MISMATCH;
+    *state = config::kCudnnVersionMismatch;
     *why = "the loaded libcudnn is version " + std::to_string(v) + ", this build needs cuDNN " +
            std::to_string(CUDNN_MAJOR) + " (built against " + std::to_string(CUDNN_VERSION) + ")";
     return 0;
@@ -84,7 +82,8 @@ config::CudnnStatus probe() {
   const size_t v = loaded_version(&why, &state);
   if (v == 0) return {state, static_cast<int32_t>(cudnnGetVersion()), why};
   if (device_count() == 0)
-    return {CH_CUDNN_NO_DEVICE, static_cast<int32_t>(v), "no CUDA device: " + unavailable_reason()};
+    return {config::kCudnnNoDevice, static_cast<int32_t>(v),
+            "no CUDA device: " + unavailable_reason()};
   int current = 0;
   if (cudaGetDevice(&current) != cudaSuccess || current < 0 || current >= device_count()) {
     cudaGetLastError();
@@ -93,8 +92,8 @@ config::CudnnStatus probe() {
   DeviceCudnn& d = *per_device()[static_cast<size_t>(current)];
   std::lock_guard<std::mutex> l(d.mutex);
   make_handle(d, current);
-  if (!d.handle) return {CH_CUDNN_INIT_FAILED, static_cast<int32_t>(v), d.error};
-  return {CH_CUDNN_IN_USE, static_cast<int32_t>(v), ""};
+  if (!d.handle) return {config::kCudnnInitFailed, static_cast<int32_t>(v), d.error};
+  return {config::kCudnnInUse, static_cast<int32_t>(v), ""};
 }
 
 }  // namespace

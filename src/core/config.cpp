@@ -1,7 +1,5 @@
 #include "config.h"
 
-#include <ch/config.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -54,12 +52,12 @@ bool cudnn_required() {
 }
 
 CudnnStatus cudnn_status() {
-  if (!use_cudnn()) return {CH_CUDNN_SWITCHED_OFF, 0, "switched off by ch_config_set_use_cudnn(0)"};
+  if (!use_cudnn()) return {kCudnnSwitchedOff, 0, "switched off by ch_config_set_use_cudnn(0)"};
   if (cudnn_disabled_by_env())
-    return {CH_CUDNN_SWITCHED_OFF, 0, "switched off by CH_DISABLE_CUDNN=1 in the environment"};
+    return {kCudnnSwitchedOff, 0, "switched off by CH_DISABLE_CUDNN=1 in the environment"};
   const CudnnProbe probe = g_cudnn_probe.load();
   if (!probe)
-    return {CH_CUDNN_NOT_BUILT, 0,
+    return {kCudnnNotBuilt, 0,
             "this build of chainerc has no cuDNN (built without the CUDA backend, with "
             "-Dcudnn=disabled, without cudnn.h of cuDNN 9, or for the emulated devices)"};
   return probe();
@@ -69,7 +67,7 @@ void check_cudnn_required(const char* who, bool unbuilt_only) {
   if (!cudnn_required()) return;
   if (unbuilt_only && g_cudnn_probe.load()) return;
   const CudnnStatus s = cudnn_status();
-  if (s.state == CH_CUDNN_IN_USE || s.state == CH_CUDNN_SWITCHED_OFF) return;
+  if (s.state == kCudnnInUse || s.state == kCudnnSwitchedOff) return;
   fail(CH_ERR_DEVICE, who, ": CH_REQUIRE_CUDNN=1 but cuDNN is not in use: ", s.reason);
 }
 

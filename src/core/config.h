@@ -28,7 +28,18 @@ void set_allow_tf32(bool on);
 bool deterministic();
 void set_deterministic(bool on);
 
-// cuDNN's state (include/ch/config.h's ch_config_cudnn): a ch_cudnn_state,
+// cuDNN's states, numbered as include/ch/config.h's CH_CUDNN_* (src/capi/
+// config.cpp checks that they agree).
+enum CudnnState : int32_t {
+  kCudnnInUse = 0,
+  kCudnnSwitchedOff = 1,
+  kCudnnNotBuilt = 2,
+  kCudnnNotFound = 3,
+  kCudnnVersionMismatch = 4,
+  kCudnnNoDevice = 5,
+  kCudnnInitFailed = 6,
+};
+// cuDNN's state (include/ch/config.h's ch_config_cudnn): a CudnnState,
 // cudnnGetVersion() (0 when not loaded) and why it is not in use.
 struct CudnnStatus {
   int32_t state;
