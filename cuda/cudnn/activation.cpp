@@ -39,11 +39,15 @@ class ActivationDesc {
   cudnnActivationDescriptor_t d_ = nullptr;
 };
 
+constexpr const char* mode_name(cudnnActivationMode_t m) {
+  return m == CUDNN_ACTIVATION_RELU ? "relu" : m == CUDNN_ACTIVATION_SIGMOID ? "sigmoid" : "tanh";
+}
+
 template <cudnnActivationMode_t Mode, Own<void(const Array&, Array&)>& OwnFn>
 void forward(const Array& x, Array& y) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = fits_int({x.size()}) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = fits_int({x.size()}) ? handle(dev.index, lock, mode_name(Mode)) : nullptr;
   if (!h) return OwnFn(dev, x, y);
   DeviceGuard guard(dev.index);
   const TensorDesc d(x.dtype(), 1, 1, 1, x.size());
@@ -56,7 +60,7 @@ void forward(const Array& x, Array& y) {
 void relu_grad(const Array& gy, const Array& y, Array& gx) {
   const Device dev = gy.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = fits_int({gy.size()}) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = fits_int({gy.size()}) ? handle(dev.index, lock, "relu_grad") : nullptr;
   if (!h) return g_own_relu_grad(dev, gy, y, gx);
   DeviceGuard guard(dev.index);
   const TensorDesc d(gy.dtype(), 1, 1, 1, gy.size());

@@ -1,11 +1,15 @@
 // Convolution2D through cuDNN 9 (legacy API): cudnnConvolutionForward plus
 // cudnnAddTensor for the bias; cudnnConvolutionBackwardFilter/Bias/Data
 // accumulating into gW, gb and gx (beta = 1), as kernels/connection.h's
-// conv2d_backward does. Algorithms from cuDNN's heuristics
-// (cudnnGetConvolution*Algorithm_v7, asked once per shape and cached): the
-// first one, in cuDNN's order, that is supported, needs at most
-// kMaxWorkspace bytes of workspace and keeps float32 off TF32 unless
-// ch_config_allow_tf32() is on (CUDNN_FMA_MATH).
+// conv2d_backward does. Algorithms measured once per shape and cached, as the
+// GEMM choices are (cudnnFindConvolution*Algorithm, which runs each candidate
+// once and ranks them by time; cuDNN's heuristics, cudnnGetConvolution*
+// Algorithm_v7, where Find fails, e.g. for want of memory for its own
+// buffers): the fastest that is supported, needs at most kMaxWorkspace bytes
+// of workspace and keeps float32 off TF32 unless ch_config_allow_tf32() is on
+// (CUDNN_FMA_MATH). With ch_config_deterministic() on, only algorithms cuDNN
+// reports deterministic, and none of the FFT and Winograd ones (their results
+// differ from a direct convolution by more than float32 rounding).
 // Otherwise, and for empty or int-overflowing shapes, the own kernels run.
 #include <algorithm>
 #include <array>
@@ -68,6 +72,25 @@ struct Choice {
   size_t memory = 0;
 };
 
+// FFT and Winograd algorithms: transforms whose rounding exceeds a direct
+// convolution's.
+bool low_precision(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool low_precision(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool low_precision(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
 // The first usable algorithm of cuDNN's ranking: supported, at most
 // kMaxWorkspace bytes of workspace, and no tensor-op math for float32
 // without TF32 (run with CUDNN_FMA_MATH then).
@@ -77,7 +100,7 @@ Choice choose(const std::vector<Perf>& perf, int returned, DType dtype, bool tf3
   for (int i = 0; i < returned && i < static_cast<int>(perf.size()); ++i) {
     const Perf& p = perf[static_cast<size_t>(i)];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspace) continue;
-    if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
+    if (deterministic && (p.determinism != CUDNN_DETERMINISTIC || low_precision(p.algo))) continue;
     if (fma_only(dtype, tf32) &&
         (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
       continue;
@@ -160,7 +183,7 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
                     Array& y) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = covered(x, W, g) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = covered(x, W, g) ? handle(dev.index, lock, nullptr) : nullptr;
   if (!h) return g_own_forward(dev, x, W, b, g, y);
   DeviceGuard guard(dev.index);
   Problem pb(x, W, g);
@@ -169,9 +192,15 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
     check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
           "cudnnGetConvolutionForwardAlgorithmMaxCount");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-    check(cudnnGetConvolutionForwardAlgorithm_v7(
+    if (cudnnFindConvolutionForwardAlgorithm(h, pb.xd, pb.wd, pb.cd, pb.yd,
+                                             static_cast<int>(perf.size()), &returned,
+                                             perf.data()) != CUDNN_STATUS_SUCCESS) {
+      cudaGetLastError();
+      check(
+          cudnnGetConvolutionForwardAlgorithm_v7(
               h, pb.xd, pb.wd, pb.cd, pb.yd, static_cast<int>(perf.size()), &returned, perf.data()),
           "cudnnGetConvolutionForwardAlgorithm_v7");
+    }
     return pb.choose(perf, returned);
   });
   if (!c.usable) {
@@ -182,7 +211,7 @@ void conv2d_forward(const Array& x, const Array& W, const Array& b, const kernel
   // The workspace is taken with the handle's lock released (see Workspace).
   lock.unlock();
   const Workspace ws(dev.index, c.memory);
-  h = handle(dev.index, lock);
+  h = handle(dev.index, lock, "conv2d_forward");
   if (!h) return g_own_forward(dev, x, W, b, g, y);
   const Scalars s(pb.dtype);
   check(cudnnConvolutionForward(h, s.one(), pb.xd, x.raw(), pb.wd, W.raw(), pb.cd,
@@ -199,7 +228,7 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
                      Array& gW, Array& gb, Array& gx) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = covered(x, W, g) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = covered(x, W, g) ? handle(dev.index, lock, nullptr) : nullptr;
   if (!h) return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
   DeviceGuard guard(dev.index);
   Problem pb(x, W, g);
@@ -209,9 +238,15 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
     check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
           "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-    check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+    if (cudnnFindConvolutionBackwardFilterAlgorithm(h, pb.xd, pb.yd, pb.cd, pb.wd,
+                                                    static_cast<int>(perf.size()), &returned,
+                                                    perf.data()) != CUDNN_STATUS_SUCCESS) {
+      cudaGetLastError();
+      check(
+          cudnnGetConvolutionBackwardFilterAlgorithm_v7(
               h, pb.xd, pb.yd, pb.cd, pb.wd, static_cast<int>(perf.size()), &returned, perf.data()),
           "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    }
     return pb.choose(perf, returned);
   });
   Choice cdata;
@@ -221,10 +256,15 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
       check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max),
             "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-      check(
-          cudnnGetConvolutionBackwardDataAlgorithm_v7(
-              h, pb.wd, pb.yd, pb.cd, pb.xd, static_cast<int>(perf.size()), &returned, perf.data()),
-          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      if (cudnnFindConvolutionBackwardDataAlgorithm(h, pb.wd, pb.yd, pb.cd, pb.xd,
+                                                    static_cast<int>(perf.size()), &returned,
+                                                    perf.data()) != CUDNN_STATUS_SUCCESS) {
+        cudaGetLastError();
+        check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, pb.wd, pb.yd, pb.cd, pb.xd,
+                                                          static_cast<int>(perf.size()), &returned,
+                                                          perf.data()),
+              "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      }
       return pb.choose(perf, returned);
     });
   if (!cf.usable || (gx.defined() && !cdata.usable)) {
@@ -234,7 +274,7 @@ void conv2d_backward(const Array& x, const Array& W, const Array& gy, const kern
   // The workspace is taken with the handle's lock released (see Workspace).
   lock.unlock();
   const Workspace ws(dev.index, std::max(cf.memory, cdata.memory));
-  h = handle(dev.index, lock);
+  h = handle(dev.index, lock, "conv2d_backward");
   if (!h) return g_own_backward(dev, x, W, gy, g, gW, gb, gx);
   const Scalars s(pb.dtype);
   pb.cd.set_math(cf.math);

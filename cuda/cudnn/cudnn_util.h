@@ -34,8 +34,11 @@ void register_normalization_kernels();
 // when cuDNN is not to be used: ch_config_use_cudnn() is 0, or
 // libcudnn.so.9 (version 9 or later) could not be loaded or could not make
 // a handle on this device (tried once per device). The handle is created
-// lazily and lives as long as the process.
-cudnnHandle_t handle(int32_t device, std::unique_lock<std::mutex>& lock);
+// lazily and lives as long as the process. `kernel` (chainerc's kernel name,
+// or null for a handle taken only to ask cuDNN about algorithms) is counted
+// in ch_config_cudnn_calls when the handle is returned; under
+// CH_REQUIRE_CUDNN=1 a missing cuDNN throws, naming it.
+cudnnHandle_t handle(int32_t device, std::unique_lock<std::mutex>& lock, const char* kernel);
 
 // Throws Error naming `call` unless `st` is CUDNN_STATUS_SUCCESS
 // (CH_ERR_OUT_OF_MEMORY for CUDNN_STATUS_ALLOC_FAILED, else CH_ERR_DEVICE).

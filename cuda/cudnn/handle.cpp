@@ -2,10 +2,12 @@
 // descriptors and workspaces for cuda/cudnn/; register_cudnn_kernels().
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/config.h"
 #include "cuda/runtime/cuda_util.h"
+#include "cuda/runtime/lazy_libraries.h"
 #include "cuda/runtime/memory.h"
 #include "cudnn_util.h"
 
@@ -16,6 +18,7 @@ struct DeviceCudnn {
   std::mutex mutex;  // held while the handle is in use
   bool tried = false;
   cudnnHandle_t handle = nullptr;
+  std::string error;  // why there is no handle (after tried)
 };
 
 std::vector<std::unique_ptr<DeviceCudnn>>& per_device() {
@@ -28,30 +31,85 @@ std::vector<std::unique_ptr<DeviceCudnn>>& per_device() {
   return *v;
 }
 
+// libcudnn's version when it is the build's major version, else 0 with `why`.
+size_t loaded_version(std::string* why, int32_t* state) {
+  // cudnnGetVersion is 0 when libcudnn.so.9 cannot be loaded
+  // (cuda/runtime/lazy_libraries.cpp).
+  const size_t v = cudnnGetVersion();
+  if (v == 0) {
+    *state = config::kCudnnNotFound;
+    *why = load_error("cudnn");
+    if (why->empty()) *why = "libcudnn did not report a version";
+    return 0;
+  }
+  if (v / 10000 != CUDNN_MAJOR) {
+    *state = config::kCudnnVersionMismatch;
+    *why = "the loaded libcudnn is version " + std::to_string(v) + ", this build needs cuDNN " +
+           std::to_string(CUDNN_MAJOR) + " (built against " + std::to_string(CUDNN_VERSION) + ")";
+    return 0;
+  }
+  return v;
+}
+
+// Makes d's handle once (d.mutex held by the caller).
+void make_handle(DeviceCudnn& d, int32_t device) {
+  if (d.tried) return;
+  d.tried = true;
+  int32_t state = 0;
+  if (loaded_version(&d.error, &state) == 0) return;
+  DeviceGuard guard(device);
+  cudnnHandle_t h = nullptr;
+  const cudnnStatus_t st = cudnnCreate(&h);
+  if (st == CUDNN_STATUS_SUCCESS) {
+    const cudnnStatus_t ss = cudnnSetStream(h, nullptr);
+    if (ss == CUDNN_STATUS_SUCCESS)
+      d.handle = h;
+    else {
+      d.error = std::string("cudnnSetStream failed: ") + cudnnGetErrorString(ss);
+      cudnnDestroy(h);
+    }
+  } else {
+    d.error =
+        "cudnnCreate on cuda:" + std::to_string(device) + " failed: " + cudnnGetErrorString(st);
+  }
+  cudaGetLastError();  // a failed attempt leaves no error for the next launch
+}
+
+// config::cudnn_status() where cuDNN is built (set by register_cudnn_kernels).
+config::CudnnStatus probe() {
+  std::string why;
+  int32_t state = 0;
+  const size_t v = loaded_version(&why, &state);
+  if (v == 0) return {state, static_cast<int32_t>(cudnnGetVersion()), why};
+  if (device_count() == 0)
+    return {config::kCudnnNoDevice, static_cast<int32_t>(v),
+            "no CUDA device: " + unavailable_reason()};
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess || current < 0 || current >= device_count()) {
+    cudaGetLastError();
+    current = 0;
+  }
+  DeviceCudnn& d = *per_device()[static_cast<size_t>(current)];
+  std::lock_guard<std::mutex> l(d.mutex);
+  make_handle(d, current);
+  if (!d.handle) return {config::kCudnnInitFailed, static_cast<int32_t>(v), d.error};
+  return {config::kCudnnInUse, static_cast<int32_t>(v), ""};
+}
+
 }  // namespace
 
-cudnnHandle_t handle(int32_t device, std::unique_lock<std::mutex>& lock) {
-  if (!config::use_cudnn()) return nullptr;
+cudnnHandle_t handle(int32_t device, std::unique_lock<std::mutex>& lock, const char* kernel) {
+  if (!config::use_cudnn() || config::cudnn_disabled_by_env()) return nullptr;
   require_device(device, "cuDNN");
   DeviceCudnn& d = *per_device()[static_cast<size_t>(device)];
   std::unique_lock<std::mutex> l(d.mutex);
-  if (!d.tried) {
-    d.tried = true;
-    // cudnnGetVersion is 0 when libcudnn.so.9 cannot be loaded
-    // (cuda/runtime/lazy_libraries.cpp): the own kernels run then.
-    if (cudnnGetVersion() >= 90000) {
-      DeviceGuard guard(device);
-      cudnnHandle_t h = nullptr;
-      if (cudnnCreate(&h) == CUDNN_STATUS_SUCCESS) {
-        if (cudnnSetStream(h, nullptr) == CUDNN_STATUS_SUCCESS)
-          d.handle = h;
-        else
-          cudnnDestroy(h);
-      }
-      cudaGetLastError();  // a failed attempt leaves no error for the next launch
-    }
+  make_handle(d, device);
+  if (!d.handle) {
+    l.unlock();
+    config::check_cudnn_required(kernel ? kernel : "cuDNN");
+    return nullptr;
   }
-  if (!d.handle) return nullptr;
+  if (kernel) config::count_cudnn_call(kernel);
   lock = std::move(l);
   return d.handle;
 }
@@ -111,6 +169,7 @@ Workspace::~Workspace() {
 }
 
 void register_cudnn_kernels() {
+  config::set_cudnn_probe(probe);
   register_convolution_kernels();
   register_pooling_kernels();
   register_softmax_kernels();

@@ -85,16 +85,17 @@ void batch_norm_forward(const Array& x, const Array& gamma, const Array& beta,
                         Array& mean, Array& inv_std) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = bn_covered(bn) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h =
+      bn_covered(bn) ? handle(dev.index, lock, "batch_normalization_forward") : nullptr;
   if (!h) return g_own_bn_forward(dev, x, gamma, beta, bn, avg_mean, avg_var, y, mean, inv_std);
   DeviceGuard guard(dev.index);
   const BnDescs d(x.dtype(), bn);
   const Scalars s(x.dtype());
   if (bn.use_batch) {
-    check(cudnnBatchNormalizationForwardTraining(
-              h, bn_mode(bn), s.one(), s.zero(), d.x, x.raw(), d.x, y.raw(), d.param, gamma.raw(),
-              beta.raw(), 1.0 - bn.decay, avg_mean.raw(), avg_var.raw(), bn.eps, mean.raw(),
-              inv_std.raw()),
+    check(cudnnBatchNormalizationForwardTraining(h, bn_mode(bn), s.one(), s.zero(), d.x, x.raw(),
+                                                 d.x, y.raw(), d.param, gamma.raw(), beta.raw(),
+                                                 1.0 - bn.decay, avg_mean.raw(), avg_var.raw(),
+                                                 bn.eps, mean.raw(), inv_std.raw()),
           "cudnnBatchNormalizationForwardTraining");
   } else {
     check(cudnnBatchNormalizationForwardInference(h, bn_mode(bn), s.one(), s.zero(), d.x, x.raw(),
@@ -109,16 +110,17 @@ void batch_norm_backward(const Array& x, const Array& gy, const Array& mean, con
                          Array& gbeta, Array& gx) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = bn.use_batch && bn_covered(bn) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = bn.use_batch && bn_covered(bn)
+                        ? handle(dev.index, lock, "batch_normalization_backward")
+                        : nullptr;
   if (!h) return g_own_bn_backward(dev, x, gy, mean, stat, gamma, bn, ggamma, gbeta, gx);
   DeviceGuard guard(dev.index);
   const BnDescs d(x.dtype(), bn);
   const Scalars s(x.dtype());
   // gx written (beta 0), ggamma and gbeta accumulated (beta 1).
   check(cudnnBatchNormalizationBackward(h, bn_mode(bn), s.one(), s.zero(), s.one(), s.one(), d.x,
-                                        x.raw(), d.x, gy.raw(), d.x, gx.raw(), d.param,
-                                        gamma.raw(), ggamma.raw(), gbeta.raw(), bn.eps,
-                                        mean.raw(), stat.raw()),
+                                        x.raw(), d.x, gy.raw(), d.x, gx.raw(), d.param, gamma.raw(),
+                                        ggamma.raw(), gbeta.raw(), bn.eps, mean.raw(), stat.raw()),
         "cudnnBatchNormalizationBackward");
 }
 
@@ -162,7 +164,8 @@ void lrn_forward(const Array& x, const kernels::Lrn& p, Array& y) {
   const Device dev = x.device();
   const LrnDims g(x);
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = lrn_covered(g, p) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h =
+      lrn_covered(g, p) ? handle(dev.index, lock, "local_response_normalization_forward") : nullptr;
   if (!h) return g_own_lrn_forward(dev, x, p, y);
   DeviceGuard guard(dev.index);
   const TensorDesc d(x.dtype(), g.N, g.C, g.R, 1);
@@ -178,7 +181,9 @@ void lrn_backward(const Array& x, const Array& y, const Array& gy, const kernels
   const Device dev = x.device();
   const LrnDims g(x);
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = lrn_covered(g, p) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = lrn_covered(g, p)
+                        ? handle(dev.index, lock, "local_response_normalization_backward")
+                        : nullptr;
   if (!h) return g_own_lrn_backward(dev, x, y, gy, p, gx);
   DeviceGuard guard(dev.index);
   const TensorDesc d(x.dtype(), g.N, g.C, g.R, 1);

@@ -87,7 +87,7 @@ void forward(cudnnHandle_t h, cudnnPoolingMode_t mode, const Array& x, const ker
 void average_pool_2d_forward(const Array& x, const kernels::Pool2D& p, Array& y) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = covered(p) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = covered(p) ? handle(dev.index, lock, "average_pooling_2d_forward") : nullptr;
   if (!h) return g_own_average_forward(dev, x, p, y);
   forward(h, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, x, p, y);
 }
@@ -95,7 +95,7 @@ void average_pool_2d_forward(const Array& x, const kernels::Pool2D& p, Array& y)
 void max_pool_2d_forward(const Array& x, const kernels::Pool2D& p, Array& y, Array& argmax) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = covered(p) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = covered(p) ? handle(dev.index, lock, "max_pooling_2d_forward") : nullptr;
   if (!h) return g_own_max_forward(dev, x, p, y, argmax);
   forward(h, max_mode(), x, p, y);
 }
@@ -104,7 +104,7 @@ void max_pool_2d_backward(const Array& x, const Array& y, const Array& argmax, c
                           const kernels::Pool2D& p, Array& gx) {
   const Device dev = x.device();
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = covered(p) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h = covered(p) ? handle(dev.index, lock, "max_pooling_2d_backward") : nullptr;
   if (!h) return g_own_max_backward(dev, x, y, argmax, gy, p, gx);
   DeviceGuard guard(dev.index);
   const DType dt = x.dtype();

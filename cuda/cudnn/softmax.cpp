@@ -28,7 +28,8 @@ void softmax_forward(const Array& x, Array& y) {
   const Device dev = x.device();
   const Layout l = layout_of(x);
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = fits_int({l.n, l.c, l.inner}) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h =
+      fits_int({l.n, l.c, l.inner}) ? handle(dev.index, lock, "softmax_forward") : nullptr;
   if (!h) return g_own_forward(dev, x, y);
   DeviceGuard guard(dev.index);
   const TensorDesc d(x.dtype(), l.n, l.c, l.inner, 1);
@@ -42,7 +43,8 @@ void softmax_backward(const Array& y, const Array& gy, Array& gx) {
   const Device dev = y.device();
   const Layout l = layout_of(y);
   std::unique_lock<std::mutex> lock;
-  cudnnHandle_t h = fits_int({l.n, l.c, l.inner}) ? handle(dev.index, lock) : nullptr;
+  cudnnHandle_t h =
+      fits_int({l.n, l.c, l.inner}) ? handle(dev.index, lock, "softmax_backward") : nullptr;
   if (!h) return g_own_backward(dev, y, gy, gx);
   DeviceGuard guard(dev.index);
   const TensorDesc d(y.dtype(), l.n, l.c, l.inner, 1);

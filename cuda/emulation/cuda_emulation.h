@@ -66,7 +66,14 @@ unsigned active_mask();
 [[noreturn]] void trap(const char* why);
 unsigned char* dynamic_shared();
 
-// Runs body(ctx) as every thread of the grid. Checks the launch limits.
+// cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize).
+void set_max_dynamic_shared(const void* kernel, size_t bytes);
+// Runs body(ctx) as every thread of the grid. Checks the launch limits
+// (`kernel` identifies the kernel for its cudaFuncSetAttribute settings).
+cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                        void (*body)(void*), void* ctx, const void* kernel);
+// The same for a kernel without attributes (user kernels' table,
+// user_kernel_abi.h).
 cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
                         void (*body)(void*), void* ctx);
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -26,7 +28,8 @@ namespace {
 constexpr unsigned kMaxThreadsPerBlock = 1024;
 constexpr unsigned kMaxBlockDim[3] = {1024, 1024, 64};
 constexpr unsigned long long kMaxGridDim[3] = {2147483647ull, 65535, 65535};
-constexpr size_t kMaxDynamicShared = 227 * 1024;  // with the opt-in attribute
+constexpr size_t kMaxDynamicShared = 227 * 1024;     // with the opt-in attribute
+constexpr size_t kDefaultDynamicShared = 48 * 1024;  // without it
 constexpr size_t kStackBytes = 128 * 1024;
 
 enum class State { Ready, AtBarrier, AtWarp, Done };
@@ -329,8 +332,32 @@ void trap(const std::string& why) {
   std::abort();
 }
 
-cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t,
+namespace {
+std::mutex g_attr_mutex;
+std::map<const void*, size_t>& max_shared_attr() {
+  static auto* m = new std::map<const void*, size_t>;  // never destroyed
+  return *m;
+}
+// cudaFuncAttributeMaxDynamicSharedMemorySize as set for `kernel` (48 KiB unset).
+size_t max_dynamic_shared(const void* kernel) {
+  std::lock_guard<std::mutex> l(g_attr_mutex);
+  auto it = max_shared_attr().find(kernel);
+  return it == max_shared_attr().end() ? kDefaultDynamicShared : it->second;
+}
+}  // namespace
+
+void set_max_dynamic_shared(const void* kernel, size_t bytes) {
+  std::lock_guard<std::mutex> l(g_attr_mutex);
+  max_shared_attr()[kernel] = bytes;
+}
+
+cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
                         void (*body)(void*), void* ctx) {
+  return launch_grid(grid, block, shared_bytes, stream, body, ctx, nullptr);
+}
+
+cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t,
+                        void (*body)(void*), void* ctx, const void* kernel) {
   std::string why;
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   const unsigned bd[3] = {block.x, block.y, block.z};
@@ -347,6 +374,21 @@ cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t
   if (why.empty() && shared_bytes > kMaxDynamicShared)
     why = std::to_string(shared_bytes) +
           " bytes of dynamic shared memory; an H100 allows 232448 (227 KiB)";
+  if (!why.empty()) {
+    t_last_message = "launch refused: " + why;
+    set_last_error(cudaErrorInvalidConfiguration);
+    return cudaErrorInvalidConfiguration;
+  }
+  if (shared_bytes > kDefaultDynamicShared && shared_bytes > max_dynamic_shared(kernel)) {
+    why = std::to_string(shared_bytes) +
+          " bytes of dynamic shared memory without cudaFuncSetAttribute(kernel, "
+          "cudaFuncAttributeMaxDynamicSharedMemorySize, n >= " +
+          std::to_string(shared_bytes) + ") (49152, 48 KiB, without it; set to " +
+          std::to_string(max_dynamic_shared(kernel)) + ")";
+    t_last_message = "launch refused: " + why;
+    set_last_error(cudaErrorInvalidValue);
+    return cudaErrorInvalidValue;
+  }
   if (!why.empty()) {
     t_last_message = "launch refused: " + why;
     set_last_error(cudaErrorInvalidConfiguration);

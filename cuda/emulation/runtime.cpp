@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_emulation.h"
 #include "include/cublas_v2.h"
 #include "include/cuda_runtime_api.h"
 #include "include/curand.h"
@@ -236,8 +237,24 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
   return cudaSuccess;
 }
 
+namespace {
+// Calls that make the host wait for a device on a GPU (counted for the tests
+// of issue 46: a training step must make none).
+std::atomic<uint64_t> g_host_syncs{0};
+void count_sync() { g_host_syncs.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace
+
+cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, int value) {
+  if (!func || attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+      value > 227 * 1024)
+    return fail(cudaErrorInvalidValue);
+  chainerc::cuda::emu::set_max_dynamic_shared(func, static_cast<size_t>(value));
+  return cudaSuccess;
+}
+
 cudaError_t cudaDeviceSynchronize() {
   touch(t_device);
+  count_sync();
   return cudaSuccess;
 }
 
@@ -292,7 +309,20 @@ cudaError_t cudaFreeHost(void* ptr) {
   return cudaSuccess;
 }
 
+namespace {
+cudaError_t copy_bytes(void* dst, const void* src, size_t count, cudaMemcpyKind kind);
+cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device, size_t count);
+}  // namespace
+
+// cudaMemcpy waits for the device (the legacy default stream's work before
+// it, and the copy itself); the Async forms do not.
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  count_sync();
+  return copy_bytes(dst, src, count, kind);
+}
+
+namespace {
+cudaError_t copy_bytes(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
   touch(t_device);
   if (count == 0) return cudaSuccess;
   if (!dst || !src || static_cast<int>(kind) < 0 || kind > cudaMemcpyDefault)
@@ -302,28 +332,36 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind 
   std::memmove(dst, src, count);
   return cudaSuccess;
 }
+}  // namespace
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                             cudaStream_t stream) {
   if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
-  return cudaMemcpy(dst, src, count, kind);
+  return copy_bytes(dst, src, count, kind);
 }
 
 cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device,
                            size_t count) {
+  count_sync();
+  return copy_peer(dst, dst_device, src, src_device, count);
+}
+
+namespace {
+cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
   if (dst_device < 0 || dst_device >= kDevices || src_device < 0 || src_device >= kDevices)
     return fail(cudaErrorInvalidDevice);
   size_t left = 0;
   if (count && (device_of(dst, &left) != dst_device || left < count ||
                 device_of(src, &left) != src_device || left < count))
     return fail(cudaErrorInvalidValue);
-  return cudaMemcpy(dst, src, count, cudaMemcpyDefault);
+  return copy_bytes(dst, src, count, cudaMemcpyDefault);
 }
+}  // namespace
 
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device,
                                 size_t count, cudaStream_t stream) {
   if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
-  return cudaMemcpyPeer(dst, dst_device, src, src_device, count);
+  return copy_peer(dst, dst_device, src, src_device, count);
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
@@ -341,7 +379,9 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  return valid_stream(stream) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+  if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+  count_sync();
+  return cudaSuccess;
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
@@ -373,7 +413,9 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  return event && event->device >= 0 ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+  if (!event || event->device < 0) return fail(cudaErrorInvalidResourceHandle);
+  count_sync();
+  return cudaSuccess;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
@@ -540,6 +582,41 @@ cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
   return CUBLAS_STATUS_SUCCESS;
 }
 
+template <typename T, typename Gemm>
+cublasStatus_t strided_batched(Gemm gemm, cublasHandle_t h, cublasOperation_t ta,
+                               cublasOperation_t tb, int m, int n, int k, const T* alpha,
+                               const T* A, int lda, long long sa, const T* B, int ldb, long long sb,
+                               const T* beta, T* C, int ldc, long long sc, int batch) {
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  for (int i = 0; i < batch; ++i) {
+    const cublasStatus_t s =
+        gemm(h, ta, tb, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc);
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float* alpha, const float* A, int lda,
+                                         long long int sa, const float* B, int ldb,
+                                         long long int sb, const float* beta, float* C, int ldc,
+                                         long long int sc, int batch) {
+  return strided_batched(cublasSgemm, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
+                         ldc, sc, batch);
+}
+
+cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const double* alpha, const double* A, int lda,
+                                         long long int sa, const double* B, int ldb,
+                                         long long int sb, const double* beta, double* C, int ldc,
+                                         long long int sc, int batch) {
+  return strided_batched(cublasDgemm, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
+                         ldc, sc, batch);
+}
+
 // ---- cuRAND ----
 
 namespace {
@@ -629,3 +706,7 @@ curandStatus_t curandGenerateNormalDouble(curandGenerator_t g, double* out, size
                                           double stddev) {
   return normal(g, out, n, mean, stddev);
 }
+
+namespace chainerc::cuda::emu {
+uint64_t host_synchronizations() { return g_host_syncs.load(std::memory_order_relaxed); }
+}  // namespace chainerc::cuda::emu

@@ -5,6 +5,7 @@
 
 #include "core/device_backend.h"
 #include "cuda_util.h"
+#include "deferred_errors.h"
 #include "fill_kernels.h"
 #include "kernels/math.h"
 #include "libraries.h"
@@ -130,6 +131,9 @@ class CudaBackend final : public DeviceBackend {
       e = stream ? cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, as_stream(stream))
                  : cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault);
     check(e, "copy", stream ? "cudaMemcpyAsync" : "cudaMemcpy");
+    // A copy to the host has waited for the device: the checks launched
+    // before it are read now (cuda/runtime/deferred_errors.h).
+    if (!stream && dst_device.is_cpu() && !src_device.is_cpu()) report_deferred_checks(on);
   }
 
   void fill(int32_t index, void* ptr, DType dtype, int64_t n, double value) override {
@@ -165,6 +169,7 @@ class CudaBackend final : public DeviceBackend {
     cuda::require_device(index, "synchronize");
     DeviceGuard guard(index);
     check(cudaDeviceSynchronize(), "synchronize", "cudaDeviceSynchronize");
+    report_deferred_checks(index);
   }
   StreamHandle stream_create(int32_t index) override {
     cuda::require_device(index, "stream");

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "core/config.h"
 #include "cuda_util.h"
 
 namespace chainerc::cuda {
@@ -47,6 +48,11 @@ void require_device(int32_t index, const char* who) {
          p.count, " CUDA device", p.count == 1 ? "" : "s", " (cuda:0",
          p.count > 1 ? " to cuda:" : "", p.count > 1 ? std::to_string(p.count - 1) : std::string(),
          ")");
+#if !defined(CH_HAVE_CUDNN)
+  // CH_REQUIRE_CUDNN=1 in a build without cuDNN: no CUDA work at all (with
+  // cuDNN built, cuda/cudnn/'s handle() checks).
+  config::check_cudnn_required(who, true);
+#endif
 }
 
 bool context_active(int32_t device) {

@@ -37,7 +37,7 @@ cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_by
         auto* x = static_cast<Context*>(c);
         std::apply(x->kernel, *x->params);
       },
-      &context);
+      &context, reinterpret_cast<const void*>(kernel));
 }
 
 }  // namespace chainerc::cuda

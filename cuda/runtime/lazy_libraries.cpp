@@ -145,6 +145,20 @@ CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasDgemm_v2
          const double* alpha, const double* A, int lda, const double* B, int ldb,
          const double* beta, double* C, int ldc),
         (h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasSgemmStridedBatched,
+        (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+         int k, const float* alpha, const float* A, int lda, long long int strideA, const float* B,
+         int ldb, long long int strideB, const float* beta, float* C, int ldc,
+         long long int strideC, int batchCount),
+        (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+         strideC, batchCount))
+CH_LAZY(CH_CUBLAS, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, cublasDgemmStridedBatched,
+        (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+         int k, const double* alpha, const double* A, int lda, long long int strideA,
+         const double* B, int ldb, long long int strideB, const double* beta, double* C, int ldc,
+         long long int strideC, int batchCount),
+        (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+         strideC, batchCount))
 
 extern "C" CH_LAZY_STUB const char* cublasGetStatusString(cublasStatus_t status) {
   static const auto fn = reinterpret_cast<decltype(&::cublasGetStatusString)>(
@@ -293,6 +307,29 @@ CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
          const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
          int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults),
         (handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount,
+         perfResults))
+// The measured choice (cuda/cudnn/convolution.cpp): each algorithm run once.
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnFindConvolutionForwardAlgorithm,
+        (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+         const cudnnFilterDescriptor_t wDesc, const cudnnConvolutionDescriptor_t convDesc,
+         const cudnnTensorDescriptor_t yDesc, const int requestedAlgoCount, int* returnedAlgoCount,
+         cudnnConvolutionFwdAlgoPerf_t* perfResults),
+        (handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnFindConvolutionBackwardDataAlgorithm,
+        (cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
+         const cudnnTensorDescriptor_t dyDesc, const cudnnConvolutionDescriptor_t convDesc,
+         const cudnnTensorDescriptor_t dxDesc, const int requestedAlgoCount, int* returnedAlgoCount,
+         cudnnConvolutionBwdDataAlgoPerf_t* perfResults),
+        (handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount,
+         perfResults))
+CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED,
+        cudnnFindConvolutionBackwardFilterAlgorithm,
+        (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+         const cudnnTensorDescriptor_t dyDesc, const cudnnConvolutionDescriptor_t convDesc,
+         const cudnnFilterDescriptor_t dwDesc, const int requestedAlgoCount, int* returnedAlgoCount,
+         cudnnConvolutionBwdFilterAlgoPerf_t* perfResults),
+        (handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount,
          perfResults))
 CH_LAZY(CH_CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, cudnnConvolutionForward,
         (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t xDesc,

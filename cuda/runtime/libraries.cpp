@@ -168,4 +168,39 @@ void gemm(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n,
   check_blas(st, dtype == DType::Float32 ? "cublasSgemm" : "cublasDgemm");
 }
 
+void gemm_strided_batched(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n,
+                          int k, double alpha, const void* a, int lda, int64_t stride_a,
+                          const void* b, int ldb, int64_t stride_b, double beta, void* c, int ldc,
+                          int64_t stride_c, int batch) {
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    fail(CH_ERR_DTYPE, "GEMM on cuda:", device, ": dtype ", dtype_name(dtype),
+         " is not supported (float32 or float64 expected)");
+  cublasHandle_t h = cublas_handle(device);
+  DeviceGuard guard(device);
+  const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  std::lock_guard<std::mutex> lock(libraries_of(device, "cuBLAS").gemm_mutex);
+  cublasStatus_t st;
+  gemm_call_counter.fetch_add(1, std::memory_order_relaxed);
+  if (dtype == DType::Float32) {
+    check_blas(cublasSetMathMode(
+                   h, config::allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+               "cublasSetMathMode");
+    const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
+    st = cublasSgemmStridedBatched(h, ta, tb, m, n, k, &al, static_cast<const float*>(a), lda,
+                                   stride_a, static_cast<const float*>(b), ldb, stride_b, &be,
+                                   static_cast<float*>(c), ldc, stride_c, batch);
+  } else {
+    st = cublasDgemmStridedBatched(h, ta, tb, m, n, k, &alpha, static_cast<const double*>(a), lda,
+                                   stride_a, static_cast<const double*>(b), ldb, stride_b, &beta,
+                                   static_cast<double*>(c), ldc, stride_c, batch);
+  }
+  if (st == CUBLAS_STATUS_INVALID_VALUE)
+    fail(CH_ERR_INVALID_ARGUMENT, "batched GEMM on cuda:", device, ": cuBLAS refused m=", m,
+         " n=", n, " k=", k, " lda=", lda, " ldb=", ldb, " ldc=", ldc, " batch=", batch,
+         " (trans_a=", trans_a, ", trans_b=", trans_b, "): ", cublasGetStatusString(st));
+  check_blas(st,
+             dtype == DType::Float32 ? "cublasSgemmStridedBatched" : "cublasDgemmStridedBatched");
+}
+
 }  // namespace chainerc::cuda

@@ -36,5 +36,11 @@ void check_blas(cublasStatus_t st, const char* call);
 void gemm(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n, int k,
           double alpha, const void* a, int lda, const void* b, int ldb, double beta, void* c,
           int ldc);
+// `batch` such products in one cuBLAS call (cublas<t>gemmStridedBatched), the
+// i-th on a + i stride_a, b + i stride_b, c + i stride_c (elements).
+void gemm_strided_batched(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n,
+                          int k, double alpha, const void* a, int lda, int64_t stride_a,
+                          const void* b, int ldb, int64_t stride_b, double beta, void* c, int ldc,
+                          int64_t stride_c, int batch);
 
 }  // namespace chainerc::cuda

@@ -154,6 +154,43 @@ CH_API void ch_config_set_deterministic(int32_t deterministic);
 /* 1 if the determinism switch is on, else 0. */
 CH_API int32_t ch_config_deterministic(void);
 
+/* --- cuDNN: in use or why not (issue 46) ---------------------------------- */
+
+/* Whether the CUDA backend runs cuDNN, as ch_config_cudnn says. */
+enum {
+  CH_CUDNN_IN_USE = 0,           /* libcudnn.so.9 loaded, a handle made on a device */
+  CH_CUDNN_SWITCHED_OFF = 1,     /* ch_config_set_use_cudnn(0), or CH_DISABLE_CUDNN=1 */
+  CH_CUDNN_NOT_BUILT = 2,        /* no cuDNN in this build (no CUDA backend, -Dcudnn=disabled,
+                                    no cudnn.h of cuDNN 9, the emulated devices) */
+  CH_CUDNN_NOT_FOUND = 3,        /* libcudnn.so.9 could not be loaded */
+  CH_CUDNN_VERSION_MISMATCH = 4, /* a libcudnn whose major version is not the build's */
+  CH_CUDNN_NO_DEVICE = 5,        /* no CUDA device to make a handle on */
+  CH_CUDNN_INIT_FAILED = 6       /* cudnnCreate failed */
+};
+
+/* Whether cuDNN is in use (CH_CUDNN_IN_USE) and, if not, why. Loads
+ * libcudnn and makes a handle on the current CUDA device if that was not done
+ * yet (a kernel does the same on first use). `reason` may be NULL; else
+ * *reason is set to a sentence saying why not (the loader's message, the
+ * versions), or "" when in use: borrowed, valid until the next call on the
+ * same thread. `version` may be NULL; else *version is cudnnGetVersion()
+ * (e.g. 90100), 0 where libcudnn is not loaded. Cannot fail.
+ * Environment: CH_DISABLE_CUDNN=1 keeps libcudnn unloaded (switched off);
+ * CH_REQUIRE_CUDNN=1 makes every CUDA function that cuDNN would run fail
+ * with CH_ERR_DEVICE, naming this reason, when the state is anything but
+ * CH_CUDNN_IN_USE or CH_CUDNN_SWITCHED_OFF. Both are read once. */
+CH_API int32_t ch_config_cudnn(const char** reason, int32_t* version);
+
+/* How many times chainerc called into cuDNN for the kernel `function`
+ * ("conv2d_forward", "conv2d_backward", "max_pooling_2d_forward",
+ * "softmax_forward", "relu", "batch_normalization_forward", ...; the names of
+ * cuda/cudnn/), or for all kernels with NULL, since the start or the last
+ * ch_config_reset_cudnn_calls. Lets a test on a GPU assert that the cuDNN
+ * paths ran. Cannot fail; 0 for a name never counted. */
+CH_API int64_t ch_config_cudnn_calls(const char* function);
+/* Set every count of ch_config_cudnn_calls to 0. */
+CH_API void ch_config_reset_cudnn_calls(void);
+
 #ifdef __cplusplus
 }
 #endif

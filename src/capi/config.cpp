@@ -8,6 +8,7 @@
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/parallel.h"
 #include "core/random.h"
+#include "kernels/registry.h"
 
 using namespace chainerc;
 
@@ -35,6 +36,35 @@ void ch_config_seed(uint64_t seed) { random::seed(seed); }
 
 void ch_config_set_use_cudnn(int32_t use_cudnn) { config::set_use_cudnn(use_cudnn != 0); }
 int32_t ch_config_use_cudnn(void) { return config::use_cudnn() ? 1 : 0; }
+
+static_assert(int32_t{config::kCudnnInUse} == CH_CUDNN_IN_USE &&
+                  int32_t{config::kCudnnSwitchedOff} == CH_CUDNN_SWITCHED_OFF &&
+                  int32_t{config::kCudnnNotBuilt} == CH_CUDNN_NOT_BUILT &&
+                  int32_t{config::kCudnnNotFound} == CH_CUDNN_NOT_FOUND &&
+                  int32_t{config::kCudnnVersionMismatch} == CH_CUDNN_VERSION_MISMATCH &&
+                  int32_t{config::kCudnnNoDevice} == CH_CUDNN_NO_DEVICE &&
+                  int32_t{config::kCudnnInitFailed} == CH_CUDNN_INIT_FAILED,
+              "core/config.h's CudnnState and include/ch/config.h's CH_CUDNN_* agree");
+
+int32_t ch_config_cudnn(const char** reason, int32_t* version) {
+  thread_local std::string why;
+  try {
+    // The backends' kernel lists register cuDNN's probe (cuda/cudnn/).
+    kernels::register_all_kernels();
+    config::CudnnStatus st = config::cudnn_status();
+    why = std::move(st.reason);
+    if (reason) *reason = why.c_str();
+    if (version) *version = st.version;
+    return st.state;
+  } catch (...) {
+    why = "the cuDNN probe failed";
+    if (reason) *reason = why.c_str();
+    if (version) *version = 0;
+    return CH_CUDNN_INIT_FAILED;
+  }
+}
+int64_t ch_config_cudnn_calls(const char* function) { return config::cudnn_calls(function); }
+void ch_config_reset_cudnn_calls(void) { config::reset_cudnn_calls(); }
 
 void ch_config_set_allow_tf32(int32_t allow_tf32) { config::set_allow_tf32(allow_tf32 != 0); }
 int32_t ch_config_allow_tf32(void) { return config::allow_tf32() ? 1 : 0; }

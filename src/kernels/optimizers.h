@@ -6,6 +6,8 @@
 // hyperparameter structs are in pointwise/optimizers.h.
 #pragma once
 
+#include <vector>
+
 #include "kernels/pointwise/optimizers.h"
 #include "kernels/registry.h"
 
@@ -45,5 +47,10 @@ inline Kernel<void(Array& y, double s, const Array& x)> add_scaled_in_place{"add
 // blocks whose sums are added in order, so that the result does not depend on
 // the thread count (compute_grads_norm: sqrt of the sum over the gradients).
 inline Kernel<double(const Array& x)> sum_of_squares{"sum_of_squares"};
+// sums[i] = sum_of_squares(xs[i]) for arrays on one device (run with .on()),
+// the same values, in one pass: on CUDA one copy to the host for all of them
+// rather than one per array (compute_grads_norm, clip_grads).
+inline Kernel<void(const std::vector<Array>& xs, std::vector<double>& sums)> sum_of_squares_all{
+    "sum_of_squares_all"};
 
 }  // namespace chainerc::kernels

@@ -1,6 +1,7 @@
 #include "optimizer.h"
 
 #include <cmath>
+#include <vector>
 
 #include "kernels/math.h"
 #include "kernels/optimizers.h"
@@ -146,8 +147,31 @@ void Optimizer::accumulate_grads(const Arrays& grads, const char* who) {
 
 double Optimizer::grads_norm(const char* who) const {
   refuse_taken_steps(who);
+  // Per device, one pass where the backend has it (CUDA: one copy to the host
+  // for all gradients there); the sums are added in slot order either way.
+  std::vector<double> sums(slots.size(), 0.0);
+  std::vector<bool> done(slots.size(), false);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (done[i]) continue;
+    const Device dev = slots[i].grad.device();
+    if (!kernels::sum_of_squares_all.implemented_for(dev.type)) {
+      sums[i] = kernels::sum_of_squares(slots[i].grad);
+      continue;
+    }
+    std::vector<Array> xs;
+    std::vector<size_t> at;
+    for (size_t j = i; j < slots.size(); ++j)
+      if (!done[j] && slots[j].grad.device() == dev) {
+        xs.push_back(slots[j].grad);
+        at.push_back(j);
+        done[j] = true;
+      }
+    std::vector<double> part;
+    kernels::sum_of_squares_all.on(dev, xs, part);
+    for (size_t k = 0; k < at.size(); ++k) sums[at[k]] = part[k];
+  }
   double total = 0;
-  for (const OptSlot& s : slots) total += kernels::sum_of_squares(s.grad);
+  for (double v : sums) total += v;
   return std::sqrt(total);
 }
 

@@ -203,7 +203,40 @@ TEST(Emulator, LaunchesBeyondAnH100sLimitsAreRefused) {
   EXPECT_EQ(launch(nothing, dim3(1, 65536), 32, 0, nullptr, d), cudaErrorInvalidConfiguration);
   EXPECT_EQ(launch(nothing, 0, 32, 0, nullptr, d), cudaErrorInvalidConfiguration);
   EXPECT_EQ(launch(nothing, 1, 32, 227 * 1024 + 1, nullptr, d), cudaErrorInvalidConfiguration);
-  EXPECT_EQ(launch(nothing, 1, 32, 227 * 1024, nullptr, d), cudaSuccess);
+  cudaGetLastError();
+  cudaFree(d);
+}
+
+__global__ void shared_user(int* out) {
+  CH_EXTERN_SHARED(int, s);
+  s[threadIdx.x] = 1;
+  if (threadIdx.x == 0) out[0] = s[0];
+}
+
+// As on a GPU: more than 48 KiB of dynamic shared memory only after
+// cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, n),
+// and then at most n (at most 227 KiB on an H100).
+TEST(Emulator, DynamicSharedMemoryBeyond48KiBNeedsTheAttribute) {
+  int* d;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), sizeof(int)), cudaSuccess);
+  EXPECT_EQ(launch(shared_user, 1, 32, 48 * 1024, nullptr, d), cudaSuccess);
+  EXPECT_EQ(launch(shared_user, 1, 32, 48 * 1024 + 4, nullptr, d), cudaErrorInvalidValue);
+  EXPECT_NE(std::string(emu::last_launch_message()).find("cudaFuncSetAttribute"), std::string::npos)
+      << emu::last_launch_message();
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+  EXPECT_EQ(
+      cudaFuncSetAttribute(shared_user, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024),
+      cudaSuccess);
+  EXPECT_EQ(launch(shared_user, 1, 32, 100 * 1024, nullptr, d), cudaSuccess);
+  EXPECT_EQ(host_copy(d, 1)[0], 1);
+  EXPECT_EQ(launch(shared_user, 1, 32, 100 * 1024 + 4, nullptr, d), cudaErrorInvalidValue);
+  cudaGetLastError();
+  // Another kernel keeps the default.
+  EXPECT_EQ(launch(nothing, 1, 32, 64 * 1024, nullptr, d), cudaErrorInvalidValue);
+  cudaGetLastError();
+  EXPECT_EQ(cudaFuncSetAttribute(shared_user, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 227 * 1024 + 1),
+            cudaErrorInvalidValue);
   cudaGetLastError();
   cudaFree(d);
 }

@@ -228,7 +228,7 @@ TEST_F(GpuArrays, AsyncCopiesWithPinnedMemory) {
 }
 
 TEST_F(GpuArrays, StreamOnAnotherDeviceIsRefused) {
-  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP() << "needs two CUDA devices";
+  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP_NEEDS_TWO() << "needs two CUDA devices";
   Stream s;
   ASSERT_CH_OK(ch_stream_new(&s.p, gpu(1)));
   std::vector<float> v = {1, 2};

@@ -285,7 +285,7 @@ TEST_F(GpuInternal, FailedReleasesLeaveNoLastErrorBehind) {
 }
 
 TEST_F(GpuInternal, PeerCopyOnAStreamWaitsForTheSourceDevice) {
-  if (cuda::device_count() < 2) CH_GPU_SKIP() << "needs two CUDA devices";
+  if (cuda::device_count() < 2) CH_GPU_SKIP_NEEDS_TWO() << "needs two CUDA devices";
   std::vector<float> v = {1, 2, 3, 4};
   Array src = to_gpu(v, DType::Float32);
   Array dst = Array::zeros(DType::Float32, Shape({4}), Device{CH_DEVICE_CUDA, 1});

@@ -277,7 +277,7 @@ TEST_F(GpuTraining, DeterministicRunsAreBitIdentical) {
 // Section 1.3.4: layer 1 on cuda:0, layers 2 and 3 on cuda:1, the activations
 // crossing by F.copy; the gradients equal those of the model on the CPU.
 TEST_F(GpuTraining, ModelParallelOverTwoDevices) {
-  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP() << "needs two CUDA devices";
+  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP_NEEDS_TWO() << "needs two CUDA devices";
   try {
     const Batch b = make_batch(32, 3);
     Mlp on_cpu, split;
@@ -309,7 +309,7 @@ TEST_F(GpuTraining, ModelParallelOverTwoDevices) {
 // replica's gradients accumulated into the first's, one update, and the
 // parameters copied back: equal to the same two halves on the CPU.
 TEST_F(GpuTraining, DataParallelOverTwoDevices) {
-  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP() << "needs two CUDA devices";
+  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP_NEEDS_TWO() << "needs two CUDA devices";
   try {
     const Batch b = make_batch(64, 5);
     auto run = [&](ch_device d0, ch_device d1) {

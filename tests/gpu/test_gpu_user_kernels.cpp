@@ -198,7 +198,7 @@ TEST_F(GpuUserKernels, SeedMulAddWithPlaceholderTAgreesWithCpu) {
 }
 
 TEST_F(GpuUserKernels, MulAddOnTheSecondDeviceAndWithBroadcasting) {
-  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP() << "one (emulated) CUDA device";
+  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP_NEEDS_TWO() << "one (emulated) CUDA device";
   check_muladd("T x, T y, T z", "T w", "T x, T y, T gw", "T gx, T gy", CH_FLOAT64, 1025,
                ch_device_cuda(1));
   // z broadcast along rows (the general-offset path) and y a scalar.

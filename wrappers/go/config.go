@@ -89,6 +89,34 @@ func SetUseCuDNN(on bool) { C.ch_config_set_use_cudnn(cBool(on)) }
 // UseCuDNN reports whether the CUDA backend may use cuDNN.
 func UseCuDNN() bool { return C.ch_config_use_cudnn() != 0 }
 
+// CuDNNState reports whether cuDNN is in use (ch_config_cudnn): the state
+// (0 in use, 1 switched off, 2 not built, 3 not found, 4 version mismatch,
+// 5 no device, 6 init failed), why not ("" when in use) and cudnnGetVersion()
+// (0 where not loaded).
+func CuDNNState() (state int, reason string, version int) {
+	var r *C.char
+	var v C.int32_t
+	st := C.ch_config_cudnn(&r, &v)
+	if r != nil {
+		reason = C.GoString(r)
+	}
+	return int(st), reason, int(v)
+}
+
+// CuDNNCalls counts the calls into cuDNN for chainerc's kernel `function`
+// ("conv2d_forward", "relu", ...), or for all kernels with "".
+func CuDNNCalls(function string) int64 {
+	if function == "" {
+		return int64(C.ch_config_cudnn_calls(nil))
+	}
+	c := C.CString(function)
+	defer C.free(unsafe.Pointer(c))
+	return int64(C.ch_config_cudnn_calls(c))
+}
+
+// ResetCuDNNCalls sets every count of CuDNNCalls to 0.
+func ResetCuDNNCalls() { C.ch_config_reset_cudnn_calls() }
+
 // SetAllowTF32 sets whether float32 GEMMs and convolutions on CUDA may use
 // TF32 tensor cores (off at start).
 func SetAllowTF32(on bool) { C.ch_config_set_allow_tf32(cBool(on)) }

@@ -353,7 +353,17 @@ func configAndMemoryStats(t *testing.T) {
 	if !UseCuDNN() || AllowTF32() {
 		t.Fatalf("defaults: UseCuDNN %v (want true), AllowTF32 %v (want false)", UseCuDNN(), AllowTF32())
 	}
+	if st, why, _ := CuDNNState(); st < 0 || st > 6 || (st != 0 && why == "") {
+		t.Fatalf("CuDNNState: %d %q (a state 0..6, and a reason unless in use)", st, why)
+	}
+	if CuDNNCalls("no such kernel") != 0 {
+		t.Fatal("CuDNNCalls of an unknown kernel is not 0")
+	}
+	ResetCuDNNCalls()
 	SetUseCuDNN(false)
+	if st, why, _ := CuDNNState(); st != 1 || !strings.Contains(why, "ch_config_set_use_cudnn(0)") {
+		t.Fatalf("switched off: CuDNNState %d %q", st, why)
+	}
 	SetAllowTF32(true)
 	if UseCuDNN() || !AllowTF32() {
 		t.Fatalf("after setting: UseCuDNN %v, AllowTF32 %v", UseCuDNN(), AllowTF32())

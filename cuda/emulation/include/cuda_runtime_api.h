@@ -47,6 +47,11 @@ enum cudaDeviceAttr {
   cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
 };
 
+// The kernel attributes chainerc sets (cudaFuncSetAttribute).
+enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+};
+
 #define cudaStreamDefault 0x00
 #define cudaStreamNonBlocking 0x01
 #define cudaEventDefault 0x00
@@ -79,6 +84,9 @@ cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaGetDevice(int* device);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device);
+// As on a GPU, a kernel may launch with more than 48 KiB of dynamic shared
+// memory only up to what this set for it (at most the opt-in 227 KiB).
+cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, int value);
 cudaError_t cudaDeviceSynchronize(void);
 
 cudaError_t cudaMalloc(void** ptr, size_t size);
@@ -104,6 +112,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t event);
 
 // Emulator-only queries (not CUDA API), for the emulator's tests.
 namespace chainerc::cuda::emu {
+// Calls so far, on any device and thread, that make the host wait for a
+// device on a GPU: cudaMemcpy, cudaMemcpyPeer, cudaDeviceSynchronize,
+// cudaStreamSynchronize, cudaEventSynchronize (not the Async copies).
+uint64_t host_synchronizations();
 // Whether a context (primary context) was ever created on `device`: by
 // cudaSetDevice (CUDA 12 semantics) or by work on it as the current device.
 bool context_created(int device);

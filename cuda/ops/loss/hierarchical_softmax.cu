@@ -1,6 +1,6 @@
 // CUDA kernels of BinaryHierarchicalSoftmax. The host tables of the tree's
-// paths (kernels::HsmPaths) are copied to the device at each call (small:
-// one entry per word and per path node). One block per sample (grid-stride
+// paths (kernels::HsmPaths) are copied to each device once, at the first
+// call there, and kept with the paths (HsmPaths::device_tables). One block per sample (grid-stride
 // over the samples) walks its word's path: each node's dot product is a
 // block-wide sum. Forward writes each sample's loss, added by one block in
 // double; backward accumulates gx per sample and scatters gW with atomicAdd
@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "cuda/ops/kernel_list.h"
 #include "cuda/ops/rows.cuh"
+#include "cuda/runtime/deferred_errors.h"
 #include "kernels/loss.h"
 #include "kernels/pointwise/loss.h"
 
@@ -32,6 +33,23 @@ struct DevicePaths {
   const int8_t* codes_ptr() const { return static_cast<const int8_t*>(codes.raw()); }
 };
 
+// Whether label w is a word (leaf) of the tree. A bad label is reported by
+// the deferred check (hsm_defer_bad_label); the kernels skip its sample
+// (NaN loss, no gradient) so that nothing is read outside the tables.
+__device__ __forceinline__ bool is_word(int32_t w, int64_t n_words,
+                                        const int64_t* __restrict__ start) {
+  return w >= 0 && w < n_words && start[w] >= 0;
+}
+
+// The paths' tables on `device`, copied there at the first call.
+const DevicePaths& device_paths(const kernels::HsmPaths& paths, Device device) {
+  kernels::HsmPaths::DeviceTables& cache = *paths.device_tables;
+  std::lock_guard<std::mutex> l(cache.mutex);
+  std::shared_ptr<void>& slot = cache.by_device[device.index];
+  if (!slot) slot = std::make_shared<DevicePaths>(paths, device);
+  return *static_cast<const DevicePaths*>(slot.get());
+}
+
 __global__ void hsm_bad_label_kernel(const int32_t* __restrict__ t, int64_t n,
                                      const int64_t* __restrict__ start, int64_t n_words,
                                      unsigned long long* first) {
@@ -45,7 +63,7 @@ __global__ void hsm_bad_label_kernel(const int32_t* __restrict__ t, int64_t n,
 kernels::BadLabel hsm_find_bad_label(const Array& t, const kernels::HsmPaths& paths) {
   if (t.size() == 0) return {};
   DeviceGuard guard(t.device().index);
-  const Array start = upload(paths.start, t.device());
+  const Array& start = device_paths(paths, t.device()).start;
   FirstIndex first(t.device());
   launch_elementwise("hsm_find_bad_label", t.size(), hsm_bad_label_kernel, t.data<int32_t>(),
                      t.size(), static_cast<const int64_t*>(start.raw()),
@@ -55,16 +73,39 @@ kernels::BadLabel hsm_find_bad_label(const Array& t, const kernels::HsmPaths& pa
   return {s, static_cast<int64_t>(t.get(s))};
 }
 
+// words[1] = t[words[0]] once the check recorded an index.
+__global__ void hsm_fetch_bad_label_kernel(const int32_t* __restrict__ t,
+                                           unsigned long long* __restrict__ words) {
+  if (words[0] != ~0ull) words[1] = static_cast<unsigned long long>(t[words[0]]);
+}
+
+// The same check, reported at the next synchronisation.
+void hsm_defer_bad_label(const Array& t, const kernels::HsmPaths& paths,
+                         const kernels::DescribeBadIndex& describe) {
+  if (t.size() == 0) return;
+  DeviceGuard guard(t.device().index);
+  const DevicePaths& p = device_paths(paths, t.device());
+  unsigned long long* words = deferred_check_slot(t.device().index, describe);
+  launch_elementwise("hsm_defer_bad_label", t.size(), hsm_bad_label_kernel, t.data<int32_t>(),
+                     t.size(), p.start_ptr(), p.n_words, words);
+  check_launch(launch(hsm_fetch_bad_label_kernel, 1, 1, 0, nullptr, t.data<int32_t>(), words),
+               "hsm_defer_bad_label");
+}
+
 // per[s] = sum_k softplus(-b_k W[e_k] . x[s]) along the path of word t[s].
 template <typename T>
 __global__ void hsm_kernel(const T* __restrict__ x, const int32_t* __restrict__ t,
                            const T* __restrict__ W, const int64_t* __restrict__ start,
                            const int64_t* __restrict__ length, const int32_t* __restrict__ nodes,
-                           const int8_t* __restrict__ codes, int64_t n, int64_t d,
+                           const int8_t* __restrict__ codes, int64_t n, int64_t d, int64_t n_words,
                            double* __restrict__ per) {
   CH_EXTERN_SHARED(T, scratch);
   const pointwise::Softplus softplus{};
   for (int64_t s = blockIdx.x; s < n; s += gridDim.x) {
+    if (!is_word(t[s], n_words, start)) {
+      if (threadIdx.x == 0) per[s] = ::nan("");
+      continue;
+    }
     const int64_t off = start[t[s]], len = length[t[s]];
     const T* xs = x + s * d;
     T loss = 0;
@@ -82,7 +123,7 @@ __global__ void hsm_kernel(const T* __restrict__ x, const int32_t* __restrict__ 
 void hsm(const Array& x, const Array& t, const Array& W, const kernels::HsmPaths& paths, Array& y) {
   DeviceGuard guard(x.device().index);
   const int64_t n = x.shape()[0], d = x.shape()[1];
-  const DevicePaths p(paths, x.device());
+  const DevicePaths& p = device_paths(paths, x.device());
   Array per = Array::empty(DType::Float64, Shape{n}, x.device());
   dispatch_floating(x.dtype(), "BinaryHierarchicalSoftmax", [&](auto tag) {
     using T = decltype(tag);
@@ -91,7 +132,7 @@ void hsm(const Array& x, const Array& t, const Array& W, const kernels::HsmPaths
       check_launch(
           launch(hsm_kernel<T>, blocks_for(n * threads, threads), threads, threads * sizeof(T),
                  nullptr, x.data<T>(), t.data<int32_t>(), W.data<T>(), p.start_ptr(),
-                 p.length_ptr(), p.nodes_ptr(), p.codes_ptr(), n, d, per.data<double>()),
+                 p.length_ptr(), p.nodes_ptr(), p.codes_ptr(), n, d, p.n_words, per.data<double>()),
           "BinaryHierarchicalSoftmax");
     }
     finish_sum<T>(per, n, 1.0, y, "BinaryHierarchicalSoftmax");
@@ -107,11 +148,12 @@ __global__ void hsm_grad_kernel(const T* __restrict__ x, const int32_t* __restri
                                 const int32_t* __restrict__ nodes, const int8_t* __restrict__ codes,
                                 const T* __restrict__ gloss, int64_t n, int64_t d,
                                 T* __restrict__ gx, T* __restrict__ gW, T* __restrict__ coeffs,
-                                int64_t max_length) {
+                                int64_t max_length, int64_t n_words) {
   CH_EXTERN_SHARED(T, scratch);
   const pointwise::HsmGradCoeff coeff{};
   const T gl = gloss[0];
   for (int64_t s = blockIdx.x; s < n; s += gridDim.x) {
+    if (!is_word(t[s], n_words, start)) continue;
     const int64_t off = start[t[s]], len = length[t[s]];
     const T* xs = x + s * d;
     T* gxs = gx + s * d;
@@ -142,9 +184,11 @@ __global__ void hsm_grad_w_kernel(const T* __restrict__ x, const int32_t* __rest
                                   const int64_t* __restrict__ start,
                                   const int64_t* __restrict__ length,
                                   const int32_t* __restrict__ nodes, const T* __restrict__ coeffs,
-                                  int64_t n, int64_t d, int64_t max_length, T* __restrict__ gW) {
+                                  int64_t n, int64_t d, int64_t max_length, int64_t n_words,
+                                  T* __restrict__ gW) {
   for (int64_t j = grid_start(); j < d; j += grid_step())
     for (int64_t s = 0; s < n; ++s) {
+      if (!is_word(t[s], n_words, start)) continue;
       const int64_t off = start[t[s]], len = length[t[s]];
       for (int64_t k = 0; k < len; ++k)
         gW[static_cast<int64_t>(nodes[off + k]) * d + j] +=
@@ -157,7 +201,7 @@ void hsm_grad(const Array& x, const Array& t, const Array& W, const kernels::Hsm
   const int64_t n = x.shape()[0], d = x.shape()[1];
   if (n == 0) return;
   DeviceGuard guard(x.device().index);
-  const DevicePaths p(paths, x.device());
+  const DevicePaths& p = device_paths(paths, x.device());
   dispatch_floating(x.dtype(), "BinaryHierarchicalSoftmax", [&](auto tag) {
     using T = decltype(tag);
     const int threads = row_threads(d);
@@ -165,15 +209,16 @@ void hsm_grad(const Array& x, const Array& t, const Array& W, const kernels::Hsm
     Array coeffs;
     if (config::deterministic()) coeffs = Array::empty(x.dtype(), Shape{n, max_length}, x.device());
     T* pc = coeffs.defined() ? coeffs.data<T>() : nullptr;
-    check_launch(launch(hsm_grad_kernel<T>, blocks_for(n * threads, threads), threads,
-                        threads * sizeof(T), nullptr, x.data<T>(), t.data<int32_t>(), W.data<T>(),
-                        p.start_ptr(), p.length_ptr(), p.nodes_ptr(), p.codes_ptr(),
-                        gloss.data<T>(), n, d, gx.data<T>(), gW.data<T>(), pc, max_length),
-                 "BinaryHierarchicalSoftmax");
+    check_launch(
+        launch(hsm_grad_kernel<T>, blocks_for(n * threads, threads), threads, threads * sizeof(T),
+               nullptr, x.data<T>(), t.data<int32_t>(), W.data<T>(), p.start_ptr(), p.length_ptr(),
+               p.nodes_ptr(), p.codes_ptr(), gloss.data<T>(), n, d, gx.data<T>(), gW.data<T>(), pc,
+               max_length, p.n_words),
+        "BinaryHierarchicalSoftmax");
     if (pc)
       launch_elementwise("BinaryHierarchicalSoftmax", d, hsm_grad_w_kernel<T>, x.data<T>(),
                          t.data<int32_t>(), p.start_ptr(), p.length_ptr(), p.nodes_ptr(),
-                         static_cast<const T*>(pc), n, d, max_length, gW.data<T>());
+                         static_cast<const T*>(pc), n, d, max_length, p.n_words, gW.data<T>());
   });
 }
 
@@ -181,6 +226,7 @@ void hsm_grad(const Array& x, const Array& t, const Array& W, const kernels::Hsm
 
 void register_hierarchical_softmax_kernels() {
   kernels::hsm_find_bad_label.set(CH_DEVICE_CUDA, hsm_find_bad_label);
+  kernels::hsm_defer_bad_label.set(CH_DEVICE_CUDA, hsm_defer_bad_label);
   kernels::hsm.set(CH_DEVICE_CUDA, hsm);
   kernels::hsm_grad.set(CH_DEVICE_CUDA, hsm_grad);
 }

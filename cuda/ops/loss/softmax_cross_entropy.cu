@@ -30,7 +30,11 @@ __global__ void sce_rows_kernel(const T* __restrict__ x, const int32_t* __restri
     s = block_sum(s, scratch);
     const T r = T(1) / s;
     for (int64_t j = threadIdx.x; j < c; j += blockDim.x) pr[j] = exp_f(xr[j] - m) * r;
-    if (threadIdx.x == 0) row_loss[i] = static_cast<double>(log_f(s) + m - xr[t[i]]);
+    // A label outside [0, c) is reported by the deferred check
+    // (ops/label_check.h); the loss is then NaN, and nothing is read outside x.
+    if (threadIdx.x == 0)
+      row_loss[i] =
+          t[i] >= 0 && t[i] < c ? static_cast<double>(log_f(s) + m - xr[t[i]]) : ::nan("");
   }
 }
 

@@ -1,7 +1,8 @@
 // The GEMM kernel on CUDA: chainerc's row-major products through the CUDA
 // backend's one cuBLAS entry point (cuda::gemm, column-major). A row-major
 // C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so A and B swap
-// places and keep their transposition flags and leading dimensions.
+// places and keep their transposition flags and leading dimensions. A batch
+// of products is one cublas<t>gemmStridedBatched call.
 #include "cuda/ops/elementwise.cuh"
 #include "cuda/ops/kernel_list.h"
 #include "cuda/runtime/libraries.h"
@@ -26,9 +27,15 @@ void gemm_kernel(const kernels::Gemm& g, const Array& a, const Array& b, Array& 
   const auto* pa = static_cast<const char*>(a.raw()) + g.offset_a * w;
   const auto* pb = static_cast<const char*>(b.raw()) + g.offset_b * w;
   auto* pc = static_cast<char*>(c.raw()) + g.offset_c * w;
-  for (int64_t i = 0; i < g.batch; ++i)
-    gemm(device, c.dtype(), g.trans_b, g.trans_a, n, m, k, g.alpha, pb + i * g.stride_b * w, ldb,
-         pa + i * g.stride_a * w, lda, g.beta, pc + i * g.stride_c * w, ldc);
+  if (g.batch == 1) {
+    gemm(device, c.dtype(), g.trans_b, g.trans_a, n, m, k, g.alpha, pb, ldb, pa, lda, g.beta, pc,
+         ldc);
+    return;
+  }
+  // One cuBLAS call for the whole batch (not a call, and a lock, per product).
+  gemm_strided_batched(device, c.dtype(), g.trans_b, g.trans_a, n, m, k, g.alpha, pb, ldb,
+                       g.stride_b, pa, lda, g.stride_a, g.beta, pc, ldc, g.stride_c,
+                       as_int(g.batch, "batch"));
 }
 
 }  // namespace

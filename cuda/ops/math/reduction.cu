@@ -62,6 +62,40 @@ __global__ void sum_per_block_kernel(SumIndex s, const T* __restrict__ x, T* __r
   }
 }
 
+// Few outputs of many elements each (a full sum, a bias-like gradient): the
+// elements of each output cut into `chunks` ranges, a block per (range,
+// output) (grid (chunks, n_out)), the ranges' sums in partial[j * chunks + c];
+// then a thread per output adds its ranges in order. So the whole device
+// works on a full sum rather than one block, and the order of the additions
+// depends on the shape only.
+template <typename T>
+__global__ void sum_chunks_kernel(SumIndex s, const T* __restrict__ x, T* __restrict__ partial,
+                                  int64_t per_chunk) {
+  __shared__ T scratch[kBlockThreads];
+  const int64_t j = blockIdx.y, c = blockIdx.x;
+  const T* base = x + broadcast_offset(s.kept, j);
+  const int64_t begin = c * per_chunk;
+  const int64_t end = begin + per_chunk < s.n_reduced ? begin + per_chunk : s.n_reduced;
+  T acc = 0;
+  for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
+    acc += base[broadcast_offset(s.reduced, r)];
+  acc = block_sum(acc, scratch);
+  if (threadIdx.x == 0) partial[j * gridDim.x + c] = acc;
+}
+
+template <typename T>
+__global__ void sum_chunks_finish_kernel(const T* __restrict__ partial, T* __restrict__ y,
+                                         int64_t n_out, int64_t chunks) {
+  for (int64_t j = grid_start(); j < n_out; j += grid_step()) {
+    T acc = 0;
+    for (int64_t c = 0; c < chunks; ++c) acc += partial[j * chunks + c];
+    y[j] = acc;
+  }
+}
+
+// Blocks a two-stage sum aims at (a few per SM of a large GPU).
+constexpr int64_t kTargetBlocks = 1024;
+
 void sum_to_kernel(const Array& x, Array& y) {
   DeviceGuard guard(x.device().index);
   const SumIndex s = sum_index(x.shape(), y.shape());
@@ -74,6 +108,19 @@ void sum_to_kernel(const Array& x, Array& y) {
     }
     if (s.n_reduced < 4 * kBlockThreads && s.n_out >= s.n_reduced) {
       launch_elementwise("sum_to", s.n_out, sum_per_thread_kernel<T>, s, x.data<T>(), y.data<T>());
+    } else if (s.n_out < kTargetBlocks / 4 && s.n_reduced >= 16 * kBlockThreads) {
+      int64_t chunks = kTargetBlocks / s.n_out;
+      const int64_t most = s.n_reduced / (4 * kBlockThreads);  // >= 4 elements per thread
+      if (chunks > most) chunks = most;
+      const int64_t per_chunk = (s.n_reduced + chunks - 1) / chunks;
+      chunks = (s.n_reduced + per_chunk - 1) / per_chunk;
+      Array partial = Array::empty(x.dtype(), Shape{s.n_out * chunks}, x.device());
+      check_launch(launch(sum_chunks_kernel<T>,
+                          dim3(static_cast<unsigned>(chunks), static_cast<unsigned>(s.n_out)),
+                          kBlockThreads, 0, nullptr, s, x.data<T>(), partial.data<T>(), per_chunk),
+                   "sum_to");
+      launch_elementwise("sum_to", s.n_out, sum_chunks_finish_kernel<T>, partial.data<T>(),
+                         y.data<T>(), s.n_out, chunks);
     } else {
       const unsigned blocks = blocks_for(s.n_out * kBlockThreads);
       check_launch(launch(sum_per_block_kernel<T>, blocks, kBlockThreads, 0, nullptr, s,

@@ -3,7 +3,8 @@
 // functors of kernels/pointwise/optimizers.h, and sum_of_squares
 // (compute_grads_norm): each block sums its grid-stride share in double
 // (block_sum, a fixed tree), the blocks' sums are copied to the host and
-// added in block order, so the result is reproducible on a device.
+// added in block order, so the result is reproducible on a device;
+// sum_of_squares_all does every gradient of an optimizer with one copy.
 #include "cuda/ops/elementwise.cuh"
 #include "cuda/ops/kernel_list.h"
 #include "cuda/ops/reduce.cuh"
@@ -60,23 +61,51 @@ __global__ void sum_of_squares_kernel(const T* __restrict__ x, int64_t n,
   if (threadIdx.x == 0) block_sums[blockIdx.x] = acc;
 }
 
-double sum_of_squares(const Array& x) {
-  if (x.size() == 0) return 0;
-  DeviceGuard guard(x.device().index);
-  // At most 1024 blocks: enough to fill a GPU, and a small copy back.
-  unsigned blocks = blocks_for(x.size());
-  if (blocks > 1024) blocks = 1024;
-  Array sums = Array::empty(DType::Float64, Shape{static_cast<int64_t>(blocks)}, x.device());
+// At most 1024 blocks per array: enough to fill a GPU, and a small copy back.
+unsigned square_blocks(int64_t n) {
+  const unsigned blocks = blocks_for(n);
+  return blocks > 1024 ? 1024 : blocks;
+}
+
+void launch_sum_of_squares(const Array& x, unsigned blocks, double* block_sums) {
   dispatch_floating(x.dtype(), "sum_of_squares", [&](auto tag) {
     using T = decltype(tag);
     check_launch(launch(sum_of_squares_kernel<T>, blocks, kBlockThreads, 0, nullptr, x.data<T>(),
-                        x.size(), sums.data<double>()),
+                        x.size(), block_sums),
                  "sum_of_squares");
   });
+}
+
+double sum_of_squares(const Array& x) {
+  if (x.size() == 0) return 0;
+  DeviceGuard guard(x.device().index);
+  const unsigned blocks = square_blocks(x.size());
+  Array sums = Array::empty(DType::Float64, Shape{static_cast<int64_t>(blocks)}, x.device());
+  launch_sum_of_squares(x, blocks, sums.data<double>());
   const Array host = sums.to_device(Device{});
   double total = 0;
   for (unsigned b = 0; b < blocks; ++b) total += host.data<double>()[b];
   return total;
+}
+
+// Every array's block sums into one buffer, one copy back, each array's
+// blocks added in order as sum_of_squares does.
+void sum_of_squares_all(const std::vector<Array>& xs, std::vector<double>& out) {
+  out.assign(xs.size(), 0.0);
+  std::vector<int64_t> offset(xs.size() + 1, 0);
+  for (size_t i = 0; i < xs.size(); ++i)
+    offset[i + 1] = offset[i] + (xs[i].size() ? square_blocks(xs[i].size()) : 0);
+  if (offset.back() == 0) return;
+  const Device dev = xs[0].device();
+  DeviceGuard guard(dev.index);
+  Array sums = Array::empty(DType::Float64, Shape{offset.back()}, dev);
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (xs[i].size())
+      launch_sum_of_squares(xs[i], static_cast<unsigned>(offset[i + 1] - offset[i]),
+                            sums.data<double>() + offset[i]);
+  const Array host = sums.to_device(Device{});
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int64_t b = offset[i]; b < offset[i + 1]; ++b) out[i] += host.data<double>()[b];
 }
 
 }  // namespace
@@ -87,6 +116,7 @@ void register_grad_utils_kernels() {
   kernels::scale_in_place.set(gpu, scale_in_place);
   kernels::add_scaled_in_place.set(gpu, add_scaled_in_place);
   kernels::sum_of_squares.set(gpu, sum_of_squares);
+  kernels::sum_of_squares_all.set(gpu, sum_of_squares_all);
 }
 
 }  // namespace chainerc::cuda

@@ -6,6 +6,7 @@
 
 #include "core/random.h"
 #include "kernels/connection.h"
+#include "kernels/loss.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "ops/parametric.h"
@@ -53,10 +54,22 @@ class EmbedID final : public Function {
     if (x.device() != W.device())
       fail(CH_ERR_DEVICE, kWho, ": the ids are on ", x.device().to_string(), " but W is on ",
            W.device().to_string());
-    const int64_t bad = kernels::embed_id_find_invalid(x, in_size_);
-    if (bad >= 0)
-      fail(CH_ERR_INVALID_ARGUMENT, kWho, ": id ", static_cast<int64_t>(x.get(bad)),
-           " at position ", position_of(bad, x.shape()), " is out of range [0, ", in_size_, ")");
+    // On CUDA checked on the device and reported at the next synchronisation
+    // (the gather and scatter kernels skip bad ids); elsewhere at once.
+    const int64_t in_size = in_size_;
+    const Shape shape = x.shape();
+    auto describe = [shape, in_size](int64_t bad, int64_t value) {
+      std::ostringstream os;
+      os << kWho << ": id " << value << " at position " << position_of(bad, shape)
+         << " is out of range [0, " << in_size << ")";
+      return os.str();
+    };
+    if (kernels::defer_out_of_range_check.implemented_for(x.device().type)) {
+      kernels::defer_out_of_range_check(x, in_size_, describe);
+    } else {
+      const int64_t bad = kernels::embed_id_find_invalid(x, in_size_);
+      if (bad >= 0) fail(CH_ERR_INVALID_ARGUMENT, describe(bad, static_cast<int64_t>(x.get(bad))));
+    }
     Shape ys = x.shape();
     ys.push_back(out_size_);
     Array y = Array::empty(W.dtype(), ys, W.device());

@@ -4,6 +4,7 @@
 // Not differentiable: backward gives no gradients.
 #include "kernels/evaluation.h"
 #include "kernels/loss.h"
+#include "ops/label_check.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -28,10 +29,7 @@ class Accuracy final : public Function {
       fail(CH_ERR_SHAPE, "accuracy: t has shape ", t.shape().to_string(), " but y has shape ",
            y.shape().to_string(), "; t must have shape (", n, ",)");
     const int64_t c = n ? y.size() / n : 0;
-    const kernels::BadLabel bad = kernels::find_bad_label(t, c);
-    if (bad.index >= 0)
-      fail(CH_ERR_INVALID_ARGUMENT, "accuracy: label t[", bad.index, "] = ", bad.value,
-           " is out of range [0, ", c, ")");
+    check_labels("accuracy", t, c);
     Array out = Array::empty(y.dtype(), Shape{}, y.device());
     kernels::accuracy(y, t, out);
     return {out};

@@ -12,6 +12,7 @@
 #include <climits>
 #include <cmath>
 #include <queue>
+#include <sstream>
 #include <tuple>
 
 #include "core/random.h"
@@ -141,10 +142,20 @@ class BinaryHierarchicalSoftmax final : public Function {
     if (t.ndim() != 1 || t.shape()[0] != x.shape()[0])
       fail(CH_ERR_SHAPE, kWho, ": t is ", t.shape().to_string(), " but x is ",
            x.shape().to_string(), "; t must be (", x.shape()[0], ",)");
-    const kernels::BadLabel bad = kernels::hsm_find_bad_label(t, *paths_);
-    if (bad.index >= 0)
-      fail(CH_ERR_INVALID_ARGUMENT, kWho, ": label ", bad.value, " at position ", bad.index,
-           " is not a leaf (word) of the tree");
+    auto describe = [](int64_t index, int64_t value) {
+      std::ostringstream os;
+      os << kWho << ": label " << value << " at position " << index
+         << " is not a leaf (word) of the tree";
+      return os.str();
+    };
+    // On CUDA checked on the device and reported at the next synchronisation
+    // (the kernels skip bad labels); elsewhere at once.
+    if (kernels::hsm_defer_bad_label.implemented_for(t.device().type)) {
+      kernels::hsm_defer_bad_label(t, *paths_, describe);
+    } else {
+      const kernels::BadLabel bad = kernels::hsm_find_bad_label(t, *paths_);
+      if (bad.index >= 0) fail(CH_ERR_INVALID_ARGUMENT, describe(bad.index, bad.value));
+    }
     Array y = Array::empty(x.dtype(), Shape{}, x.device());
     kernels::hsm(x, t, W, *paths_, y);
     return {y};

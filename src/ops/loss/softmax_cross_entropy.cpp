@@ -4,6 +4,7 @@
 // a 0-d array of x's dtype. Keeps softmax(x) for backward:
 // gx = (softmax(x) - onehot(t)) * gloss / N; t gets no gradient.
 #include "kernels/loss.h"
+#include "ops/label_check.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -25,10 +26,7 @@ void check_scores_labels(const char* who, const Array& x, const Array& t) {
     fail(CH_ERR_SHAPE, who, ": t has shape ", t.shape().to_string(), " but x has shape ",
          x.shape().to_string(), "; t must have shape (", x.shape()[0], ",)");
   const int64_t c = x.shape()[1];
-  const kernels::BadLabel bad = kernels::find_bad_label(t, c);
-  if (bad.index >= 0)
-    fail(CH_ERR_INVALID_ARGUMENT, who, ": label t[", bad.index, "] = ", bad.value,
-         " is out of range [0, ", c, ")");
+  check_labels(who, t, c);
 }
 
 class SoftmaxCrossEntropy final : public Function {

@@ -157,7 +157,7 @@ Build round_trip(Device via) {
 // that need two devices throughout).
 using ch_gpu_test::two_cuda_devices;
 #define CH_SKIP_IF_ONE_DEVICE() \
-  if (!two_cuda_devices()) CH_GPU_SKIP() << "its cuda:1 parts need two CUDA devices"
+  if (!two_cuda_devices()) CH_GPU_SKIP_NEEDS_TWO() << "its cuda:1 parts need two CUDA devices"
 
 TEST_F(GpuFunctions, CopyBetweenTheCpuAndBothDevices) {
   for (DType dt : kDtypes)

@@ -220,7 +220,7 @@ TEST(InceptionParameters, AClonesOwnListIsTheOneUsed) {
 // ---- on the second device: the kernels make the arrays' device current
 
 TEST_F(GpuFunctions, ConvolutionAndLossesOnTheSecondDevice) {
-  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP() << "one CUDA device only";
+  if (!ch_gpu_test::two_cuda_devices()) CH_GPU_SKIP_NEEDS_TWO() << "one CUDA device only";
   const Device second = gpu(1);
   const ConvShape& s = kConvShapes[1];
   const FuncPtr conv = conv_function(s, DType::Float64);

@@ -7,7 +7,9 @@
 #include <ch/ch.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "agreement.h"
 #include "core/config.h"
@@ -175,6 +177,105 @@ TEST_F(GpuFunctions, UseCudnnOnAndOffAgreeWithTheCpu) {
   EXPECT_GT(ran, 0);
   if (!missing.empty())
     std::printf("[   NOTE   ] no CUDA kernel in this build for:%s\n", missing.c_str());
+}
+
+// ch_config_cudnn says whether cuDNN is in use, and why not; the per-kernel
+// counts of ch_config_cudnn_calls show which functions reached cuDNN. On a
+// GPU with libcudnn.so.9 (bench/gpu/device_check.sh runs this with
+// CH_REQUIRE_CUDNN=1) relu, softmax and the convolution must have called it;
+// elsewhere nothing may have, and the reason must say why.
+TEST_F(GpuFunctions, CudnnStateIsReportedAndItsCallsCounted) {
+  const char* reason = nullptr;
+  int32_t version = -1;
+  config::set_use_cudnn(true);
+  const int32_t state = ch_config_cudnn(&reason, &version);
+  ASSERT_NE(reason, nullptr);
+  const std::string why = reason;
+  ch_config_reset_cudnn_calls();
+  const Array v = away_from_zero(DType::Float32, {64}, 0.01, 3, 11);
+  auto x = std::make_shared<VariableImpl>(v.to_device(gpu()), true);
+  VarPtr y = ops::relu(x);
+  y->grad = Array::full(DType::Float32, y->data.shape(), 1.0, gpu());
+  backward(y, false);
+  VarPtr s = ops::softmax(std::make_shared<VariableImpl>(
+      uniform(DType::Float32, {3, 7}, -2, 2, 12).to_device(gpu()), false));
+  FuncPtr conv = ops::convolution_2d_new(3, 4, 3, 1, 1, 1, 1, 1, DType::Float32, 1.0, 0.1, false,
+                                         nullptr, nullptr);
+  conv = with_parameters_on(conv, gpu());
+  VarPtr c =
+      apply1(conv, {std::make_shared<VariableImpl>(
+                       uniform(DType::Float32, {2, 3, 7, 6}, -1, 1, 13).to_device(gpu()), false)});
+  if (state == CH_CUDNN_IN_USE) {
+    EXPECT_EQ(why, "");
+    EXPECT_GE(version, 90000);
+    EXPECT_EQ(ch_config_cudnn_calls("relu"), 1);
+    EXPECT_EQ(ch_config_cudnn_calls("relu_grad"), 1);
+    EXPECT_EQ(ch_config_cudnn_calls("softmax_forward"), 1);
+    EXPECT_EQ(ch_config_cudnn_calls("conv2d_forward"), 1);
+    EXPECT_GE(ch_config_cudnn_calls(nullptr), 4);
+  } else {
+    EXPECT_NE(why, "") << "state " << state << " without a reason";
+    EXPECT_EQ(ch_config_cudnn_calls(nullptr), 0);
+  }
+  const char* hidden = std::getenv("CH_DISABLE_CUDNN");
+  if (hidden && std::strcmp(hidden, "1") == 0) {
+    // device_check.sh's second stage: hidden, so the own kernels run.
+    EXPECT_EQ(state, CH_CUDNN_SWITCHED_OFF) << why;
+    EXPECT_NE(why.find("CH_DISABLE_CUDNN=1"), std::string::npos) << why;
+  } else {
+#if !defined(CH_HAVE_CUDNN)
+    EXPECT_EQ(state, CH_CUDNN_NOT_BUILT) << why;
+    EXPECT_NE(why.find("no cuDNN"), std::string::npos) << why;
+    EXPECT_EQ(version, 0);
+#endif
+  }
+  EXPECT_EQ(ch_config_cudnn_calls("no such kernel"), 0);
+  ch_config_reset_cudnn_calls();
+  EXPECT_EQ(ch_config_cudnn_calls(nullptr), 0);
+
+  // Switched off: said so, and nothing reaches cuDNN.
+  ch_config_set_use_cudnn(0);
+  EXPECT_EQ(ch_config_cudnn(&reason, nullptr), CH_CUDNN_SWITCHED_OFF);
+  EXPECT_NE(std::string(reason).find("ch_config_set_use_cudnn(0)"), std::string::npos) << reason;
+  VarPtr y2 = ops::relu(x);
+  EXPECT_EQ(ch_config_cudnn_calls(nullptr), 0);
+  ch_config_set_use_cudnn(1);
+  EXPECT_EQ(ch_config_cudnn(nullptr, nullptr), state) << "the state does not change by asking";
+}
+
+// CH_REQUIRE_CUDNN=1 (the test gpu_require_cudnn; device_check.sh's first
+// stage): cuDNN's absence is an error of every function cuDNN would run,
+// naming why, unless it is switched off on purpose.
+TEST_F(GpuFunctions, RequireCudnnMakesItsAbsenceAnError) {
+  const char* env = std::getenv("CH_REQUIRE_CUDNN");
+  if (!env || std::strcmp(env, "1") != 0 || std::getenv("CH_DISABLE_CUDNN"))
+    GTEST_SKIP() << "CH_REQUIRE_CUDNN=1 is not set (the test gpu_require_cudnn sets it)";
+  config::set_use_cudnn(true);
+  const char* reason = nullptr;
+  const int32_t state = ch_config_cudnn(&reason, nullptr);
+  const std::string why = reason;
+  // The copy to the device is already refused where this build has no cuDNN.
+  auto relu_on_gpu = [] {
+    auto x = std::make_shared<VariableImpl>(
+        away_from_zero(DType::Float32, {64}, 0.01, 3, 11).to_device(gpu()), false);
+    ops::relu(x);
+  };
+  if (state == CH_CUDNN_IN_USE) {
+    EXPECT_NO_THROW(relu_on_gpu());
+  } else {
+    try {
+      relu_on_gpu();
+      ADD_FAILURE() << "relu ran on the GPU without cuDNN under CH_REQUIRE_CUDNN=1";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), CH_ERR_DEVICE);
+      EXPECT_NE(std::string(e.what()).find("CH_REQUIRE_CUDNN=1"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+  // Switched off on purpose: the own kernels run, no error.
+  config::set_use_cudnn(false);
+  EXPECT_NO_THROW(relu_on_gpu());
+  config::set_use_cudnn(true);
 }
 
 }  // namespace

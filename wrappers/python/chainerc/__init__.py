@@ -7,6 +7,7 @@ NumPy arrays are shared with the engine without copies; DLPack moves arrays
 to and from NumPy and PyTorch without copies (from_dlpack, __dlpack__).
 """
 
+import ctypes
 import os as _os
 
 from . import _capi
@@ -91,6 +92,31 @@ def set_use_cudnn(on):
 
 def get_use_cudnn():
     return bool(_capi.lib.ch_config_use_cudnn())
+
+
+CUDNN_STATES = ("in use", "switched off", "not built", "not found", "version mismatch",
+                "no device", "init failed")
+
+
+def cudnn_state():
+    """Whether cuDNN is in use and, if not, why (ch_config_cudnn): a tuple
+    (state, reason, version), state one of CUDNN_STATES ("in use": reason
+    ""), version cudnnGetVersion() or 0. Loads libcudnn if not done yet."""
+    reason = ctypes.c_char_p()
+    version = ctypes.c_int32()
+    st = _capi.lib.ch_config_cudnn(ctypes.byref(reason), ctypes.byref(version))
+    name = CUDNN_STATES[st] if 0 <= st < len(CUDNN_STATES) else str(st)
+    return name, (reason.value or b"").decode(), version.value
+
+
+def cudnn_calls(function=None):
+    """Calls into cuDNN for chainerc's kernel `function` ("conv2d_forward",
+    "relu", ...), or for all with None (ch_config_cudnn_calls)."""
+    return _capi.lib.ch_config_cudnn_calls(None if function is None else function.encode())
+
+
+def reset_cudnn_calls():
+    _capi.lib.ch_config_reset_cudnn_calls()
 
 
 def set_allow_tf32(on):

@@ -302,6 +302,9 @@ _decl("ch_config_set_allow_tf32", None, [c_int32])
 _decl("ch_config_allow_tf32", c_int32, [])
 _decl("ch_config_set_deterministic", None, [c_int32], optional=True)
 _decl("ch_config_deterministic", c_int32, [], optional=True)
+_decl("ch_config_cudnn", c_int32, [POINTER(c_char_p), POINTER(c_int32)], optional=True)
+_decl("ch_config_cudnn_calls", c_int64, [c_char_p], optional=True)
+_decl("ch_config_reset_cudnn_calls", None, [], optional=True)
 
 # --- host-side registry of Python objects behind C `void*` user data ----------
 # C code gets small integer keys, never PyObject pointers; `destroy` callbacks

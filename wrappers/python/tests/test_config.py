@@ -17,6 +17,22 @@ def test_use_cudnn_starts_on_and_round_trips():
         chainerc.set_use_cudnn(True)
 
 
+def test_cudnn_state_says_why_and_calls_are_counted():
+    state, reason, version = chainerc.cudnn_state()
+    assert state in chainerc.CUDNN_STATES
+    assert (reason == "") == (state == "in use"), (state, reason)
+    assert version >= 0
+    assert chainerc.cudnn_calls("no such kernel") == 0
+    chainerc.reset_cudnn_calls()
+    assert chainerc.cudnn_calls() == 0
+    try:
+        chainerc.set_use_cudnn(False)
+        state, reason, _ = chainerc.cudnn_state()
+        assert state == "switched off" and "ch_config_set_use_cudnn(0)" in reason
+    finally:
+        chainerc.set_use_cudnn(True)
+
+
 def test_allow_tf32_starts_off_and_round_trips():
     assert chainerc.get_allow_tf32() is False
     try:

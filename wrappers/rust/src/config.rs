@@ -91,6 +91,34 @@ pub fn set_use_cudnn(on: bool) {
 pub fn use_cudnn() -> bool {
     unsafe { sys::ch_config_use_cudnn() != 0 }
 }
+/// Whether cuDNN is in use (`ch_config_cudnn`): the state (`sys::CH_CUDNN_IN_USE`,
+/// `CH_CUDNN_SWITCHED_OFF`, `CH_CUDNN_NOT_BUILT`, `CH_CUDNN_NOT_FOUND`, ...), why
+/// not ("" when in use) and `cudnnGetVersion()` (0 where not loaded).
+pub fn cudnn_state() -> (i32, String, i32) {
+    let mut reason: *const std::os::raw::c_char = std::ptr::null();
+    let mut version = 0i32;
+    let st = unsafe { sys::ch_config_cudnn(&mut reason, &mut version) };
+    let why = if reason.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(reason).to_string_lossy().into_owned() }
+    };
+    (st, why, version)
+}
+/// Calls into cuDNN for chainerc's kernel `function` ("conv2d_forward", "relu",
+/// ...), or for all kernels with `None`.
+pub fn cudnn_calls(function: Option<&str>) -> i64 {
+    match function {
+        Some(f) => {
+            let c = CString::new(f).unwrap_or_default();
+            unsafe { sys::ch_config_cudnn_calls(c.as_ptr()) }
+        }
+        None => unsafe { sys::ch_config_cudnn_calls(std::ptr::null()) },
+    }
+}
+pub fn reset_cudnn_calls() {
+    unsafe { sys::ch_config_reset_cudnn_calls() }
+}
 /// Whether float32 GEMMs and convolutions on CUDA may use TF32 tensor cores
 /// (off at start).
 pub fn set_allow_tf32(on: bool) {

@@ -308,7 +308,14 @@ fn config_and_memory_stats() {
     config::set_gemm_cache(None).unwrap();
     assert_eq!(config::gemm_cache(), cache, "back to the environment's directory");
     assert!(config::use_cudnn() && !config::allow_tf32(), "defaults: cuDNN on, TF32 off");
+    let (st, why, _) = config::cudnn_state();
+    assert!((0..=6).contains(&st) && (st == 0 || !why.is_empty()), "{st} {why}");
+    assert_eq!(config::cudnn_calls(Some("no such kernel")), 0);
+    config::reset_cudnn_calls();
+    assert_eq!(config::cudnn_calls(None), 0);
     config::set_use_cudnn(false);
+    let (st, why, _) = config::cudnn_state();
+    assert!(st == 1 && why.contains("ch_config_set_use_cudnn(0)"), "{st} {why}");
     config::set_allow_tf32(true);
     assert!(!config::use_cudnn() && config::allow_tf32());
     config::set_use_cudnn(true);

@@ -115,6 +115,13 @@ pub type ch_graph_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void
 pub const CH_MODE_TEST: i32 = 0;
 pub const CH_MODE_TRAIN: i32 = 1;
 pub const CH_MODE_DEFAULT: i32 = -1;
+pub const CH_CUDNN_IN_USE: i32 = 0;
+pub const CH_CUDNN_SWITCHED_OFF: i32 = 1;
+pub const CH_CUDNN_NOT_BUILT: i32 = 2;
+pub const CH_CUDNN_NOT_FOUND: i32 = 3;
+pub const CH_CUDNN_VERSION_MISMATCH: i32 = 4;
+pub const CH_CUDNN_NO_DEVICE: i32 = 5;
+pub const CH_CUDNN_INIT_FAILED: i32 = 6;
 
 // ---- function_set.h
 #[repr(C)]
@@ -342,6 +349,9 @@ extern "C" {
     pub fn ch_config_allow_tf32() -> i32;
     pub fn ch_config_set_deterministic(deterministic: i32);
     pub fn ch_config_deterministic() -> i32;
+    pub fn ch_config_cudnn(reason: *mut *const ::std::os::raw::c_char, version: *mut i32) -> i32;
+    pub fn ch_config_cudnn_calls(function: *const ::std::os::raw::c_char) -> i64;
+    pub fn ch_config_reset_cudnn_calls();
     pub fn ch_function_set_new(out: *mut *mut ch_function_set) -> ch_status;
     pub fn ch_function_set_retain(set: *mut ch_function_set) -> *mut ch_function_set;
     pub fn ch_function_set_release(set: *mut ch_function_set) -> ch_status;

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/kernel_list.h"
 #include "backend/cpu/parallel.h"
+#include "core/error.h"
 #include "kernels/loss.h"
 #include "kernels/pointwise/loss.h"
 
@@ -92,10 +93,18 @@ void hsm_grad_kernel(const Array& x, const Array& t, const Array& W, const kerne
   });
 }
 
+// At once on the CPU (nothing to wait for).
+void hsm_defer_bad_label(const Array& t, const kernels::HsmPaths& paths,
+                         const kernels::DescribeBadIndex& describe) {
+  const kernels::BadLabel bad = hsm_find_bad_label_kernel(t, paths);
+  if (bad.index >= 0) fail(CH_ERR_INVALID_ARGUMENT, describe(bad.index, bad.value));
+}
+
 }  // namespace
 
 void register_hierarchical_softmax_kernels() {
   kernels::hsm_find_bad_label.set(CH_DEVICE_CPU, hsm_find_bad_label_kernel);
+  kernels::hsm_defer_bad_label.set(CH_DEVICE_CPU, hsm_defer_bad_label);
   kernels::hsm.set(CH_DEVICE_CPU, hsm_kernel);
   kernels::hsm_grad.set(CH_DEVICE_CPU, hsm_grad_kernel);
 }

@@ -2,6 +2,7 @@
 // weight_decay, compute_grads_norm): the functors of
 // kernels/pointwise/optimizers.h over chunks of the thread pool.
 #include <cstring>
+#include <vector>
 
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/kernel_list.h"
@@ -55,6 +56,11 @@ double sum_of_squares_kernel(const Array& x) {
   });
 }
 
+void sum_of_squares_all_kernel(const std::vector<Array>& xs, std::vector<double>& sums) {
+  sums.assign(xs.size(), 0.0);
+  for (size_t i = 0; i < xs.size(); ++i) sums[i] = sum_of_squares_kernel(xs[i]);
+}
+
 }  // namespace
 
 void register_grad_utils_kernels() {
@@ -63,6 +69,7 @@ void register_grad_utils_kernels() {
   kernels::scale_in_place.set(cpu, scale_in_place_kernel);
   kernels::add_scaled_in_place.set(cpu, add_scaled_in_place_kernel);
   kernels::sum_of_squares.set(cpu, sum_of_squares_kernel);
+  kernels::sum_of_squares_all.set(cpu, sum_of_squares_all_kernel);
 }
 
 }  // namespace chainerc::cpu
