@@ -135,7 +135,7 @@ bool allclose(const Array& a_any, const Array& b_any, double atol, double rtol,
 
 void check_backward(const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
                     const Arrays& inputs, const Arrays& grad_outputs_in, double eps, double atol,
-                    double rtol) {
+                    double rtol, bool volatile_eval) {
   const char* who = "check_backward";
   // Work on copies: numerical_grad moves elements in place.
   Arrays xs;
@@ -186,7 +186,7 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
     }
   auto eval = [&]() {
     std::vector<VarPtr> vs;
-    for (const Array& x : xs) vs.push_back(std::make_shared<VariableImpl>(x, true));
+    for (const Array& x : xs) vs.push_back(std::make_shared<VariableImpl>(x, volatile_eval));
     Arrays outs;
     for (const VarPtr& y : build(vs)) outs.push_back(y->data);
     return outs;
@@ -201,6 +201,49 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
            ") does not match the numerical gradient (eps ", eps, "): ", msg,
            analytic[i].defined() ? "" : "; backward returned no gradient for it");
   }
+}
+
+void check_double_backward(
+    const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
+    const Arrays& inputs, const Arrays& grad_outputs, const Arrays& grad_grad_inputs, double eps,
+    double atol, double rtol) {
+  const char* who = "check_double_backward";
+  const size_t n = inputs.size();
+  for (size_t i = 0; i < n; ++i)
+    if (!inputs[i].defined()) fail(CH_ERR_INVALID_ARGUMENT, who, ": input ", i, " is missing");
+  if (!grad_grad_inputs.empty() && grad_grad_inputs.size() != n)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": ", n, " inputs but ", grad_grad_inputs.size(),
+         " grad_grad_inputs");
+  // The output gradients become inputs of the checked function: ones where
+  // none is given, shaped as the outputs.
+  Arrays gys = grad_outputs;
+  {
+    std::vector<VarPtr> probe;
+    for (const Array& x : inputs) probe.push_back(std::make_shared<VariableImpl>(x, true));
+    std::vector<VarPtr> ys = build(probe);
+    if (ys.size() != gys.size())
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": the function has ", ys.size(), " outputs but ",
+           gys.size(), " grad_outputs were given");
+    for (size_t j = 0; j < ys.size(); ++j) {
+      const Array& y = ys[j]->data;
+      if (!gys[j].defined()) gys[j] = Array::full(y.dtype(), y.shape(), 1.0, y.device());
+    }
+  }
+  Arrays all = inputs;
+  all.insert(all.end(), gys.begin(), gys.end());
+  BackwardOptions opt;
+  opt.enable_double_backprop = true;
+  auto first_backward = [&](const std::vector<VarPtr>& vs) {
+    std::vector<VarPtr> xs(vs.begin(), vs.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<VarPtr> gy_vars(vs.begin() + static_cast<std::ptrdiff_t>(n), vs.end());
+    std::vector<VarPtr> ys = build(xs);
+    std::vector<VarPtr> gxs = grad(ys, xs, gy_vars, opt);
+    for (size_t i = 0; i < n; ++i)
+      if (!gxs[i]) gxs[i] = constant_variable(Array::zeros_like(xs[i]->data));
+    return gxs;
+  };
+  Arrays ggx = grad_grad_inputs.empty() ? Arrays(n) : grad_grad_inputs;
+  check_backward(first_backward, all, ggx, eps, atol, rtol, false);
 }
 
 }  // namespace chainerc
