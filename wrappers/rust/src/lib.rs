@@ -38,7 +38,7 @@ pub use gradient_check::{check_backward, check_backward_graph, numerical_grad, T
 pub use kernel::{ElementwiseKernel, ReductionKernel};
 pub use optimizer::{Optimizer, OptimizerImpl};
 pub use serializers::{load_npz_array, read_idx, save_npz_arrays};
-pub use variable::{graph_dot, GraphDotOptions, Variable};
+pub use variable::{grad, graph_dot, GraphDotOptions, NoBackpropMode, Variable};
 
 pub use chainerc_sys as sys;
 

@@ -77,6 +77,16 @@ pub struct ch_graph_dot_options {
     pub output_names: *const *const ::std::os::raw::c_char,
 }
 
+// ---- variable.h: double backprop
+pub const CH_BACKWARD_OPTIONS_VERSION: u32 = 1;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct ch_backward_options {
+    pub version: u32,
+    pub retain_grad: i32,
+    pub enable_double_backprop: i32,
+}
+
 // ---- function.h
 pub const CH_FUNCTION_DEF_VERSION: i32 = 1;
 pub type ch_forward_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_context, *const *mut ch_array, usize) -> ch_status>;
@@ -245,6 +255,11 @@ extern "C" {
     pub fn ch_variable_size(variable: *const ch_variable) -> i64;
     pub fn ch_variable_backward(variable: *mut ch_variable, retain_grad: i32) -> ch_status;
     pub fn ch_variable_unchain_backward(variable: *mut ch_variable) -> ch_status;
+    pub fn ch_variable_backward_ex(variable: *mut ch_variable, options: *const ch_backward_options) -> ch_status;
+    pub fn ch_variable_grad_var(out: *mut *mut ch_variable, variable: *const ch_variable) -> ch_status;
+    pub fn ch_grad(out: *mut *mut ch_variable, outputs: *const *mut ch_variable, n_outputs: usize, inputs: *const *mut ch_variable, n_inputs: usize, grad_outputs: *const *mut ch_variable, options: *const ch_backward_options) -> ch_status;
+    pub fn ch_backprop_mode_push(enable: i32) -> ch_status;
+    pub fn ch_backprop_mode_pop() -> ch_status;
     pub fn ch_variable_graph_dot(out: *mut *mut ::std::os::raw::c_char, outputs: *const *mut ch_variable, n_outputs: usize, options: *const ch_graph_dot_options) -> ch_status;
     pub fn ch_string_free(s: *mut ::std::os::raw::c_char);
     pub fn ch_function_new(out: *mut *mut ch_function, def: *const ch_function_def) -> ch_status;
