@@ -113,6 +113,15 @@ gres gch_check_backward_graph(uintptr_t handle, ch_array* const* inputs, size_t 
                                    n_grad_outputs, eps, atol, rtol);
 }
 
+gres gch_check_double_backward(uintptr_t handle, ch_array* const* inputs, size_t n_inputs,
+                               ch_array* const* grad_outputs, size_t n_grad_outputs,
+                               ch_array* const* grad_grad_inputs, size_t n_grad_grad_inputs,
+                               double eps, double atol, double rtol) {
+  return g_ch_check_double_backward(graph_cb, (void*)handle, inputs, n_inputs, grad_outputs,
+                                    n_grad_outputs, grad_grad_inputs, n_grad_grad_inputs, eps,
+                                    atol, rtol);
+}
+
 static ch_status eval_cb(void* u, ch_context* ctx) { return chainercGoEval((uintptr_t)u, ctx); }
 
 gres gch_numerical_grad(ch_array** out, uintptr_t handle, ch_array* const* inputs, size_t n_inputs,
