@@ -135,7 +135,7 @@ bool allclose(const Array& a_any, const Array& b_any, double atol, double rtol,
 
 void check_backward(const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
                     const Arrays& inputs, const Arrays& grad_outputs_in, double eps, double atol,
-                    double rtol, bool volatile_eval) {
+                    double rtol, bool volatile_eval, bool graph_first_order) {
   const char* who = "check_backward";
   // Work on copies: numerical_grad moves elements in place.
   Arrays xs;
@@ -163,7 +163,17 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
   // Back-propagate every output at once through a sum of <gy, y>: give each
   // output its grad and run backward from each (gradients of the inputs add up).
   Arrays analytic(vars.size());
-  for (size_t j = 0; j < ys.size(); ++j) {
+  if (graph_first_order) {
+    // The gradients a double-backprop pass computes (graph backwards).
+    std::vector<VarPtr> seeds;
+    for (const Array& g : gys) seeds.push_back(constant_variable(g));
+    BackwardOptions opt;
+    opt.enable_double_backprop = true;
+    std::vector<VarPtr> gxs = grad(ys, vars, seeds, opt);
+    for (size_t i = 0; i < vars.size(); ++i)
+      if (gxs[i]) analytic[i] = gxs[i]->data.to_device(Device{});
+  }
+  for (size_t j = 0; j < ys.size() && !graph_first_order; ++j) {
     for (auto& v : vars) v->grad = Array();
     ys[j]->grad = gys[j];
     backward(ys[j], false);
@@ -242,6 +252,9 @@ void check_double_backward(
       if (!gxs[i]) gxs[i] = constant_variable(Array::zeros_like(xs[i]->data));
     return gxs;
   };
+  // The first derivative the graph backwards give, against numerical
+  // gradients (the second check below takes it as given).
+  check_backward(build, inputs, gys, eps, atol, rtol, true, true);
   Arrays ggx = grad_grad_inputs.empty() ? Arrays(n) : grad_grad_inputs;
   check_backward(first_backward, all, ggx, eps, atol, rtol, false);
 }

@@ -438,6 +438,32 @@ TEST_F(DoubleBackprop, UserFunctionWithGraphBackward) {
   EXPECT_CH_OK(check_double(build, {x, y, w}));
 }
 
+// A graph backward that is wrong (gx = gz * x instead of gz * y) is caught.
+ch_status wrong_graph_backward(void*, ch_context*, ch_variable* const* in, size_t,
+                               ch_variable* const*, size_t, ch_variable* const* gz, size_t,
+                               ch_variable** gx) {
+  ch_status st = ch_functions_mul(&gx[0], gz[0], in[0]);
+  if (st == CH_OK) st = ch_functions_mul(&gx[1], gz[0], in[0]);
+  if (st == CH_OK) gx[2] = ch_variable_retain(gz[0]);
+  return st;
+}
+
+TEST_F(DoubleBackprop, CheckDoubleBackwardCatchesAWrongGraphBackward) {
+  ch_function_def def{};
+  def.version = CH_FUNCTION_DEF_VERSION;
+  def.name = "WrongMulAdd";
+  def.forward = muladd_forward;
+  def.backward = muladd_backward;
+  def.graph_backward = wrong_graph_backward;
+  Fn f;
+  ASSERT_CH_OK(ch_function_new(f.out(), &def));
+  Arr x = sample({2, 2}), y = sample({2, 2}, true), w = sample({2, 2});
+  auto build = [&](ch_variable* const* in, ch_variable** out) {
+    return ch_function_apply(f, in, 3, out, 1, nullptr);
+  };
+  EXPECT_CH_ERR(CH_ERR_NOT_CLOSE, check_double(build, {x, y, w}));
+}
+
 TEST_F(DoubleBackprop, DoubleBackpropWithoutGraphBackwardIsAnError) {
   Fn f = muladd(false);
   Var x = var_f64({2}, {1, 2}), y = var_f64({2}, {3, 4}), w = var_f64({2}, {5, 6}), z, s;
