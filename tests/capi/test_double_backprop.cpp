@@ -464,6 +464,45 @@ TEST_F(DoubleBackprop, CheckDoubleBackwardCatchesAWrongGraphBackward) {
   EXPECT_CH_ERR(CH_ERR_NOT_CLOSE, check_double(build, {x, y, w}));
 }
 
+// Graphs of gradients are freed: the user data of a function applied in the
+// forward graph is destroyed once every variable (the gradients' graphs
+// included) is released and the roots' grads cleared.
+TEST_F(DoubleBackprop, GraphsOfGradientsAreFreed) {
+  static int destroyed = 0;
+  destroyed = 0;
+  ch_function_def def{};
+  def.version = CH_FUNCTION_DEF_VERSION;
+  def.name = "MulAdd";
+  def.forward = muladd_forward;
+  def.backward = muladd_backward;
+  def.graph_backward = muladd_graph_backward;
+  def.user_data = &destroyed;
+  def.destroy = [](void* p) { ++*static_cast<int*>(p); };
+  {
+    Fn f;
+    ASSERT_CH_OK(ch_function_new(f.out(), &def));
+    Var x = var_f64({2}, {1, 2}), y = var_f64({2}, {3, 4}), w = var_f64({2}, {5, 6}), z, z2, s;
+    ch_variable* in[] = {x, y, w};
+    ASSERT_CH_OK(ch_function_apply(f, in, 3, z.out(), 1, nullptr));
+    ASSERT_CH_OK(ch_functions_mul(z2.out(), z, z));
+    ASSERT_CH_OK(ch_functions_sum(s.out(), z2));
+    ch_backward_options opt = CH_BACKWARD_OPTIONS_INIT;
+    opt.enable_double_backprop = 1;
+    ASSERT_CH_OK(ch_variable_backward_ex(s, &opt));
+    Var gx, t, gg;
+    ASSERT_CH_OK(ch_variable_grad_var(gx.out(), x));
+    ASSERT_CH_OK(ch_functions_sum(t.out(), gx));
+    ch_variable* ts[] = {t};
+    ch_variable* xs[] = {y};
+    ASSERT_CH_OK(ch_grad(gg.out(), ts, 1, xs, 1, nullptr, &opt));  // d/dy sum(2 z y) = 2 y x + 2 z
+    EXPECT_TRUE(AllClose(data_of(gg), {2 * (3 * 1 + 3 * 1 + 5), 2 * (4 * 2 + 4 * 2 + 6)}));
+    for (ch_variable* v : {x.get(), y.get(), w.get()})
+      ASSERT_CH_OK(ch_variable_set_grad(v, nullptr));
+    EXPECT_EQ(destroyed, 0);
+  }
+  EXPECT_EQ(destroyed, 1) << "a graph of gradients kept the forward graph alive";
+}
+
 TEST_F(DoubleBackprop, DoubleBackpropWithoutGraphBackwardIsAnError) {
   Fn f = muladd(false);
   Var x = var_f64({2}, {1, 2}), y = var_f64({2}, {3, 4}), w = var_f64({2}, {5, 6}), z, s;
