@@ -155,8 +155,7 @@ typedef struct ch_backward_options {
  * run as in ch_variable_backward. A function without a graph backward (a
  * user function defined without ch_function_def.graph_backward; among the
  * built-ins: lstm, convolution_2d, the poolings, batch and local response
- * normalization, dropout, embed_id, prelu, concat, copy, hierarchical
- * softmax, inception) makes a double-backprop pass fail with CH_ERR_GRAPH
+ * normalization, embed_id, prelu, hierarchical softmax, inception) makes a double-backprop pass fail with CH_ERR_GRAPH
  * naming it; no gradient is silently dropped.
  * A root's grad_var holds the gradient's graph, which may reference the
  * root itself: clear it (ch_variable_set_grad(x, NULL)) when done, or that

@@ -134,6 +134,40 @@ TEST_F(DoubleBackprop, ReductionsShapesAndBinaryBuiltins) {
   EXPECT_CH_OK(check_double(UNARY(ch_functions_matmul(out, in[0], in[1], 0, 0)), {m, v}));
 }
 
+// tanh after each, so that the second derivative is not zero.
+TEST_F(DoubleBackprop, ConcatCopyAndDropout) {
+  Arr a = sample({2, 3}), b = sample({2, 2});
+  EXPECT_CH_OK(check_double(
+      [](ch_variable* const* in, ch_variable** out) {
+        ch_variable* c = nullptr;
+        ch_status st = ch_functions_concat(&c, in, 2, 1);
+        if (st == CH_OK) st = ch_functions_tanh(out, c);
+        ch_variable_release(c);
+        return st;
+      },
+      {a, b}));
+  EXPECT_CH_OK(check_double(
+      [](ch_variable* const* in, ch_variable** out) {
+        ch_variable* c = nullptr;
+        ch_status st = ch_functions_copy(&c, in[0], ch_device_cpu());
+        if (st == CH_OK) st = ch_functions_tanh(out, c);
+        ch_variable_release(c);
+        return st;
+      },
+      {a}));
+  // One mask for every evaluation: the same seed before each.
+  EXPECT_CH_OK(check_double(
+      [](ch_variable* const* in, ch_variable** out) {
+        ch_config_seed(7);
+        ch_variable* t = nullptr;
+        ch_status st = ch_functions_tanh(&t, in[0]);
+        if (st == CH_OK) st = ch_functions_dropout(out, t, 0.4, 1);
+        ch_variable_release(t);
+        return st;
+      },
+      {a}));
+}
+
 TEST_F(DoubleBackprop, LossesAndLinear) {
   Arr x = sample({3, 4});
   Arr t;
