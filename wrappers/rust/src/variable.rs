@@ -114,7 +114,7 @@ impl Variable {
     /// done: its grad_var may reference it.
     pub fn backward_double(&self, retain_grad: bool) -> Result<()> {
         let o = sys::ch_backward_options {
-            version: sys::CH_BACKWARD_OPTIONS_VERSION,
+            version: sys::CH_BACKWARD_OPTIONS_VERSION as u32,
             retain_grad: retain_grad as i32,
             enable_double_backprop: 1,
         };
@@ -354,7 +354,7 @@ pub fn grad(
     let xs: Vec<*mut sys::ch_variable> = inputs.iter().map(|v| v.as_ptr()).collect();
     let mut out: Vec<*mut sys::ch_variable> = vec![ptr::null_mut(); xs.len()];
     let o = sys::ch_backward_options {
-        version: sys::CH_BACKWARD_OPTIONS_VERSION,
+        version: sys::CH_BACKWARD_OPTIONS_VERSION as u32,
         retain_grad: 0,
         enable_double_backprop: enable_double_backprop as i32,
     };
@@ -379,4 +379,18 @@ impl Drop for NoBackpropMode {
             sys::ch_backprop_mode_pop();
         }
     }
+}
+
+/// Switch graph recording process-wide (Chainer's config.enable_backprop);
+/// NoBackpropMode scopes take precedence on their thread.
+pub fn set_enable_backprop(enable: bool) {
+    unsafe { sys::ch_config_set_enable_backprop(enable as i32) }
+}
+/// The process-wide switch.
+pub fn enable_backprop() -> bool {
+    unsafe { sys::ch_config_enable_backprop() != 0 }
+}
+/// Whether recording is on for the calling thread now.
+pub fn backprop_mode_enabled() -> bool {
+    unsafe { sys::ch_backprop_mode_enabled() != 0 }
 }
