@@ -7,7 +7,7 @@
 #include "capi_gen.h"
 
 enum { GCH_HAS_FORWARD_CPU = 1, GCH_HAS_FORWARD_GPU = 2, GCH_HAS_BACKWARD_CPU = 4,
-       GCH_HAS_BACKWARD_GPU = 8 };
+       GCH_HAS_BACKWARD_GPU = 8, GCH_HAS_BACKWARD_GRAPH = 16 };
 
 /* ch_function_new with Go callbacks; `handle` is the cgo.Handle of the Go
  * implementation, deleted by the destroy callback. */
