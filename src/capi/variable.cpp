@@ -120,8 +120,8 @@ ch_status ch_variable_unchain_backward(ch_variable* variable) {
   CH_API_END
 }
 
-namespace {
-BackwardOptions backward_options(const ch_backward_options* o, const char* who) {
+// static: inside extern "C" an anonymous namespace would still export it.
+static BackwardOptions backward_options(const ch_backward_options* o, const char* who) {
   BackwardOptions r;
   if (!o) return r;
   if (o->version < 1 || o->version > CH_BACKWARD_OPTIONS_VERSION)
@@ -132,7 +132,6 @@ BackwardOptions backward_options(const ch_backward_options* o, const char* who) 
   r.enable_double_backprop = o->enable_double_backprop != 0;
   return r;
 }
-}  // namespace
 
 ch_status ch_variable_backward_ex(ch_variable* variable, const ch_backward_options* options) {
   CH_API_BEGIN
