@@ -594,6 +594,20 @@ class Variable : public detail::Handle<ch_variable, ch_variable_retain, ch_varia
   void backward(bool retain_grad = false) {
     check(ch_variable_backward(get(), retain_grad ? 1 : 0));
   }
+  /// Back-propagate with options: enable_double_backprop builds the gradients as graphs
+  /// (read them with grad_var() and differentiate them again).
+  void backward(bool retain_grad, bool enable_double_backprop) {
+    ch_backward_options o = CH_BACKWARD_OPTIONS_INIT;
+    o.retain_grad = retain_grad ? 1 : 0;
+    o.enable_double_backprop = enable_double_backprop ? 1 : 0;
+    check(ch_variable_backward_ex(get(), &o));
+  }
+  /// The gradient as a variable (Chainer's grad_var); empty when there is none.
+  Variable grad_var() const {
+    ch_variable* out = nullptr;
+    check(ch_variable_grad_var(&out, get()));
+    return Variable(out, 0);
+  }
   /// Cut the graph before this variable: it becomes a root (truncated BPTT).
   void unchain_backward() { check(ch_variable_unchain_backward(get())); }
 
@@ -612,6 +626,45 @@ class Variable : public detail::Handle<ch_variable, ch_variable_retain, ch_varia
 
  private:
   Variable(ch_variable* adopted, int) noexcept : Handle(adopted) {}
+};
+
+/// Chainer's chainer.grad: gradients of `outputs` with respect to `inputs` as new variables
+/// (empty where none reaches an input); no grad field changes. grad_outputs: empty, or one
+/// per output (an empty Variable means the output's grad, or ones for one element).
+inline std::vector<Variable> grad(const std::vector<Variable>& outputs,
+                                  const std::vector<Variable>& inputs,
+                                  const std::vector<Variable>& grad_outputs = {},
+                                  bool enable_double_backprop = false, bool retain_grad = false) {
+  std::vector<ch_variable*> ys, xs, gys, out(inputs.size(), nullptr);
+  for (const Variable& y : outputs) ys.push_back(y.get());
+  for (const Variable& x : inputs) xs.push_back(x.get());
+  for (const Variable& g : grad_outputs) gys.push_back(g.get());
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+    detail::fail(CH_ERR_INVALID_ARGUMENT, "ch::grad: " + std::to_string(outputs.size()) +
+                                              " outputs but " +
+                                              std::to_string(grad_outputs.size()) +
+                                              " grad_outputs");
+  ch_backward_options o = CH_BACKWARD_OPTIONS_INIT;
+  o.retain_grad = retain_grad ? 1 : 0;
+  o.enable_double_backprop = enable_double_backprop ? 1 : 0;
+  check(ch_grad(out.data(), ys.data(), ys.size(), xs.data(), xs.size(),
+                gys.empty() ? nullptr : gys.data(), &o));
+  std::vector<Variable> res;
+  for (ch_variable* h : out) res.push_back(Variable::adopt(h));
+  return res;
+}
+
+/// A scope in which functions record no graph on this thread (Chainer's no_backprop_mode);
+/// BackpropMode(true) is force_backprop_mode.
+class BackpropMode {
+ public:
+  explicit BackpropMode(bool enable) { check(ch_backprop_mode_push(enable ? 1 : 0)); }
+  ~BackpropMode() { ch_backprop_mode_pop(); }
+  BackpropMode(const BackpropMode&) = delete;
+  BackpropMode& operator=(const BackpropMode&) = delete;
+};
+struct NoBackpropMode : BackpropMode {
+  NoBackpropMode() : BackpropMode(false) {}
 };
 
 /// A parameter of a function object, with its gradient (both shared, not copied).
@@ -985,7 +1038,10 @@ inline bool all_on_cpu(const std::vector<Array>& arrays) {
 class FunctionBase : public std::enable_shared_from_this<FunctionBase> {
  public:
   /// A function object named `name` (used in error messages and graph inspection).
-  explicit FunctionBase(const std::string& name = "Function")
+  /// With graph_backward, backward_graph() is the function's backward over variables, used
+  /// by double backprop (Variable::backward(retain, true), ch::grad(..., true)); without
+  /// it double backprop through the function is CH_ERR_GRAPH naming it.
+  explicit FunctionBase(const std::string& name = "Function", bool graph_backward = false)
       : link_(std::make_shared<detail::FunctionLink>()) {
     link_->target = this;
     link_->name = name;
@@ -995,6 +1051,7 @@ class FunctionBase : public std::enable_shared_from_this<FunctionBase> {
     def.name = name.c_str();
     def.forward = &FunctionBase::forward_callback;
     def.backward = &FunctionBase::backward_callback;
+    if (graph_backward) def.graph_backward = &FunctionBase::graph_backward_callback;
     def.user_data = user_data;
     def.destroy = &FunctionBase::destroy_user_data;
     ch_function* out = nullptr;
@@ -1041,6 +1098,17 @@ class FunctionBase : public std::enable_shared_from_this<FunctionBase> {
   virtual std::vector<Array> backward_gpu(const std::vector<Array>& inputs,
                                           const std::vector<Array>&, const std::vector<Array>&) {
     return std::vector<Array>(inputs.size());
+  }
+
+  /// The input gradients as variables built with ch:: functions (one per input; an empty
+  /// Variable = none), for objects constructed with graph_backward.
+  virtual std::vector<Variable> backward_graph(const std::vector<Variable>& inputs,
+                                               const std::vector<Variable>& outputs,
+                                               const std::vector<Variable>& grad_outputs) {
+    (void)outputs;
+    (void)grad_outputs;
+    detail::fail(CH_ERR_GRAPH, "function '" + name() + "' overrides no backward_graph");
+    return std::vector<Variable>(inputs.size());
   }
 
   /// The name given to the constructor.
@@ -1163,6 +1231,34 @@ class FunctionBase : public std::enable_shared_from_this<FunctionBase> {
                                           std::to_string(n_inputs) + " inputs");
       for (size_t i = 0; i < gxs.size(); ++i)
         if (gxs[i]) check(ch_context_set_grad_input(ctx, i, gxs[i].get()));
+    });
+  }
+
+  static ch_status graph_backward_callback(void* user_data, ch_context* ctx,
+                                           ch_variable* const* inputs, size_t n_inputs,
+                                           ch_variable* const* outputs, size_t n_outputs,
+                                           ch_variable* const* grad_outputs,
+                                           size_t n_grad_outputs, ch_variable** grad_inputs) {
+    return detail::guard([&] {
+      FunctionBase& self = target_of(user_data);
+      auto borrow = [](ch_variable* const* hs, size_t n) {
+        std::vector<Variable> v;
+        for (size_t i = 0; i < n; ++i) v.push_back(Variable::borrow(hs[i]));
+        return v;
+      };
+      std::vector<Variable> gxs;
+      {
+        detail::ContextScope scope(ctx);
+        gxs = self.backward_graph(borrow(inputs, n_inputs), borrow(outputs, n_outputs),
+                                  borrow(grad_outputs, n_grad_outputs));
+      }
+      if (gxs.size() != n_inputs)
+        detail::fail(CH_ERR_CALLBACK, "function '" + self.name() +
+                                          "': backward_graph returned " +
+                                          std::to_string(gxs.size()) + " gradients for " +
+                                          std::to_string(n_inputs) + " inputs");
+      for (size_t i = 0; i < gxs.size(); ++i)
+        grad_inputs[i] = gxs[i] ? ch_variable_retain(gxs[i].get()) : nullptr;
     });
   }
 

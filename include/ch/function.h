@@ -58,7 +58,27 @@ typedef ch_status (*ch_backward_callback)(void* user_data, ch_context* ctx,
                                           ch_array* const* outputs, size_t n_outputs,
                                           ch_array* const* grad_outputs, size_t n_grad_outputs);
 
-#define CH_FUNCTION_DEF_VERSION 1
+/* Graph backward (double backprop): compute the input gradients from the
+ * input variables, the output variables and the output gradients (one per
+ * output; constants of zeros where no gradient flowed) by applying
+ * functions (ch_functions_*, other user functions) to them, and write one
+ * new reference (or NULL for no gradient) per input to grad_inputs[0..
+ * n_inputs) (all NULL on entry; the engine takes the references, also when
+ * the callback fails). The variables passed are borrowed for the call.
+ * Called only by double-backprop passes (ch_variable_backward_ex with
+ * enable_double_backprop, ch_grad with it) with function recording on, and
+ * by ch_grad for nothing else. Arrays saved in forward (ch_context_saved)
+ * and ch_context_needs_input_grad work as in backward. */
+typedef ch_status (*ch_graph_backward_callback)(void* user_data, ch_context* ctx,
+                                                ch_variable* const* inputs, size_t n_inputs,
+                                                ch_variable* const* outputs, size_t n_outputs,
+                                                ch_variable* const* grad_outputs,
+                                                size_t n_grad_outputs,
+                                                ch_variable** grad_inputs);
+
+/* Version 2 appends graph_backward; a version-1 definition (a struct that
+ * ends before it) is read as such. */
+#define CH_FUNCTION_DEF_VERSION 2
 
 /* Everything that defines a function. Unused callbacks are NULL. */
 typedef struct ch_function_def {
@@ -73,6 +93,10 @@ typedef struct ch_function_def {
   void* user_data;                     /* passed to every callback */
   void (*destroy)(void* user_data);    /* called once, when the object and
                                           every application of it are gone */
+  /* Version 2. Optional: makes the function twice differentiable. Without
+   * it a double-backprop pass through the function fails with CH_ERR_GRAPH
+   * naming it. */
+  ch_graph_backward_callback graph_backward;
 } ch_function_def;
 
 /* New function object from `def` (copied). At least one forward is required.

@@ -67,6 +67,27 @@ CH_API ch_status ch_check_backward_graph(ch_graph_callback build, void* user_dat
                                          ch_array* const* grad_outputs, size_t n_grad_outputs,
                                          double eps, double atol, double rtol);
 
+
+/* Chainer's gradient_check.check_double_backward: checks the second
+ * derivative of the graph built by `build` (n_grad_outputs outputs from
+ * n_inputs inputs). The first backward, taken with enable_double_backprop
+ * (ch_grad), is first checked against numerical gradients of `build` (so a
+ * graph backward that disagrees with the function is caught), then seen as
+ * a function of the inputs and the output gradients, (x, gy) -> gx, whose
+ * backward is checked against numerical gradients of that function, with grad_grad_inputs (NULL, or n_inputs arrays whose
+ * entries may be NULL; NULL means ones) as the gradients of gx.
+ * grad_outputs: as for ch_check_backward_graph (the list is required; NULL
+ * entries mean ones). Use float64 inputs: second differences in float32 are
+ * noise. CH_ERR_NOT_CLOSE names the input (the inputs come first, then the
+ * output gradients) and the worst element; CH_ERR_GRAPH names a function
+ * without a graph backward. Nothing is retained past the call. */
+CH_API ch_status ch_check_double_backward(ch_graph_callback build, void* user_data,
+                                          ch_array* const* inputs, size_t n_inputs,
+                                          ch_array* const* grad_outputs, size_t n_grad_outputs,
+                                          ch_array* const* grad_grad_inputs,
+                                          size_t n_grad_grad_inputs, double eps, double atol,
+                                          double rtol);
+
 #ifdef __cplusplus
 }
 #endif

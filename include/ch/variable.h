@@ -131,6 +131,77 @@ CH_API ch_status ch_variable_graph_dot(char** out, ch_variable* const* outputs, 
  * NULL is a no-op. */
 CH_API void ch_string_free(char* s);
 
+
+/* --- double backprop (gradients of gradients; Chainer 3+) --------------- */
+
+#define CH_BACKWARD_OPTIONS_VERSION 1
+/* Options of ch_variable_backward_ex and ch_grad. Initialise with
+ * CH_BACKWARD_OPTIONS_INIT (fields added later get their default there). */
+typedef struct ch_backward_options {
+  uint32_t version;               /* CH_BACKWARD_OPTIONS_VERSION */
+  int32_t retain_grad;            /* non-zero: keep intermediate variables' grads */
+  int32_t enable_double_backprop; /* non-zero: gradients are variables with a graph
+                                     (ch_variable_grad_var), differentiable again */
+} ch_backward_options;
+#define CH_BACKWARD_OPTIONS_INIT {CH_BACKWARD_OPTIONS_VERSION, 0, 0}
+
+/* ch_variable_backward with options (NULL: the defaults, which is exactly
+ * ch_variable_backward(variable, 0)). With enable_double_backprop each
+ * function's backward runs as a composition of differentiable functions,
+ * recorded as a graph: the grads of the roots reached are then variables,
+ * read with ch_variable_grad_var, whose own backward gives second
+ * derivatives (Chainer's backward(enable_double_backprop=True), PyTorch's
+ * create_graph=True). Without it no graph is recorded and the same kernels
+ * run as in ch_variable_backward. A function without a graph backward (a
+ * user function defined without ch_function_def.graph_backward; among the
+ * built-ins: lstm, convolution_2d, the poolings, batch and local response
+ * normalization, embed_id, prelu, hierarchical softmax, inception) makes a double-backprop pass fail with CH_ERR_GRAPH
+ * naming it; no gradient is silently dropped.
+ * A root's grad_var holds the gradient's graph, which may reference the
+ * root itself: clear it (ch_variable_set_grad(x, NULL)) when done, or that
+ * graph lives as long as the root. Parameters of function objects
+ * (Linear's W, b) get their gradients as arrays, as in ch_variable_backward
+ * (the second pass of a gradient penalty reaches them; a gradient of a
+ * parameter's gradient is not available: use variables and matmul). */
+CH_API ch_status ch_variable_backward_ex(ch_variable* variable,
+                                         const ch_backward_options* options);
+/* The gradient as a variable (Chainer's grad_var): after a double-backprop
+ * pass, the variable with the gradient's graph; otherwise a new root holding
+ * the grad array; *out = NULL when there is no grad. *out: new reference or
+ * NULL; release with ch_variable_release. */
+CH_API ch_status ch_variable_grad_var(ch_variable** out, const ch_variable* variable);
+/* Chainer's chainer.grad: the gradients of `outputs` (n_outputs) with respect
+ * to `inputs` (n_inputs), written to out[0..n_inputs) as new variables;
+ * out[i] = NULL where no gradient reaches input i. grad_outputs: NULL, or
+ * n_outputs variables (borrowed; an entry may be NULL) seeding each output:
+ * a NULL seed means the output's grad, or ones for a one-element output.
+ * No grad field of any variable and no parameter gradient changes; only
+ * the part of the graph between inputs and outputs is visited. With
+ * options->enable_double_backprop the results carry graphs (differentiate
+ * them again: gradient penalties, Hessian-vector products); without it they
+ * are roots. With options->retain_grad, the intermediate variables' grads
+ * are set, as Chainer does. options may be NULL (defaults).
+ * out[i]: new references or NULL; release each with ch_variable_release. */
+CH_API ch_status ch_grad(ch_variable** out, ch_variable* const* outputs, size_t n_outputs,
+                         ch_variable* const* inputs, size_t n_inputs,
+                         ch_variable* const* grad_outputs, const ch_backward_options* options);
+/* Whether applying functions records graph nodes (Chainer's
+ * config.enable_backprop). Process-wide switch, default 1; scopes opened with
+ * ch_backprop_mode_push on a thread take precedence on that thread. With
+ * recording off, functions return variables with no creator (as volatile
+ * inputs do, without the variables being volatile). Cannot fail. */
+CH_API void ch_config_set_enable_backprop(int32_t enable);
+CH_API int32_t ch_config_enable_backprop(void);
+/* Open a scope on the calling thread in which recording is `enable` (0:
+ * Chainer's no_backprop_mode, 1: force_backprop_mode), until the matching
+ * ch_backprop_mode_pop on the same thread. Scopes nest. */
+CH_API ch_status ch_backprop_mode_push(int32_t enable);
+/* Close the innermost scope of this thread. CH_ERR_GRAPH when none is open. */
+CH_API ch_status ch_backprop_mode_pop(void);
+/* Whether recording is on for the calling thread now (scope, else switch).
+ * Cannot fail. */
+CH_API int32_t ch_backprop_mode_enabled(void);
+
 #ifdef __cplusplus
 }
 #endif

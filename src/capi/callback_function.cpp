@@ -1,5 +1,8 @@
 #include "callback_function.h"
 
+#include <cstddef>
+#include <cstring>
+
 #include "core/stream.h"
 #include "error_state.h"
 #include "handles.h"
@@ -7,7 +10,9 @@
 namespace chainerc {
 
 CallbackDefinition::CallbackDefinition(const ch_function_def& d)
-    : name(d.name && d.name[0] ? d.name : "UserFunction"), def(d) {
+    : name(d.name && d.name[0] ? d.name : "UserFunction"), def{} {
+  // A version-1 definition ends before graph_backward: read only its fields.
+  std::memcpy(&def, &d, d.version >= 2 ? sizeof def : offsetof(ch_function_def, graph_backward));
   def.name = nullptr;  // the copy in `name` is the one that lives
 }
 
@@ -147,6 +152,89 @@ Arrays CallbackFunction::backward(const Arrays& inputs, const Arrays& grad_outpu
               gout.handles(), gout.size());
   });
   return grads;
+}
+
+namespace {
+// Handles for variables lent to a graph backward callback (as BorrowedArrays).
+class BorrowedVariables {
+ public:
+  explicit BorrowedVariables(const std::vector<VarPtr>& vs) {
+    handles_.reserve(vs.size());
+    try {
+      for (const VarPtr& v : vs)
+        handles_.push_back(static_cast<ch_variable*>(handle_new(HandleKind::Variable, v)));
+    } catch (...) {
+      release_all();
+      throw;
+    }
+  }
+  ~BorrowedVariables() { release_all(); }
+  BorrowedVariables(const BorrowedVariables&) = delete;
+  BorrowedVariables& operator=(const BorrowedVariables&) = delete;
+  ch_variable* const* handles() const { return handles_.data(); }
+  size_t size() const { return handles_.size(); }
+
+ private:
+  void release_all() noexcept {
+    for (ch_variable* h : handles_) {
+      try {
+        handle_release(h, HandleKind::Variable, "graph backward callback");
+      } catch (...) {
+      }
+    }
+    handles_.clear();
+  }
+  std::vector<ch_variable*> handles_;
+};
+}  // namespace
+
+std::vector<VarPtr> CallbackFunction::backward_graph(const FuncPtr& self,
+                                                     const std::vector<VarPtr>& gy) {
+  const ch_function_def& d = def_->def;
+  std::vector<VarPtr> xs(inputs.begin(), inputs.end()), ys;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    ys.push_back(output_variable(self, i, i < outputs_.size() ? outputs_[i] : Array()));
+  Arrays in_arrays;
+  for (const VarPtr& x : xs) in_arrays.push_back(x->data);
+  Arrays unused_grads(xs.size());
+  CallbackContext state{CallbackContext::Phase::Backward, name(), shared_from_this()};
+  state.inputs = &in_arrays;
+  state.grad_inputs = &unused_grads;
+  state.saved = &saved_;
+  state.user_data = &user_data_;
+  state.user_destroy = &user_destroy_;
+  Arrays gy_arrays;
+  for (const VarPtr& g : gy) gy_arrays.push_back(g->data);
+  state.device = callback_device(in_arrays, gy_arrays);
+  std::vector<ch_variable*> results(xs.size(), nullptr);
+  struct Release {
+    std::vector<ch_variable*>& r;
+    ~Release() {
+      for (ch_variable*& h : r) {
+        try {
+          if (h) handle_release(h, HandleKind::Variable, "graph backward callback");
+        } catch (...) {
+        }
+        h = nullptr;
+      }
+    }
+  } release{results};
+  std::vector<VarPtr> gxs(xs.size());
+  {
+    CallbackDeviceScope scope(state.device);
+    BorrowedVariables in(xs), out(ys), gout(gy);
+    ScopedContext ctx(state);
+    invoke_callback(name(), "graph backward", [&] {
+      return d.graph_backward(d.user_data, ctx.handle(), in.handles(), in.size(), out.handles(),
+                              out.size(), gout.handles(), gout.size(), results.data());
+    });
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (!results[i]) continue;
+      std::string arg = "grad_inputs[" + std::to_string(i) + "]";
+      gxs[i] = handle_shared<VariableImpl>(results[i], HandleKind::Variable, name(), arg.c_str());
+    }
+  }
+  return gxs;
 }
 
 }  // namespace chainerc

@@ -50,6 +50,8 @@ class CallbackFunction final : public Function,
   Arrays forward(const Arrays& inputs) override;
   Arrays backward(const Arrays& inputs, const Arrays& grad_outputs) override;
   FuncPtr clone() const override { return std::make_shared<CallbackFunction>(def_, parameters); }
+  bool has_graph_backward() const override { return def_->def.graph_backward != nullptr; }
+  std::vector<VarPtr> backward_graph(const FuncPtr& self, const std::vector<VarPtr>& gy) override;
   // User callbacks choose by the inputs' device (forward_gpu / forward_cpu).
   bool spans_devices() const override { return true; }
 

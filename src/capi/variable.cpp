@@ -1,5 +1,6 @@
 // C API: ch_variable.
 #include "api.h"
+#include "core/grad_mode.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;
@@ -72,6 +73,7 @@ ch_status ch_variable_set_grad(ch_variable* variable, ch_array* grad) {
            v->data.describe());
     v->grad = g;
   }
+  v->grad_var.reset();    // a double-backprop pass's gradient graph: no longer the grad
   v->grad_owned = false;  // the caller may hold this buffer: never add into it in place
   v->grad_epoch = 0;
   CH_API_END
@@ -117,5 +119,87 @@ ch_status ch_variable_unchain_backward(ch_variable* variable) {
   unchain_backward(variable_of(variable, __func__, "variable"));
   CH_API_END
 }
+
+// static: inside extern "C" an anonymous namespace would still export it.
+static BackwardOptions backward_options(const ch_backward_options* o, const char* who) {
+  BackwardOptions r;
+  if (!o) return r;
+  if (o->version < 1 || o->version > CH_BACKWARD_OPTIONS_VERSION)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": options->version is ", o->version,
+         "; this library knows versions 1..", CH_BACKWARD_OPTIONS_VERSION,
+         " (initialise with CH_BACKWARD_OPTIONS_INIT)");
+  r.retain_grad = o->retain_grad != 0;
+  r.enable_double_backprop = o->enable_double_backprop != 0;
+  return r;
+}
+
+ch_status ch_variable_backward_ex(ch_variable* variable, const ch_backward_options* options) {
+  CH_API_BEGIN
+  VarPtr v = variable_of(variable, __func__, "variable");
+  backward_ex(v, backward_options(options, __func__));
+  CH_API_END
+}
+
+ch_status ch_variable_grad_var(ch_variable** out, const ch_variable* variable) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  if (VarPtr g = grad_variable(variable_of(variable, __func__, "variable")))
+    *out = new_variable_handle(std::move(g));
+  CH_API_END
+}
+
+ch_status ch_grad(ch_variable** out, ch_variable* const* outputs, size_t n_outputs,
+                  ch_variable* const* inputs, size_t n_inputs, ch_variable* const* grad_outputs,
+                  const ch_backward_options* options) {
+  CH_API_BEGIN
+  if (!out && n_inputs) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": out is NULL");
+  for (size_t i = 0; i < n_inputs; ++i) out[i] = nullptr;
+  if (n_outputs && !outputs) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": outputs is NULL");
+  if (n_inputs && !inputs) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": inputs is NULL");
+  const BackwardOptions opt = backward_options(options, __func__);
+  std::vector<VarPtr> ys, xs, gys;
+  for (size_t j = 0; j < n_outputs; ++j) {
+    std::string arg = "outputs[" + std::to_string(j) + "]";
+    ys.push_back(variable_of(outputs[j], __func__, arg.c_str()));
+  }
+  for (size_t i = 0; i < n_inputs; ++i) {
+    std::string arg = "inputs[" + std::to_string(i) + "]";
+    xs.push_back(variable_of(inputs[i], __func__, arg.c_str()));
+  }
+  if (grad_outputs)
+    for (size_t j = 0; j < n_outputs; ++j) {
+      std::string arg = "grad_outputs[" + std::to_string(j) + "]";
+      gys.push_back(grad_outputs[j] ? variable_of(grad_outputs[j], __func__, arg.c_str())
+                                    : nullptr);
+    }
+  std::vector<VarPtr> gxs = grad(ys, xs, gys, opt);
+  std::vector<ch_variable*> handles;
+  try {
+    for (VarPtr& g : gxs) handles.push_back(g ? new_variable_handle(std::move(g)) : nullptr);
+  } catch (...) {
+    for (ch_variable* h : handles) ch_variable_release(h);
+    throw;
+  }
+  for (size_t i = 0; i < n_inputs; ++i) out[i] = handles[i];
+  CH_API_END
+}
+
+void ch_config_set_enable_backprop(int32_t enable) { set_backprop_enabled_globally(enable != 0); }
+int32_t ch_config_enable_backprop(void) { return backprop_enabled_globally() ? 1 : 0; }
+
+ch_status ch_backprop_mode_push(int32_t enable) {
+  CH_API_BEGIN
+  push_backprop_mode(enable != 0);
+  CH_API_END
+}
+
+ch_status ch_backprop_mode_pop(void) {
+  CH_API_BEGIN
+  if (!pop_backprop_mode())
+    fail(CH_ERR_GRAPH, __func__, ": no backprop mode scope is open on this thread");
+  CH_API_END
+}
+
+int32_t ch_backprop_mode_enabled(void) { return backprop_enabled() ? 1 : 0; }
 
 }  // extern "C"

@@ -24,7 +24,9 @@ bool operator<(const QueueEntry& a, const QueueEntry& b) {
   return a.rank != b.rank ? a.rank < b.rank : a.order > b.order;
 }
 
-// Gradient for output i of f: the output's gradient from this pass, or zeros.
+// Gradient for output i of f: the output's gradient from this pass or one
+// the user set (ch_variable_set_grad leaves grad_epoch 0: Chainer passes
+// every output's grad to the creator, e.g. both c and h of an LSTM), or zeros.
 // Where nothing keeps it after f's backward (no retain_grad, not the root),
 // the gradient moves out of the variable: f's backward then holds the only
 // reference, unless another gradient shares it, and may write its own
@@ -32,7 +34,7 @@ bool operator<(const QueueEntry& a, const QueueEntry& b) {
 Array output_grad(const Function& f, size_t i, uint64_t epoch, bool retain_grad,
                   const VarPtr& root) {
   if (VarPtr y = f.outputs[i].lock())
-    if (y->grad.defined() && y->grad_epoch == epoch)
+    if (y->grad.defined() && (y->grad_epoch == epoch || y->grad_epoch == 0))
       return retain_grad || y == root ? y->grad : std::move(y->grad);
   const OutputInfo& info = f.output_info[i];
   return Array::zeros(info.dtype, info.shape, info.device);
@@ -54,6 +56,7 @@ void check_unchanged(const Function& f, size_t i, const Array& now, const Array&
 void accumulate(VariableImpl& x, Array gx, uint64_t epoch) {
   if (x.grad_epoch != epoch || !x.grad.defined()) {
     x.grad = std::move(gx);  // may alias another gradient: never written in place
+    x.grad_var.reset();      // a double-backprop pass's gradient graph, now stale
     x.grad_epoch = epoch;
     x.grad_owned = false;
   } else {
@@ -67,6 +70,8 @@ void accumulate(VariableImpl& x, Array gx, uint64_t epoch) {
 }
 
 }  // namespace
+
+uint64_t next_backward_epoch() noexcept { return ++g_epoch; }
 
 void backward(const VarPtr& root, bool retain_grad) {
   const uint64_t epoch = ++g_epoch;

@@ -135,7 +135,7 @@ bool allclose(const Array& a_any, const Array& b_any, double atol, double rtol,
 
 void check_backward(const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
                     const Arrays& inputs, const Arrays& grad_outputs_in, double eps, double atol,
-                    double rtol) {
+                    double rtol, bool volatile_eval, bool graph_first_order) {
   const char* who = "check_backward";
   // Work on copies: numerical_grad moves elements in place.
   Arrays xs;
@@ -163,7 +163,17 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
   // Back-propagate every output at once through a sum of <gy, y>: give each
   // output its grad and run backward from each (gradients of the inputs add up).
   Arrays analytic(vars.size());
-  for (size_t j = 0; j < ys.size(); ++j) {
+  if (graph_first_order) {
+    // The gradients a double-backprop pass computes (graph backwards).
+    std::vector<VarPtr> seeds;
+    for (const Array& g : gys) seeds.push_back(constant_variable(g));
+    BackwardOptions opt;
+    opt.enable_double_backprop = true;
+    std::vector<VarPtr> gxs = grad(ys, vars, seeds, opt);
+    for (size_t i = 0; i < vars.size(); ++i)
+      if (gxs[i]) analytic[i] = gxs[i]->data.to_device(Device{});
+  }
+  for (size_t j = 0; j < ys.size() && !graph_first_order; ++j) {
     for (auto& v : vars) v->grad = Array();
     ys[j]->grad = gys[j];
     backward(ys[j], false);
@@ -186,7 +196,7 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
     }
   auto eval = [&]() {
     std::vector<VarPtr> vs;
-    for (const Array& x : xs) vs.push_back(std::make_shared<VariableImpl>(x, true));
+    for (const Array& x : xs) vs.push_back(std::make_shared<VariableImpl>(x, volatile_eval));
     Arrays outs;
     for (const VarPtr& y : build(vs)) outs.push_back(y->data);
     return outs;
@@ -201,6 +211,52 @@ void check_backward(const std::function<std::vector<VarPtr>(const std::vector<Va
            ") does not match the numerical gradient (eps ", eps, "): ", msg,
            analytic[i].defined() ? "" : "; backward returned no gradient for it");
   }
+}
+
+void check_double_backward(
+    const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
+    const Arrays& inputs, const Arrays& grad_outputs, const Arrays& grad_grad_inputs, double eps,
+    double atol, double rtol) {
+  const char* who = "check_double_backward";
+  const size_t n = inputs.size();
+  for (size_t i = 0; i < n; ++i)
+    if (!inputs[i].defined()) fail(CH_ERR_INVALID_ARGUMENT, who, ": input ", i, " is missing");
+  if (!grad_grad_inputs.empty() && grad_grad_inputs.size() != n)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": ", n, " inputs but ", grad_grad_inputs.size(),
+         " grad_grad_inputs");
+  // The output gradients become inputs of the checked function: ones where
+  // none is given, shaped as the outputs.
+  Arrays gys = grad_outputs;
+  {
+    std::vector<VarPtr> probe;
+    for (const Array& x : inputs) probe.push_back(std::make_shared<VariableImpl>(x, true));
+    std::vector<VarPtr> ys = build(probe);
+    if (ys.size() != gys.size())
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": the function has ", ys.size(), " outputs but ",
+           gys.size(), " grad_outputs were given");
+    for (size_t j = 0; j < ys.size(); ++j) {
+      const Array& y = ys[j]->data;
+      if (!gys[j].defined()) gys[j] = Array::full(y.dtype(), y.shape(), 1.0, y.device());
+    }
+  }
+  Arrays all = inputs;
+  all.insert(all.end(), gys.begin(), gys.end());
+  BackwardOptions opt;
+  opt.enable_double_backprop = true;
+  auto first_backward = [&](const std::vector<VarPtr>& vs) {
+    std::vector<VarPtr> xs(vs.begin(), vs.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<VarPtr> gy_vars(vs.begin() + static_cast<std::ptrdiff_t>(n), vs.end());
+    std::vector<VarPtr> ys = build(xs);
+    std::vector<VarPtr> gxs = grad(ys, xs, gy_vars, opt);
+    for (size_t i = 0; i < n; ++i)
+      if (!gxs[i]) gxs[i] = constant_variable(Array::zeros_like(xs[i]->data));
+    return gxs;
+  };
+  // The first derivative the graph backwards give, against numerical
+  // gradients (the second check below takes it as given).
+  check_backward(build, inputs, gys, eps, atol, rtol, true, true);
+  Arrays ggx = grad_grad_inputs.empty() ? Arrays(n) : grad_grad_inputs;
+  check_backward(first_backward, all, ggx, eps, atol, rtol, false);
 }
 
 }  // namespace chainerc

@@ -28,6 +28,13 @@ bool allclose(const Array& a, const Array& b, double atol, double rtol, Allclose
 // grad_outputs entries may be undefined (= ones). Throws Error(CH_ERR_NOT_CLOSE).
 void check_backward(const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
                     const Arrays& inputs, const Arrays& grad_outputs, double eps, double atol,
-                    double rtol);
+                    double rtol, bool volatile_eval = true, bool graph_first_order = false);
+
+// Chainer's check_double_backward: check_backward of (x, gy) -> gx, the
+// first backward taken with double backprop (see ch_check_double_backward).
+void check_double_backward(
+    const std::function<std::vector<VarPtr>(const std::vector<VarPtr>&)>& build,
+    const Arrays& inputs, const Arrays& grad_outputs, const Arrays& grad_grad_inputs, double eps,
+    double atol, double rtol);
 
 }  // namespace chainerc

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "error.h"
+#include "grad_mode.h"
 
 namespace chainerc {
 
@@ -161,7 +162,7 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
   Arrays in;
   in.reserve(inputs.size());
   for (const VarPtr& x : inputs) {
-    if (x->data_released)
+    if (x->data_released && f->reads_input_data())
       fail(CH_ERR_GRAPH, f->name(), ": input ", in.size(),
            " is a variable whose data was released ",
            "(no handle referred to it and no function needed it for backward)");
@@ -173,7 +174,7 @@ std::vector<VarPtr> apply_function(const FuncPtr& f, std::vector<VarPtr> inputs)
   std::vector<VarPtr> outs;
   outs.reserve(out.size());
   for (Array& o : out) outs.push_back(std::make_shared<VariableImpl>(std::move(o), vol));
-  if (vol) return outs;
+  if (vol || !backprop_enabled()) return outs;
 
   int64_t rank = 0;
   // Parameters (and functions of no input, which exist for theirs) need

@@ -30,7 +30,12 @@ struct VariableImpl {
   VariableImpl& operator=(const VariableImpl&) = delete;
 
   Array data;
-  Array grad;        // undefined = None
+  Array grad;  // undefined = None
+  // The gradient as a variable, set by a double-backprop pass (Chainer's
+  // grad_var); its data is `grad`. It holds the gradient's graph, which may
+  // reference this variable: clearing the grad (set_grad NULL, a later
+  // backward) breaks that cycle. Read it through grad_variable().
+  std::shared_ptr<VariableImpl> grad_var;
   FuncPtr creator;   // null for a root
   int64_t rank = 0;  // creator's rank + 1; orders backward
   bool is_volatile = false;
@@ -101,6 +106,19 @@ class Function {
   // to overwrite, as the last thing it does (after a throw the engine gives
   // it back to the output's variable).
   virtual Arrays backward(const Arrays& inputs, const Arrays& grad_outputs) = 0;
+  // Backward as a composition of differentiable functions, for double
+  // backprop (gradients of gradients). gy: one variable per output (a
+  // constant of zeros where no gradient flowed); returns one variable (or
+  // null for none) per input, built with ops:: functions on `inputs`, on
+  // output_variable(self, i, ...) and on constants. `self` is this node. The
+  // engine calls it only when asked for double backprop, or from ch_grad
+  // with recording off; the array backward above stays the fast path.
+  // Parameter gradients go where the array backward puts them (see
+  // parameter_grads_enabled). Functions without one answer false to
+  // has_graph_backward and double backprop through them is CH_ERR_GRAPH.
+  virtual bool has_graph_backward() const { return false; }
+  virtual std::vector<std::shared_ptr<VariableImpl>> backward_graph(
+      const std::shared_ptr<Function>& self, const std::vector<std::shared_ptr<VariableImpl>>& gy);
   // A fresh, unapplied copy for applying this function again, or null if the
   // function cannot be re-applied (built-ins are applied through their own call).
   virtual FuncPtr clone() const { return nullptr; }
@@ -109,6 +127,11 @@ class Function {
   // input i that has its dtype, shape and device but no memory (the data was
   // released, see VariableImpl): it must use nothing else of it.
   virtual bool retains_input(size_t) const { return true; }
+  // Whether forward reads its inputs' data (false for nodes that return
+  // kept arrays, such as the softmax a graph backward makes from kept
+  // probabilities): such a node may be applied to a variable whose data was
+  // released.
+  virtual bool reads_input_data() const { return true; }
   // Whether the inputs and parameters may be on different devices (copy,
   // and user functions, which see every array's device). Other functions
   // run their kernels on one device: apply_function refuses a mix with
@@ -162,6 +185,38 @@ VarPtr apply1(const FuncPtr& f, std::vector<VarPtr> inputs);
 
 // Error backpropagation from `v` (see ch_variable_backward).
 void backward(const VarPtr& v, bool retain_grad);
+
+// A fresh backward-pass number (never 0, which marks a grad the user set).
+uint64_t next_backward_epoch() noexcept;
+
+// Options of the general engine (graph_backward.cpp).
+struct BackwardOptions {
+  bool retain_grad = false;
+  bool enable_double_backprop = false;
+};
+// ch_variable_backward_ex: as backward(), with gradients as variables
+// (grad_var) built as graphs when options.enable_double_backprop.
+void backward_ex(const VarPtr& v, const BackwardOptions& options);
+// Chainer's chainer.grad: gradients of `outputs` (seeded with grad_outputs,
+// null entries or an empty list meaning ones for one-element outputs, else the
+// output's grad) with respect to `inputs`, as new variables (null where no
+// gradient reaches an input). No grad field and no parameter gradient is
+// touched, except intermediates' grads when options.retain_grad.
+std::vector<VarPtr> grad(const std::vector<VarPtr>& outputs, const std::vector<VarPtr>& inputs,
+                         const std::vector<VarPtr>& grad_outputs, const BackwardOptions& options);
+// The gradient of v as a variable: grad_var when it still holds grad, else
+// a new root holding grad (null when there is none).
+VarPtr grad_variable(const VarPtr& v);
+// A constant: a root that requires no gradient.
+VarPtr constant_variable(const Array& a);
+// Output i of node `self` as a variable, for backward_graph: the live output
+// variable, or, where it was freed, a new one with `data` (the array the
+// node kept) and `self` as creator, so that gradients through it flow back
+// into this node.
+VarPtr output_variable(const FuncPtr& self, size_t i, const Array& data);
+// Whether backward adds into function parameters' gradients on this thread
+// (false inside ch_grad, which leaves every gradient field untouched).
+bool parameter_grads_enabled() noexcept;
 void unchain_backward(const VarPtr& v);
 
 // Destroy a node later, from a loop instead of recursion.

@@ -3,10 +3,17 @@
 
 #include "core/array.h"
 #include "core/error.h"
+#include "core/variable.h"
 #include "kernels/math.h"
 #include "kernels/registry.h"
 
 namespace chainerc::ops {
+
+// Declares a function's backward over variables (Function::backward_graph).
+#define CH_GRAPH_BACKWARD                                                  \
+  bool has_graph_backward() const override { return true; }                \
+  std::vector<VarPtr> backward_graph([[maybe_unused]] const FuncPtr& self, \
+                                     const std::vector<VarPtr>& gy) override
 
 // A float32/float64 array (Error naming the function otherwise). Its
 // device is the kernels' business: one without them is refused there.

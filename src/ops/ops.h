@@ -27,6 +27,8 @@ VarPtr exp(const VarPtr& x);
 VarPtr log(const VarPtr& x);
 VarPtr sum(const VarPtr& x);
 VarPtr sum_axis(const VarPtr& x, int32_t axis, bool keepdims);
+// x summed to `shape` (undoing a broadcast; x itself when the shapes match).
+VarPtr sum_to(const VarPtr& x, const Shape& shape);
 VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
 VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
 // (end of math)
@@ -48,6 +50,9 @@ VarPtr leaky_relu(const VarPtr& x, double slope);
 VarPtr sigmoid(const VarPtr& x);
 VarPtr tanh(const VarPtr& x);
 VarPtr softmax(const VarPtr& x);  // over axis 1
+// A softmax node on x whose output is `y`, softmax(x) as computed before:
+// for backwards that kept the probabilities but not x's data.
+VarPtr softmax_of_kept(const VarPtr& x, const Array& y);
 FuncPtr prelu_new(const Shape& shape, DType dtype, double init);
 // Chainer 1.0.1's lstm: returns {c, h}; gates interleaved in x (see lstm.cpp).
 std::vector<VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);

@@ -51,4 +51,11 @@ inline Parameter make_parameter(std::string name, Array param) {
 // Parameter i of a function object (its value and accumulated gradient).
 inline Parameter& parameter_at(const Function& f, size_t i) { return (*f.parameters)[i]; }
 
+// Parameter i of `f` as a variable, for a graph backward that uses the
+// parameter's value (Linear's gx = gy W): the output of a node whose
+// backward adds its gradient into the parameter's gradient array (unless
+// parameter_grads_enabled() is false, inside ch_grad), so that the second
+// pass of a gradient penalty reaches W. Defined in connection/parameter.cpp.
+VarPtr parameter_variable(const Function& f, size_t i);
+
 }  // namespace chainerc::ops

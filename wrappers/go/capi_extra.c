@@ -72,6 +72,13 @@ static ch_status bwd_gpu(void* u, ch_context* c, ch_array* const* in, size_t n_i
                          ch_array* const* out, size_t n_out, ch_array* const* g, size_t n_g) {
   return bwd(u, c, in, n_in, out, n_out, g, n_g, 2);
 }
+static ch_status bwd_graph(void* u, ch_context* c, ch_variable* const* in, size_t n_in,
+                           ch_variable* const* out, size_t n_out, ch_variable* const* g,
+                           size_t n_g, ch_variable** gx) {
+  (void)c;
+  return chainercGoBackwardGraph((uintptr_t)u, (ch_variable**)in, n_in, (ch_variable**)out, n_out,
+                                 (ch_variable**)g, n_g, gx);
+}
 static void destroy_handle(void* u) { chainercGoDeleteHandle((uintptr_t)u); }
 
 gres gch_function_new(const char* name, uintptr_t handle, int flags) {
@@ -85,6 +92,7 @@ gres gch_function_new(const char* name, uintptr_t handle, int flags) {
   if (flags & GCH_HAS_FORWARD_GPU) def.forward_gpu = fwd_gpu;
   if (flags & GCH_HAS_BACKWARD_CPU) def.backward_cpu = bwd_cpu;
   if (flags & GCH_HAS_BACKWARD_GPU) def.backward_gpu = bwd_gpu;
+  if (flags & GCH_HAS_BACKWARD_GRAPH) def.graph_backward = bwd_graph;
   def.user_data = (void*)handle;
   def.destroy = destroy_handle;
   gres r = g_ch_function_new(&def);
@@ -111,6 +119,15 @@ gres gch_check_backward_graph(uintptr_t handle, ch_array* const* inputs, size_t 
                               double atol, double rtol) {
   return g_ch_check_backward_graph(graph_cb, (void*)handle, inputs, n_inputs, grad_outputs,
                                    n_grad_outputs, eps, atol, rtol);
+}
+
+gres gch_check_double_backward(uintptr_t handle, ch_array* const* inputs, size_t n_inputs,
+                               ch_array* const* grad_outputs, size_t n_grad_outputs,
+                               ch_array* const* grad_grad_inputs, size_t n_grad_grad_inputs,
+                               double eps, double atol, double rtol) {
+  return g_ch_check_double_backward(graph_cb, (void*)handle, inputs, n_inputs, grad_outputs,
+                                    n_grad_outputs, grad_grad_inputs, n_grad_grad_inputs, eps,
+                                    atol, rtol);
 }
 
 static ch_status eval_cb(void* u, ch_context* ctx) { return chainercGoEval((uintptr_t)u, ctx); }

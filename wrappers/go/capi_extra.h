@@ -7,7 +7,7 @@
 #include "capi_gen.h"
 
 enum { GCH_HAS_FORWARD_CPU = 1, GCH_HAS_FORWARD_GPU = 2, GCH_HAS_BACKWARD_CPU = 4,
-       GCH_HAS_BACKWARD_GPU = 8 };
+       GCH_HAS_BACKWARD_GPU = 8, GCH_HAS_BACKWARD_GRAPH = 16 };
 
 /* ch_function_new with Go callbacks; `handle` is the cgo.Handle of the Go
  * implementation, deleted by the destroy callback. */
@@ -19,6 +19,10 @@ void gch_fail(ch_status status, const char* message, uintptr_t handle);
 gres gch_check_backward_graph(uintptr_t handle, ch_array* const* inputs, size_t n_inputs,
                               ch_array* const* grad_outputs, size_t n_grad_outputs, double eps,
                               double atol, double rtol);
+gres gch_check_double_backward(uintptr_t handle, ch_array* const* inputs, size_t n_inputs,
+                               ch_array* const* grad_outputs, size_t n_grad_outputs,
+                               ch_array* const* grad_grad_inputs, size_t n_grad_grad_inputs,
+                               double eps, double atol, double rtol);
 gres gch_numerical_grad(ch_array** out, uintptr_t handle, ch_array* const* inputs, size_t n_inputs,
                         ch_array* const* grad_outputs, size_t n_grad_outputs, double eps);
 /* ch_optimizer_new with Go callbacks (handle: the Go OptimizerImpl). */

@@ -685,6 +685,10 @@ gres g_ch_check_backward_graph(ch_graph_callback build, void* user_data, ch_arra
   return gres_of(ch_check_backward_graph(build, user_data, inputs, n_inputs, grad_outputs, n_grad_outputs, eps, atol, rtol));
 }
 
+gres g_ch_check_double_backward(ch_graph_callback build, void* user_data, ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, ch_array* const* grad_grad_inputs, size_t n_grad_grad_inputs, double eps, double atol, double rtol) {
+  return gres_of(ch_check_double_backward(build, user_data, inputs, n_inputs, grad_outputs, n_grad_outputs, grad_grad_inputs, n_grad_grad_inputs, eps, atol, rtol));
+}
+
 gres g_ch_elementwise_kernel_new(const char* in_params, const char* out_params, const char* operation, const char* name) {
   ch_elementwise_kernel* out = NULL;
   gres r = gres_of(ch_elementwise_kernel_new(&out, in_params, out_params, operation, name));
@@ -919,4 +923,27 @@ gres g_ch_variable_unchain_backward(ch_variable* variable) {
 
 gres g_ch_variable_graph_dot(char** out, ch_variable* const* outputs, size_t n_outputs, const ch_graph_dot_options* options) {
   return gres_of(ch_variable_graph_dot(out, outputs, n_outputs, options));
+}
+
+gres g_ch_variable_backward_ex(ch_variable* variable, const ch_backward_options* options) {
+  return gres_of(ch_variable_backward_ex(variable, options));
+}
+
+gres g_ch_variable_grad_var(const ch_variable* variable) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_variable_grad_var(&out, variable));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_grad(ch_variable** out, ch_variable* const* outputs, size_t n_outputs, ch_variable* const* inputs, size_t n_inputs, ch_variable* const* grad_outputs, const ch_backward_options* options) {
+  return gres_of(ch_grad(out, outputs, n_outputs, inputs, n_inputs, grad_outputs, options));
+}
+
+gres g_ch_backprop_mode_push(int32_t enable) {
+  return gres_of(ch_backprop_mode_push(enable));
+}
+
+gres g_ch_backprop_mode_pop(void) {
+  return gres_of(ch_backprop_mode_pop());
 }

@@ -129,6 +129,7 @@ gres g_ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data, ch
 gres g_ch_allclose(const ch_array* a, const ch_array* b, double atol, double rtol, ch_allclose_report* report);
 gres g_ch_check_backward(ch_function* function, ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, double eps, double atol, double rtol);
 gres g_ch_check_backward_graph(ch_graph_callback build, void* user_data, ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, double eps, double atol, double rtol);
+gres g_ch_check_double_backward(ch_graph_callback build, void* user_data, ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, ch_array* const* grad_grad_inputs, size_t n_grad_grad_inputs, double eps, double atol, double rtol);
 gres g_ch_elementwise_kernel_new(const char* in_params, const char* out_params, const char* operation, const char* name);
 gres g_ch_elementwise_kernel_release(ch_elementwise_kernel* kernel);
 gres g_ch_elementwise_kernel_call(const ch_elementwise_kernel* kernel, ch_array* const* inputs, size_t n_inputs, ch_array** outputs, size_t n_outputs);
@@ -176,5 +177,10 @@ gres g_ch_variable_set_requires_grad(ch_variable* variable, int32_t requires_gra
 gres g_ch_variable_backward(ch_variable* variable, int32_t retain_grad);
 gres g_ch_variable_unchain_backward(ch_variable* variable);
 gres g_ch_variable_graph_dot(char** out, ch_variable* const* outputs, size_t n_outputs, const ch_graph_dot_options* options);
+gres g_ch_variable_backward_ex(ch_variable* variable, const ch_backward_options* options);
+gres g_ch_variable_grad_var(const ch_variable* variable);
+gres g_ch_grad(ch_variable** out, ch_variable* const* outputs, size_t n_outputs, ch_variable* const* inputs, size_t n_inputs, ch_variable* const* grad_outputs, const ch_backward_options* options);
+gres g_ch_backprop_mode_push(int32_t enable);
+gres g_ch_backprop_mode_pop(void);
 
 #endif

@@ -316,6 +316,14 @@ type (
 	BackwardGPUer interface {
 		BackwardGPU(ctx *Context, inputs, outputs, gradOutputs []*Array) ([]*Array, error)
 	}
+	// BackwardGrapher makes a function twice differentiable: its backward
+	// over variables (Chainer 7's FunctionNode.backward), built with chainerc
+	// functions, used by double backprop. The variables passed are borrowed
+	// for the call; the returned ones (nil for no gradient) are the caller's
+	// to give away: the engine takes them (do not Close them).
+	BackwardGrapher interface {
+		BackwardGraph(inputs, outputs, gradOutputs []*Variable) ([]*Variable, error)
+	}
 )
 
 // NewFunction makes a function object from a Go implementation. impl stays
@@ -334,6 +342,9 @@ func NewFunction(name string, impl FunctionImpl) (*Function, error) {
 	}
 	if _, ok := impl.(BackwardGPUer); ok {
 		flags |= C.GCH_HAS_BACKWARD_GPU
+	}
+	if _, ok := impl.(BackwardGrapher); ok {
+		flags |= C.GCH_HAS_BACKWARD_GRAPH
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
@@ -434,6 +445,51 @@ func report(ctx *C.ch_context, as []*Array, grads bool) error {
 		}
 	}
 	return errOf(r)
+}
+
+func borrowedVariables(p **C.ch_variable, n C.size_t) []*Variable {
+	var vs []*Variable
+	if n > 0 && p != nil {
+		for _, q := range unsafe.Slice(p, int(n)) {
+			vs = append(vs, &Variable{p: q, borrowed: true})
+		}
+	}
+	return vs
+}
+
+//export chainercGoBackwardGraph
+func chainercGoBackwardGraph(user C.uintptr_t, inputs **C.ch_variable, nIn C.size_t, outputs **C.ch_variable,
+	nOut C.size_t, gouts **C.ch_variable, nGout C.size_t, gradInputs **C.ch_variable) C.ch_status {
+	return guard(func() error {
+		impl := cgo.Handle(user).Value().(BackwardGrapher)
+		grads, err := impl.BackwardGraph(borrowedVariables(inputs, nIn), borrowedVariables(outputs, nOut),
+			borrowedVariables(gouts, nGout))
+		if err == nil && len(grads) > int(nIn) {
+			err = NewError(ErrCallback, "BackwardGraph returned %d gradients for %d inputs", len(grads), int(nIn))
+		}
+		if err != nil {
+			for _, g := range grads {
+				if g != nil {
+					g.Close()
+				}
+			}
+			return err
+		}
+		dst := unsafe.Slice(gradInputs, int(nIn))
+		for i, g := range grads {
+			if g == nil {
+				continue
+			}
+			if g.borrowed {
+				dst[i] = C.ch_variable_retain(g.p)
+			} else {
+				dst[i] = g.p
+				g.p = nil
+				runtime.SetFinalizer(g, nil)
+			}
+		}
+		return nil
+	})
 }
 
 //export chainercGoBackward

@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 INCLUDE = os.environ.get("CH_INCLUDE_DIR") or os.path.normpath(os.path.join(HERE, "..", "..", "include", "ch"))
 
 
-ARRAY_OUT = {"ch_numerical_grad"}
+ARRAY_OUT = {"ch_numerical_grad", "ch_grad"}
 
 
 def strip(text):

@@ -67,6 +67,23 @@ func CheckBackwardGraph(build GraphFunc, inputs, gradOutputs []*Array, tol Toler
 	return errOf(r)
 }
 
+// CheckDoubleBackward is Chainer's check_double_backward: the first backward
+// of build (taken with double backprop) is checked as a function of the inputs
+// and the output gradients against numerical gradients, with gradGradInputs
+// (nil, or one per input; nil entries mean ones) as the gradients of the input
+// gradients. Use float64 inputs.
+func CheckDoubleBackward(build GraphFunc, inputs, gradOutputs, gradGradInputs []*Array, tol Tolerance) error {
+	h := cgo.NewHandle(build)
+	defer h.Delete()
+	ins, gos, ggs := arrayPtrs(inputs), arrayPtrs(gradOutputs), arrayPtrs(gradGradInputs)
+	r := C.gch_check_double_backward(C.uintptr_t(h), firstArr(ins), C.size_t(len(ins)), firstArr(gos), C.size_t(len(gos)),
+		firstArr(ggs), C.size_t(len(ggs)), C.double(tol.Eps), C.double(tol.Atol), C.double(tol.Rtol))
+	runtime.KeepAlive(inputs)
+	runtime.KeepAlive(gradOutputs)
+	runtime.KeepAlive(gradGradInputs)
+	return errOf(r)
+}
+
 //export chainercGoGraph
 func chainercGoGraph(user C.uintptr_t, inputs **C.ch_variable, nIn C.size_t, outputs **C.ch_variable, nOut C.size_t) C.ch_status {
 	return guard(func() error {

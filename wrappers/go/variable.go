@@ -285,3 +285,89 @@ func GraphDot(outputs []*Variable, o GraphDotOptions) (string, error) {
 func (v *Variable) GraphDot() (string, error) {
 	return GraphDot([]*Variable{v}, GraphDotOptions{})
 }
+
+func backwardOptions(retainGrad, doubleBackprop bool) C.ch_backward_options {
+	var o C.ch_backward_options
+	o.version = C.CH_BACKWARD_OPTIONS_VERSION
+	if retainGrad {
+		o.retain_grad = 1
+	}
+	if doubleBackprop {
+		o.enable_double_backprop = 1
+	}
+	return o
+}
+
+// BackwardDouble back-propagates with the gradients built as graphs
+// (Chainer's backward(enable_double_backprop=True)): read them with GradVar
+// and differentiate them again. Clear a root's grad (SetGrad(nil)) when done:
+// its GradVar may reference it.
+func (v *Variable) BackwardDouble(retainGrad bool) error {
+	o := backwardOptions(retainGrad, true)
+	r := C.g_ch_variable_backward_ex(v.p, &o)
+	runtime.KeepAlive(v)
+	return errOf(r)
+}
+
+// GradVar is the gradient as a variable (Chainer's grad_var), nil when there is none.
+func (v *Variable) GradVar() (*Variable, error) {
+	r := C.g_ch_variable_grad_var(v.p)
+	runtime.KeepAlive(v)
+	if err := errOf(r); err != nil {
+		return nil, err
+	}
+	if r.out == nil {
+		return nil, nil
+	}
+	return newVariable(r.out), nil
+}
+
+// Grad is Chainer's chainer.grad: the gradients of outputs with respect to
+// inputs as new variables (nil where none reaches an input); no grad field
+// changes. With doubleBackprop they can be differentiated again.
+func Grad(outputs, inputs []*Variable, doubleBackprop bool) ([]*Variable, error) {
+	ys, xs := varPtrs(outputs), varPtrs(inputs)
+	out := make([]*C.ch_variable, len(inputs))
+	o := backwardOptions(false, doubleBackprop)
+	r := C.g_ch_grad(firstVar(out), firstVar(ys), C.size_t(len(ys)), firstVar(xs), C.size_t(len(xs)), nil, &o)
+	runtime.KeepAlive(outputs)
+	runtime.KeepAlive(inputs)
+	if err := errOf(r); err != nil {
+		return nil, err
+	}
+	res := make([]*Variable, len(out))
+	for i, p := range out {
+		if p != nil {
+			res[i] = newVariable(unsafe.Pointer(p))
+		}
+	}
+	return res, nil
+}
+
+// NoBackpropMode runs f with graph recording off (Chainer's no_backprop_mode).
+// The scope belongs to an OS thread, so f runs with the goroutine locked to it.
+func NoBackpropMode(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := errOf(C.g_ch_backprop_mode_push(0)); err != nil {
+		return err
+	}
+	defer C.g_ch_backprop_mode_pop()
+	return f()
+}
+
+// SetEnableBackprop switches graph recording process-wide (Chainer's
+// config.enable_backprop); NoBackpropMode scopes take precedence on their thread.
+func SetEnableBackprop(enable bool) {
+	var e C.int32_t
+	if enable {
+		e = 1
+	}
+	C.ch_config_set_enable_backprop(e)
+}
+
+// EnableBackprop is the process-wide switch.
+func EnableBackprop() bool { return C.ch_config_enable_backprop() != 0 }
+
+// BackpropModeEnabled says whether recording is on for the calling OS thread now.
+func BackpropModeEnabled() bool { return C.ch_backprop_mode_enabled() != 0 }

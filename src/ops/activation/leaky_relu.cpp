@@ -18,6 +18,11 @@ class LeakyReLU final : public Function {
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     return {run_over_grad(kernels::leaky_relu_grad, gy[0], in[0], slope_)};
   }
+  CH_GRAPH_BACKWARD {  // gx = gy (x > 0 ? 1 : slope), the factor a constant
+    const Array& x = inputs[0]->data;
+    Array ones = Array::full(x.dtype(), x.shape(), 1.0, x.device());
+    return {mul(gy[0], constant_variable(run(kernels::leaky_relu_grad, ones, x, slope_)))};
+  }
 
  private:
   double slope_;

@@ -56,6 +56,10 @@ class ReLU final : public Function {
   Arrays backward(const Arrays&, const Arrays& gy) override {
     return {run_over_grad(kernels::relu_grad, gy[0], y_)};
   }
+  CH_GRAPH_BACKWARD {  // gx = gy [y > 0]; the mask is a constant (relu'' = 0)
+    Array mask = run(kernels::relu_grad, Array::full(y_.dtype(), y_.shape(), 1.0, y_.device()), y_);
+    return {mul(gy[0], constant_variable(mask))};
+  }
 
  private:
   Array y_;

@@ -19,6 +19,10 @@ class Sigmoid final : public Function {
   Arrays backward(const Arrays&, const Arrays& gy) override {
     return {run_over_grad(kernels::sigmoid_grad, gy[0], y_)};
   }
+  CH_GRAPH_BACKWARD {  // gx = gy y (1 - y)
+    VarPtr y = output_variable(self, 0, y_);
+    return {mul(gy[0], mul(y, rsub_scalar(y, 1.0)))};
+  }
 
  private:
   Array y_;

@@ -11,6 +11,10 @@ namespace {
 
 class Softmax final : public Function {
  public:
+  Softmax() = default;
+  explicit Softmax(Array kept) : y_(std::move(kept)) {}
+  // A node made by softmax_of_kept returns the kept y and never reads x.
+  bool reads_input_data() const override { return !y_.defined(); }
   const char* name() const override { return "Softmax"; }
   bool retains_input(size_t) const override { return false; }  // backward reads y
   Arrays forward(const Arrays& in) override {
@@ -19,6 +23,7 @@ class Softmax final : public Function {
     if (x.ndim() < 2)
       fail(CH_ERR_SHAPE, "softmax: input has shape ", x.shape().to_string(),
            "; an array of at least 2 dimensions (N, C, ...) is expected");
+    if (y_.defined()) return {y_};
     y_ = run(kernels::softmax, x);
     return {y_};
   }
@@ -26,6 +31,12 @@ class Softmax final : public Function {
     Array gx = Array::empty_like(y_);
     kernels::softmax_grad(y_, gy[0], gx);
     return {gx};
+  }
+  CH_GRAPH_BACKWARD {  // gx = y gy - y sum(y gy, axis 1)
+    VarPtr y = output_variable(self, 0, y_);
+    VarPtr ygy = mul(y, gy[0]);
+    VarPtr s = broadcast_to(sum_axis(ygy, 1, true), y_.shape());
+    return {sub(ygy, mul(y, s))};
   }
 
  private:
@@ -35,5 +46,8 @@ class Softmax final : public Function {
 }  // namespace
 
 VarPtr softmax(const VarPtr& x) { return apply1(std::make_shared<Softmax>(), {x}); }
+VarPtr softmax_of_kept(const VarPtr& x, const Array& y) {
+  return apply1(std::make_shared<Softmax>(y), {x});
+}
 
 }  // namespace chainerc::ops

@@ -18,6 +18,10 @@ class Tanh final : public Function {
   Arrays backward(const Arrays&, const Arrays& gy) override {
     return {run_over_grad(kernels::tanh_grad, gy[0], y_)};
   }
+  CH_GRAPH_BACKWARD {  // gx = gy (1 - y^2)
+    VarPtr y = output_variable(self, 0, y_);
+    return {mul(gy[0], rsub_scalar(mul(y, y), 1.0))};
+  }
 
  private:
   Array y_;

@@ -20,6 +20,7 @@ class BroadcastTo final : public Function {
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     return {sum_to_shape(gy[0], in[0].shape())};
   }
+  CH_GRAPH_BACKWARD { return {sum_to(gy[0], inputs[0]->data.shape())}; }
 
  private:
   Shape shape_;

@@ -10,6 +10,31 @@
 namespace chainerc::ops {
 namespace {
 
+// The backward of concat as a function of gy: the pieces along the axis,
+// one output per piece; its backward concatenates the pieces' gradients.
+class Split final : public Function {
+ public:
+  Split(int32_t axis, std::vector<Shape> shapes) : axis_(axis), shapes_(std::move(shapes)) {}
+  const char* name() const override { return "Split"; }
+  bool retains_input(size_t) const override { return false; }
+  Arrays forward(const Arrays& in) override {
+    Arrays out;
+    for (const Shape& s : shapes_) out.push_back(Array::empty(in[0].dtype(), s, in[0].device()));
+    kernels::concat_split(in[0], axis_, out);
+    return out;
+  }
+  Arrays backward(const Arrays& in, const Arrays& gys) override {
+    Array gx = Array::empty_like(in[0]);
+    kernels::concat(gys, axis_, gx);
+    return {gx};
+  }
+  CH_GRAPH_BACKWARD { return {concat(gy, axis_)}; }
+
+ private:
+  int32_t axis_;
+  std::vector<Shape> shapes_;
+};
+
 class Concat final : public Function {
  public:
   explicit Concat(int32_t axis) : axis_(axis) {}
@@ -52,6 +77,11 @@ class Concat final : public Function {
     for (const Array& x : in) gx.push_back(Array::empty(gy[0].dtype(), x.shape(), x.device()));
     kernels::concat_split(gy[0], axis_, gx);
     return gx;
+  }
+  CH_GRAPH_BACKWARD {
+    std::vector<Shape> shapes;
+    for (const VarPtr& x : inputs) shapes.push_back(x->data.shape());
+    return apply_function(std::make_shared<Split>(axis_, std::move(shapes)), {gy[0]});
   }
 
  private:

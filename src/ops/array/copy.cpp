@@ -19,6 +19,7 @@ class Copy final : public Function {
     return {in[0].to_device(dst_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0].to_device(src_)}; }
+  CH_GRAPH_BACKWARD { return {copy(gy[0], src_)}; }
 
  private:
   Device dst_;

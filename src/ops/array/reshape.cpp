@@ -50,6 +50,7 @@ class Reshape final : public Function {
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     return {gy[0].reshaped(in[0].shape())};
   }
+  CH_GRAPH_BACKWARD { return {reshape(gy[0], inputs[0]->data.shape())}; }
 
  private:
   Shape shape_;

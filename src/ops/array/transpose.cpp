@@ -48,6 +48,12 @@ class Transpose final : public Function {
       inverse[static_cast<size_t>(axes_[i])] = static_cast<int32_t>(i);
     return {permuted(gy[0], inverse)};
   }
+  CH_GRAPH_BACKWARD {
+    std::vector<int32_t> inverse(axes_.size());
+    for (size_t i = 0; i < axes_.size(); ++i)
+      inverse[static_cast<size_t>(axes_[i])] = static_cast<int32_t>(i);
+    return {transpose(gy[0], inverse.data(), static_cast<int32_t>(inverse.size()))};
+  }
 
  private:
   std::vector<int32_t> axes_;

@@ -138,6 +138,23 @@ class Linear final : public Function {
     return {y};
   }
 
+  // gx = gy W with W as a variable (parameter_variable); gW += gy^T x and
+  // gb += sum(gy, 0) as arrays, into the parameters' gradients.
+  CH_GRAPH_BACKWARD {
+    const VarPtr& x = inputs[0];
+    Parameter& pw = parameter_at(*this, 0);
+    check_weights(pw.param);
+    if (parameter_grads_enabled()) {
+      const Array& g = gy[0]->data;
+      kernels::Gemm gw = kernels::Gemm::packed(true, false, out_, in_, g.shape()[0]);
+      gw.beta = pw.grad.claim_zero() ? 0 : 1;
+      kernels::gemm(gw, g, x->data, pw.grad);
+      if (has_bias_) kernels::linear_bias_grad(g, parameter_at(*this, 1).grad);
+    }
+    if (!needs_input_grad(0)) return {nullptr};
+    return {reshape(matmul(gy[0], parameter_variable(*this, 0), false, false), x->data.shape())};
+  }
+
   Arrays backward(const Arrays& in, const Arrays& gys) override {
     const Array& x = in[0];
     const Array& gy = gys[0];

@@ -27,7 +27,30 @@ class ParameterFunction final : public Function {
   }
 };
 
+// The node of parameter_variable: outputs one parameter of another
+// function, adds into its gradient in backward.
+class ParameterOf final : public Function {
+ public:
+  explicit ParameterOf(const Parameter& p) {
+    parameters = std::make_shared<Parameters>(Parameters{p});  // shares param and grad
+  }
+  const char* name() const override { return "ParameterOf"; }
+  Arrays forward(const Arrays&) override { return {parameter_at(*this, 0).param}; }
+  Arrays backward(const Arrays&, const Arrays& gy) override {
+    if (parameter_grads_enabled()) kernels::add_into(parameter_at(*this, 0).grad, gy[0]);
+    return {};
+  }
+  CH_GRAPH_BACKWARD {
+    if (parameter_grads_enabled()) kernels::add_into(parameter_at(*this, 0).grad, gy[0]->data);
+    return {};
+  }
+};
+
 }  // namespace
+
+VarPtr parameter_variable(const Function& f, size_t i) {
+  return apply1(std::make_shared<ParameterOf>(parameter_at(f, i)), {});
+}
 
 FuncPtr parameter_new(const Array& initial) {
   check_float("Parameter", initial);

@@ -28,6 +28,12 @@ class MeanSquaredError final : public Function {
     kernels::mean_squared_error_grad(diff_, gy[0], g0, g1);
     return {g0, g1};
   }
+  CH_GRAPH_BACKWARD {  // g0 = 2 (x0 - x1) gy / n, g1 = -g0
+    const VarPtr &a = inputs[0], &b = inputs[1];
+    const double n = static_cast<double>(a->data.size());
+    VarPtr g0 = mul(broadcast_to(gy[0], a->data.shape()), mul_scalar(sub(a, b), 2.0 / n));
+    return {g0, neg(g0)};
+  }
 
  private:
   Array diff_;

@@ -47,6 +47,18 @@ class SoftmaxCrossEntropy final : public Function {
     kernels::softmax_cross_entropy_grad(y_, in[1], gy[0], gx);
     return {gx, Array()};
   }
+  // gx = (softmax(x) - onehot(t)) gy / N, with softmax(x) the kept
+  // probabilities as a softmax node on x (x's data may have been released).
+  CH_GRAPH_BACKWARD {
+    const Array& t = inputs[1]->data;
+    const double n = static_cast<double>(y_.shape()[0]);
+    Array minus_onehot = Array::empty_like(y_);  // -onehot(t) / N
+    kernels::softmax_cross_entropy_grad(
+        Array::zeros_like(y_), t, Array::full(y_.dtype(), Shape{}, 1.0, y_.device()), minus_onehot);
+    VarPtr p = mul_scalar(softmax_of_kept(inputs[0], y_), 1.0 / n);
+    VarPtr g = add(p, constant_variable(minus_onehot));
+    return {mul(g, broadcast_to(gy[0], y_.shape())), nullptr};
+  }
 
  private:
   Array y_;

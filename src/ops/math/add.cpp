@@ -14,6 +14,9 @@ class Add final : public Function {
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     return {sum_to_shape(gy[0], in[0].shape()), sum_to_shape(gy[0], in[1].shape())};
   }
+  CH_GRAPH_BACKWARD {
+    return {sum_to(gy[0], inputs[0]->data.shape()), sum_to(gy[0], inputs[1]->data.shape())};
+  }
 };
 
 class AddScalar final : public Function {
@@ -25,6 +28,7 @@ class AddScalar final : public Function {
     return {run(kernels::add_scalar, in[0], s_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0]}; }
+  CH_GRAPH_BACKWARD { return {gy[0]}; }
 
  private:
   double s_;

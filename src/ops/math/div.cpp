@@ -19,6 +19,12 @@ class Div final : public Function {
     Array gb = run_broadcast("div", kernels::div_grad_b, gy_y, in[1]);
     return {sum_to_shape(ga, in[0].shape()), sum_to_shape(gb, in[1].shape())};
   }
+  CH_GRAPH_BACKWARD {  // ga = gy / b, gb = -ga * y
+    const VarPtr &a = inputs[0], &b = inputs[1];
+    VarPtr ga = div(gy[0], b);
+    VarPtr gb = needs_input_grad(1) ? neg(mul(ga, output_variable(self, 0, y_))) : nullptr;
+    return {sum_to(ga, a->data.shape()), gb ? sum_to(gb, b->data.shape()) : nullptr};
+  }
 
  private:
   Array y_;  // the output: arrays hold no graph references, so no cycle
@@ -35,6 +41,7 @@ class DivScalar final : public Function {  // x / s
   Arrays backward(const Arrays&, const Arrays& gy) override {
     return {run(kernels::div_scalar, gy[0], s_)};
   }
+  CH_GRAPH_BACKWARD { return {div_scalar(gy[0], s_)}; }
 
  private:
   double s_;
@@ -52,6 +59,7 @@ class RDivScalar final : public Function {  // s / x
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     return {run(kernels::rdiv_scalar_grad, gy[0], in[0], s_)};
   }
+  CH_GRAPH_BACKWARD { return {mul(gy[0], mul_scalar(pow_scalar(inputs[0], -2), -s_))}; }
 
  private:
   double s_;

@@ -19,6 +19,7 @@ class Exp final : public Function {
   Arrays backward(const Arrays&, const Arrays& gy) override {  // gx = gy * y
     return {run(kernels::exp_grad, gy[0], y_)};
   }
+  CH_GRAPH_BACKWARD { return {mul(gy[0], output_variable(self, 0, y_))}; }
 
  private:
   Array y_;  // the output's data (no reference to the output variable: no cycle)

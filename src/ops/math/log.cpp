@@ -17,6 +17,7 @@ class Log final : public Function {
   Arrays backward(const Arrays& in, const Arrays& gy) override {  // gx = gy / x
     return {run(kernels::log_grad, gy[0], in[0])};
   }
+  CH_GRAPH_BACKWARD { return {div(gy[0], inputs[0])}; }
 };
 
 }  // namespace

@@ -51,6 +51,23 @@ class MatMul final : public Function {
       product(true, ta_, batch, n, k, m, gy, a, gb);
     return {ga, gb};
   }
+  CH_GRAPH_BACKWARD {
+    const VarPtr &a0 = inputs[0], &b0 = inputs[1];
+    auto mat = [&](const VarPtr& v, const char* arg) {
+      Shape s = as_matrices(v->data, arg);
+      return reshape(v, batched_ ? s : Shape{s[1], s[2]});
+    };
+    VarPtr a = mat(a0, "a"), b = mat(b0, "b");
+    auto mm = [&](const VarPtr& l, const VarPtr& r, bool tl, bool tr) {
+      return batched_ ? batch_matmul(l, r, tl, tr) : matmul(l, r, tl, tr);
+    };
+    VarPtr g = gy[0], ga, gb;
+    if (needs_input_grad(0))
+      ga = reshape(ta_ ? mm(b, g, tb_, true) : mm(g, b, false, !tb_), a0->data.shape());
+    if (needs_input_grad(1))
+      gb = reshape(tb_ ? mm(g, a, true, ta_) : mm(a, g, !ta_, false), b0->data.shape());
+    return {ga, gb};
+  }
 
  private:
   // (batch, rows, cols) of an operand as stored (before op()).

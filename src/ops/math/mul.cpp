@@ -15,6 +15,11 @@ class Mul final : public Function {
     return {sum_to_shape(run_broadcast("mul", kernels::mul, gy[0], in[1]), in[0].shape()),
             sum_to_shape(run_broadcast("mul", kernels::mul, gy[0], in[0]), in[1].shape())};
   }
+  CH_GRAPH_BACKWARD {
+    const VarPtr &a = inputs[0], &b = inputs[1];
+    return {needs_input_grad(0) ? sum_to(mul(gy[0], b), a->data.shape()) : nullptr,
+            needs_input_grad(1) ? sum_to(mul(gy[0], a), b->data.shape()) : nullptr};
+  }
 };
 
 class MulScalar final : public Function {
@@ -28,6 +33,7 @@ class MulScalar final : public Function {
   Arrays backward(const Arrays&, const Arrays& gy) override {
     return {run(kernels::mul_scalar, gy[0], s_)};
   }
+  CH_GRAPH_BACKWARD { return {mul_scalar(gy[0], s_)}; }
 
  private:
   double s_;

@@ -13,6 +13,7 @@ class Neg final : public Function {
     return {run(kernels::neg, in[0])};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {run(kernels::neg, gy[0])}; }
+  CH_GRAPH_BACKWARD { return {neg(gy[0])}; }
 };
 
 }  // namespace

@@ -19,6 +19,11 @@ class PowScalar final : public Function {  // x ** p
   Arrays backward(const Arrays& in, const Arrays& gy) override {
     return {run(kernels::pow_scalar_grad, gy[0], in[0], p_)};
   }
+  CH_GRAPH_BACKWARD {
+    if (p_ == 0) return {mul_scalar(gy[0], 0)};
+    return {
+        mul(gy[0], mul_scalar(p_ == 1 ? identity(inputs[0]) : pow_scalar(inputs[0], p_ - 1), p_))};
+  }
 
  private:
   double p_;
@@ -37,6 +42,7 @@ class RPowScalar final : public Function {  // s ** x
   Arrays backward(const Arrays&, const Arrays& gy) override {
     return {run(kernels::rpow_scalar_grad, gy[0], y_, std::log(s_))};
   }
+  CH_GRAPH_BACKWARD { return {mul(gy[0], mul_scalar(output_variable(self, 0, y_), std::log(s_)))}; }
 
  private:
   double s_;

@@ -15,6 +15,9 @@ class Sub final : public Function {
     Array neg_gy = run(kernels::neg, gy[0]);
     return {sum_to_shape(gy[0], in[0].shape()), sum_to_shape(neg_gy, in[1].shape())};
   }
+  CH_GRAPH_BACKWARD {
+    return {sum_to(gy[0], inputs[0]->data.shape()), sum_to(neg(gy[0]), inputs[1]->data.shape())};
+  }
 };
 
 class SubScalar final : public Function {  // x - s
@@ -26,6 +29,7 @@ class SubScalar final : public Function {  // x - s
     return {run(kernels::sub_scalar, in[0], s_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {gy[0]}; }
+  CH_GRAPH_BACKWARD { return {gy[0]}; }
 
  private:
   double s_;
@@ -40,6 +44,7 @@ class RSubScalar final : public Function {  // s - x
     return {run(kernels::rsub_scalar, in[0], s_)};
   }
   Arrays backward(const Arrays&, const Arrays& gy) override { return {run(kernels::neg, gy[0])}; }
+  CH_GRAPH_BACKWARD { return {neg(gy[0])}; }
 
  private:
   double s_;

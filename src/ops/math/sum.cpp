@@ -18,6 +18,7 @@ class Sum final : public Function {
   Arrays backward(const Arrays& in, const Arrays& gy) override {  // gx = gy broadcast to x
     return {broadcast_to_shape(gy[0], in[0].shape())};
   }
+  CH_GRAPH_BACKWARD { return {broadcast_to(gy[0], inputs[0]->data.shape())}; }
 };
 
 class SumAxis final : public Function {
@@ -44,13 +45,43 @@ class SumAxis final : public Function {
     kept[axis_] = 1;
     return {broadcast_to_shape(gy[0].reshaped(kept), in[0].shape())};
   }
+  CH_GRAPH_BACKWARD {
+    Shape kept = inputs[0]->data.shape();
+    kept[axis_] = 1;
+    return {broadcast_to(reshape(gy[0], kept), inputs[0]->data.shape())};
+  }
 
  private:
   int32_t axis_;
   bool keepdims_;
 };
 
+// sum_to: the backward of a broadcast, itself differentiable (its backward
+// broadcasts back).
+class SumTo final : public Function {
+ public:
+  explicit SumTo(const Shape& shape) : shape_(shape) {}
+  const char* name() const override { return "SumTo"; }
+  bool retains_input(size_t) const override { return false; }  // backward reads x's shape
+  Arrays forward(const Arrays& in) override {
+    check_float("sum_to", in[0]);
+    return {sum_to_shape(in[0], shape_)};
+  }
+  Arrays backward(const Arrays& in, const Arrays& gy) override {
+    return {broadcast_to_shape(gy[0], in[0].shape())};
+  }
+  CH_GRAPH_BACKWARD { return {broadcast_to(gy[0], inputs[0]->data.shape())}; }
+
+ private:
+  Shape shape_;
+};
+
 }  // namespace
+
+VarPtr sum_to(const VarPtr& x, const Shape& shape) {
+  if (x->data.shape() == shape) return x;
+  return apply1(std::make_shared<SumTo>(shape), {x});
+}
 
 VarPtr sum(const VarPtr& x) { return apply1(std::make_shared<Sum>(), {x}); }
 VarPtr sum_axis(const VarPtr& x, int32_t axis, bool keepdims) {

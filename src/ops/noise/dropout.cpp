@@ -32,6 +32,7 @@ class Dropout final : public Function {
     kernels::mul(gy[0], mask_, gx);
     return {gx};
   }
+  CH_GRAPH_BACKWARD { return {mul(gy[0], constant_variable(mask_))}; }
 
  private:
   double ratio_;

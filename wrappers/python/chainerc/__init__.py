@@ -14,7 +14,7 @@ from . import _capi
 from .errors import *  # noqa: F401,F403
 from . import errors
 from ._array import Array, from_dlpack, asarray
-from .variable import Variable
+from .variable import Variable, grad, no_backprop_mode, force_backprop_mode
 from .function import Function, FunctionNode
 from . import functions, gradient_check, testing, cuda, computational_graph
 

@@ -65,6 +65,9 @@ BackwardCallback = ctypes.CFUNCTYPE(
 EvalCallback = ctypes.CFUNCTYPE(c_int32, c_void_p, c_void_p)
 GraphCallback = ctypes.CFUNCTYPE(c_int32, c_void_p, POINTER(c_void_p), c_size_t,
                                  POINTER(c_void_p), c_size_t)
+GraphBackwardCallback = ctypes.CFUNCTYPE(
+    c_int32, c_void_p, c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_size_t,
+    POINTER(c_void_p), c_size_t, POINTER(c_void_p))
 
 
 class FunctionDef(ctypes.Structure):
@@ -79,12 +82,22 @@ class FunctionDef(ctypes.Structure):
         ("backward_gpu", BackwardCallback),
         ("user_data", c_void_p),
         ("destroy", DestroyCallback),
+        ("graph_backward", GraphBackwardCallback),  # version 2
+    ]
+
+
+class BackwardOptions(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_uint32),
+        ("retain_grad", c_int32),
+        ("enable_double_backprop", c_int32),
     ]
 
 
 CH_FLOAT32, CH_FLOAT64, CH_INT32 = 0, 1, 2
 CH_DEVICE_CPU, CH_DEVICE_CUDA = 1, 2
-CH_FUNCTION_DEF_VERSION = 1
+CH_FUNCTION_DEF_VERSION = 1  # raised to 2 below where the library knows graph_backward
+CH_BACKWARD_OPTIONS_VERSION = 1
 
 
 def _candidates():
@@ -189,6 +202,18 @@ _decl("ch_memory_stats_get", S, [POINTER(MemoryStats), Device])
 _decl("ch_memory_empty_cache", S, [Device])
 
 # --- variable.h -------------------------------------------------------------
+# Double backprop (optional: a library without it has version-1 definitions).
+_decl("ch_variable_backward_ex", S, [c_void_p, POINTER(BackwardOptions)], optional=True)
+_decl("ch_variable_grad_var", S, [PP, c_void_p], optional=True)
+_decl("ch_grad", S, [POINTER(c_void_p), POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_size_t,
+                     POINTER(c_void_p), POINTER(BackwardOptions)], optional=True)
+_decl("ch_config_set_enable_backprop", None, [c_int32], optional=True)
+_decl("ch_config_enable_backprop", c_int32, [], optional=True)
+_decl("ch_backprop_mode_push", S, [c_int32], optional=True)
+_decl("ch_backprop_mode_pop", S, [], optional=True)
+_decl("ch_backprop_mode_enabled", c_int32, [], optional=True)
+if has("ch_grad"):
+    CH_FUNCTION_DEF_VERSION = 2
 _decl("ch_variable_new", S, [PP, c_void_p, c_int32])
 _decl("ch_variable_retain", c_void_p, [c_void_p])
 _decl("ch_variable_release", S, [c_void_p])
@@ -284,6 +309,9 @@ _decl("ch_check_backward", S, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_
                                c_size_t, c_double, c_double, c_double])
 _decl("ch_check_backward_graph", S, [GraphCallback, c_void_p, POINTER(c_void_p), c_size_t,
                                      POINTER(c_void_p), c_size_t, c_double, c_double, c_double])
+_decl("ch_check_double_backward", S, [GraphCallback, c_void_p, POINTER(c_void_p), c_size_t,
+                                      POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_size_t,
+                                      c_double, c_double, c_double], optional=True)
 
 # --- config.h -----------------------------------------------------------------
 _decl("ch_config_set_train", None, [c_int32])

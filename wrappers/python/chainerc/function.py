@@ -122,6 +122,32 @@ _CALLBACKS = {s: (_make_backward(s) if s.startswith("backward") else _make_forwa
               for s in _SLOTS}
 
 
+def _graph_backward(user_data, ctx, inputs, n_in, outputs, n_out, grad_outputs, n_gout, gx):
+    try:
+        node = _objects[_ctx_user_data(ctx)]
+        xs = tuple([_new_var(lib.ch_variable_retain(inputs[i])) for i in range(n_in)])
+        ys = tuple([_new_var(lib.ch_variable_retain(outputs[i])) for i in range(n_out)])
+        gys = tuple([_new_var(lib.ch_variable_retain(grad_outputs[i])) for i in range(n_gout)])
+        gxs = node.backward_graph(xs, ys, gys)
+        gxs = _as_tuple(gxs, "%s.backward_graph" % type(node).__name__, "input gradients")
+        if len(gxs) != n_in:
+            raise ValueError("%s.backward_graph returned %d gradients for %d inputs"
+                             % (type(node).__name__, len(gxs), n_in))
+        for i, g in enumerate(gxs):
+            if g is None:
+                continue
+            if not isinstance(g, Variable):
+                raise TypeError("%s.backward_graph must return Variables (or None), got %r for "
+                                "input %d" % (type(node).__name__, type(g).__name__, i))
+            gx[i] = lib.ch_variable_retain(g._h)
+        return 0
+    except BaseException as e:
+        return _fail(e)
+
+
+_GRAPH_BACKWARD = _capi.immortal(_capi.GraphBackwardCallback(_graph_backward))
+
+
 class Function(object):
     """Function of variable(s) to variable(s) that leaves footprint to the
     output variables on application (chainer.Function).
@@ -135,6 +161,14 @@ class Function(object):
     takes GPU arrays back (made with cuda.empty_like, cuda.elementwise, ...).
     Calling the object copies it (shallowly) per application, so attributes set
     in forward are there in backward of the same application.
+
+    For double backprop (gradients of gradients), define
+    backward_graph(self, inputs, outputs, grad_outputs) over Variables, as
+    Chainer 7's FunctionNode.backward: it returns the input gradients as
+    Variables computed with chainerc functions (and other Functions), so
+    that they can be differentiated again. Without it, backward with
+    enable_double_backprop=True through the function raises GraphError
+    naming it.
 
     In backward, `self.needs_input_grad` (a tuple of bools, one per input)
     tells which inputs need a gradient (those whose variables have
@@ -278,6 +312,11 @@ class _FunctionHandle(object):
         if not any_forward:
             raise TypeError("%s defines none of forward, forward_cpu, forward_gpu"
                             % cls.__name__)
+        if getattr(cls, "backward_graph", None) is not None:
+            if d.version < 2:
+                raise NotImplementedError("%s.backward_graph: this libchainerc has no graph "
+                                          "backward (ch_function_def version 2)" % cls.__name__)
+            d.graph_backward = _GRAPH_BACKWARD
         key = _register(weakref.ref(fn))
         d.user_data = key
         d.destroy = _unregister_cb

@@ -142,6 +142,55 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def check_double_backward(func, x_data, y_grad, x_grad_grad, eps=1e-3, atol=1e-4, rtol=1e-3):
+    """Check `func`'s second derivative (Chainer's
+    gradient_check.check_double_backward): the first backward, taken with
+    enable_double_backprop, is checked as a function of (x, gy) against
+    numerical gradients, with x_grad_grad as the gradients of gx. func is a
+    callable taking Variables and returning a Variable or a tuple of them.
+    y_grad / x_grad_grad: arrays or tuples (None entries mean ones). Use
+    float64 data. Raises NotCloseError (or GraphError for a function without
+    a graph backward)."""
+    xs = _as_tuple(x_data)
+    gys = _as_tuple(y_grad)
+    ggs = _as_tuple(x_grad_grad)
+    if gys is None:
+        ys = func(*[Variable(_fresh(x)) for x in xs])
+        gys = (None,) * (len(ys) if isinstance(ys, (tuple, list)) else 1)
+        del ys
+
+    def build(user_data, inputs, n_in, outputs, n_out):
+        try:
+            vs = [_new_var(lib.ch_variable_retain(inputs[i])) for i in range(n_in)]
+            ys = func(*vs)
+            ys = tuple(ys) if isinstance(ys, (tuple, list)) else (ys,)
+            if len(ys) != n_out:
+                raise ValueError("check_double_backward: func returned %d outputs but %d output "
+                                 "gradients were given" % (len(ys), n_out))
+            for i, y in enumerate(ys):
+                outputs[i] = lib.ch_variable_retain(y._h)
+            return 0
+        except BaseException as e:
+            return _fail(e)
+
+    cb = _capi.GraphCallback(build)
+    hx, ax = _handles(xs)
+    hg = [None if g is None else _array.to_handle(_data_of(g)) for g in gys]
+    hgg = [] if ggs is None else [None if g is None else _array.to_handle(_data_of(g))
+                                  for g in ggs]
+    try:
+        ag = (c_void_p * len(hg))(*hg)
+        agg = (c_void_p * len(hgg))(*hgg) if hgg else None
+        st = lib.ch_check_double_backward(cb, None, ax, len(xs), ag, len(hg), agg, len(hgg),
+                                          eps, atol, rtol)
+    finally:
+        _release_all(hx)
+        _release_all(hg)
+        _release_all(hgg)
+    if st:
+        raise_status(st)
+
+
 def check_backward(func, x_data, y_grad=None, eps=1e-3, atol=1e-5, rtol=1e-4):
     """Check `func`'s backward against numerical gradients (Chainer's
     gradient_check.check_backward): raises NotCloseError naming the input and

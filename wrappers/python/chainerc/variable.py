@@ -249,13 +249,31 @@ class Variable(object):
             raise NotImplementedError("this libchainerc has no ch_variable_set_requires_grad")
         check(_set_requires_grad(self._h, 1 if value else 0))
 
-    def backward(self, retain_grad=False):
+    def backward(self, retain_grad=False, enable_double_backprop=False):
         """Error backpropagation from this variable (see Chainer's
         Variable.backward). If its data has one element and no grad is set,
-        the initial error is 1."""
-        st = lib.ch_variable_backward(self._h, 1 if retain_grad else 0)
+        the initial error is 1. With enable_double_backprop the gradients are
+        built as graphs: x.grad_var is then a Variable that can be
+        differentiated again (clear it with x.cleargrad() when done: it may
+        reference x)."""
+        if not enable_double_backprop:
+            st = lib.ch_variable_backward(self._h, 1 if retain_grad else 0)
+        else:
+            st = lib.ch_variable_backward_ex(self._h, byref(_options(retain_grad, True)))
         if st:
             raise_status(st)
+
+    @property
+    def grad_var(self):
+        """The gradient as a Variable (Chainer's grad_var), or None. After
+        backward(enable_double_backprop=True) it carries the gradient's graph."""
+        out = c_void_p()
+        check(lib.ch_variable_grad_var(byref(out), self._h))
+        return _new_var(out.value) if out.value else None
+
+    def cleargrad(self):
+        """Clear the gradient (Chainer's cleargrad)."""
+        check(lib.ch_variable_set_grad(self._h, None))
 
     def unchain_backward(self):
         """Delete the references to the functions and variables before this
@@ -342,6 +360,72 @@ class Variable(object):
         return self._other(other).__pow__(self)
 
     __hash__ = object.__hash__
+
+
+def _options(retain_grad, enable_double_backprop):
+    o = _capi.BackwardOptions()
+    o.version = _capi.CH_BACKWARD_OPTIONS_VERSION
+    o.retain_grad = 1 if retain_grad else 0
+    o.enable_double_backprop = 1 if enable_double_backprop else 0
+    return o
+
+
+def grad(outputs, inputs, grad_outputs=None, grad_inputs=None, set_grad=False,
+         retain_grad=False, enable_double_backprop=False):
+    """Chainer's chainer.grad: the gradients of `outputs` with respect to
+    `inputs` as a list of new Variables (None where no gradient reaches an
+    input). No variable's grad changes (intermediates' do with retain_grad).
+    With enable_double_backprop the results can be differentiated again."""
+    if grad_inputs is not None or set_grad:
+        raise NotImplementedError("chainerc.grad: grad_inputs and set_grad are not supported")
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    for v in outputs + inputs:
+        if not isinstance(v, Variable):
+            raise TypeError("chainerc.grad: outputs and inputs must be Variables, got %r"
+                            % type(v).__name__)
+    gys = None
+    if grad_outputs is not None:
+        grad_outputs = list(grad_outputs)
+        if len(grad_outputs) != len(outputs):
+            raise ValueError("chainerc.grad: %d outputs but %d grad_outputs"
+                             % (len(outputs), len(grad_outputs)))
+        grad_outputs = [g if g is None or isinstance(g, Variable) else Variable(g)
+                        for g in grad_outputs]
+        gys = (c_void_p * len(outputs))(*[None if g is None else g._h for g in grad_outputs])
+    ys = (c_void_p * len(outputs))(*[y._h for y in outputs])
+    xs = (c_void_p * max(len(inputs), 1))(*[x._h for x in inputs])
+    out = (c_void_p * max(len(inputs), 1))()
+    st = lib.ch_grad(out, ys, len(outputs), xs, len(inputs), gys,
+                     byref(_options(retain_grad, enable_double_backprop)))
+    if st:
+        raise_status(st)
+    return [_new_var(out[i]) if out[i] else None for i in range(len(inputs))]
+
+
+class _BackpropMode(object):
+    def __init__(self, enable):
+        self._enable = enable
+
+    def __enter__(self):
+        check(lib.ch_backprop_mode_push(self._enable))
+        return self
+
+    def __exit__(self, *exc):
+        check(lib.ch_backprop_mode_pop())
+        return False
+
+
+def no_backprop_mode():
+    """Context manager in which functions record no graph on this thread
+    (Chainer's no_backprop_mode)."""
+    return _BackpropMode(0)
+
+
+def force_backprop_mode():
+    """Context manager in which functions record a graph on this thread even
+    inside no_backprop_mode (Chainer's force_backprop_mode)."""
+    return _BackpropMode(1)
 
 
 def as_variable(x):

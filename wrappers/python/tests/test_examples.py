@@ -34,3 +34,10 @@ def test_mnist_example_log_and_graph(tmp_path):
         assert e["main/loss"] > 0 and e["validation/main/loss"] > 0
     dot = (tmp_path / "g.dot").read_text()
     assert (dot.count('shape="box"'), dot.count('shape="oval"'), dot.count("->")) == (6, 14, 19)
+
+
+def test_double_backprop_example():
+    out = subprocess.run([sys.executable, os.path.join(EXAMPLES, "double_backprop.py")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "double backprop example passed" in out.stdout

@@ -51,6 +51,7 @@ impl Function {
     pub fn new<T: FunctionImpl>(name: &str, imp: T) -> Result<Function> {
         let cname = CString::new(name)
             .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("function name {name:?} contains NUL")))?;
+        let graph = imp.has_graph_backward();
         let user: Box<Box<dyn FunctionImpl>> = Box::new(Box::new(imp));
         let user = Box::into_raw(user) as *mut c_void;
         let def = sys::ch_function_def {
@@ -64,6 +65,7 @@ impl Function {
             backward_gpu: Some(backward_trampoline::<2>),
             user_data: user,
             destroy: Some(destroy_impl),
+            graph_backward: if graph { Some(graph_backward_trampoline) } else { None },
         };
         let mut out = ptr::null_mut();
         let st = unsafe { sys::ch_function_new(&mut out, &def) };
@@ -321,6 +323,61 @@ pub trait FunctionImpl: Send + Sync + 'static {
     ) -> Result<Vec<Option<Array>>> {
         self.backward(ctx, inputs, outputs, grad_outputs)
     }
+    /// Whether `backward_graph` is implemented (asked once, by Function::new):
+    /// without it double backprop through the function is a Graph error.
+    fn has_graph_backward(&self) -> bool {
+        false
+    }
+    /// Backward over variables for double backprop (Chainer 7's
+    /// FunctionNode.backward): the input gradients built with chainerc
+    /// functions, so that they can be differentiated again.
+    fn backward_graph(
+        &self,
+        _inputs: &[Variable],
+        _outputs: &[Variable],
+        _grad_outputs: &[Variable],
+    ) -> Result<Vec<Option<Variable>>> {
+        Err(Error::new(ErrorKind::Graph, "backward_graph is not implemented".to_string()))
+    }
+}
+
+unsafe fn retained_variables(p: *const *mut sys::ch_variable, n: usize) -> Vec<Variable> {
+    if n == 0 || p.is_null() {
+        return Vec::new();
+    }
+    std::slice::from_raw_parts(p, n).iter().map(|&q| Variable::from_raw(sys::ch_variable_retain(q))).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn graph_backward_trampoline(
+    user: *mut c_void,
+    _ctx: *mut sys::ch_context,
+    inputs: *const *mut sys::ch_variable,
+    n_in: usize,
+    outputs: *const *mut sys::ch_variable,
+    n_out: usize,
+    gouts: *const *mut sys::ch_variable,
+    n_gout: usize,
+    grad_inputs: *mut *mut sys::ch_variable,
+) -> sys::ch_status {
+    guard(|| {
+        let imp = &**(user as *const Box<dyn FunctionImpl>);
+        let (i, o, g) =
+            (retained_variables(inputs, n_in), retained_variables(outputs, n_out), retained_variables(gouts, n_gout));
+        let grads = imp.backward_graph(&i, &o, &g)?;
+        if grads.len() > n_in {
+            return Err(Error::new(
+                ErrorKind::Callback,
+                format!("backward_graph returned {} gradients for {} inputs", grads.len(), n_in),
+            ));
+        }
+        for (k, gr) in grads.into_iter().enumerate() {
+            if let Some(gr) = gr {
+                *grad_inputs.add(k) = gr.into_raw();
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The borrowed handles as `&[Array]` without copying: Array is a

@@ -104,6 +104,44 @@ where
     })
 }
 
+/// Chainer's check_double_backward: the first backward of the graph `build`
+/// makes (taken with double backprop) is checked against numerical gradients,
+/// then as a function of (inputs, output gradients) its own backward, with
+/// `grad_grad_inputs` (empty, or one per input; None means ones) as the
+/// gradients of the input gradients. Use f64 inputs.
+pub fn check_double_backward<F>(
+    build: F,
+    inputs: &[&Array],
+    grad_outputs: &[Option<&Array>],
+    grad_grad_inputs: &[Option<&Array>],
+    tol: Tolerance,
+) -> Result<()>
+where
+    F: Fn(&[Variable]) -> Result<Vec<Variable>>,
+{
+    let ins = ptrs(inputs);
+    let gos: Vec<*mut sys::ch_array> = grad_outputs.iter().map(|g| g.map_or(ptr::null_mut(), |a| a.as_ptr())).collect();
+    let ggs: Vec<*mut sys::ch_array> =
+        grad_grad_inputs.iter().map(|g| g.map_or(ptr::null_mut(), |a| a.as_ptr())).collect();
+    let f: &GraphFn = &build;
+    let user = &f as *const &GraphFn as *mut c_void;
+    check(unsafe {
+        sys::ch_check_double_backward(
+            Some(graph_trampoline),
+            user,
+            ins.as_ptr(),
+            ins.len(),
+            gos.as_ptr(),
+            gos.len(),
+            if ggs.is_empty() { ptr::null() } else { ggs.as_ptr() },
+            ggs.len(),
+            tol.eps,
+            tol.atol,
+            tol.rtol,
+        )
+    })
+}
+
 type EvalFn<'a> = dyn Fn() -> Result<Vec<Array>> + 'a;
 
 unsafe extern "C" fn eval_trampoline(user: *mut c_void, ctx: *mut sys::ch_context) -> sys::ch_status {

@@ -35,11 +35,14 @@ pub use device::{DeviceScope, Stream};
 pub use error::{Cause, Error, ErrorKind, Result};
 pub use function::{Context, Function, FunctionImpl, Parameter};
 pub use function_set::{FunctionSet, NamedParameter};
-pub use gradient_check::{check_backward, check_backward_graph, numerical_grad, Tolerance};
+pub use gradient_check::{check_backward, check_backward_graph, check_double_backward, numerical_grad, Tolerance};
 pub use kernel::{ElementwiseKernel, ReductionKernel};
 pub use optimizer::{Optimizer, OptimizerImpl};
 pub use serializers::{load_npz_array, read_idx, save_npz_arrays};
-pub use variable::{graph_dot, GraphDotOptions, Variable};
+pub use variable::{
+    backprop_mode_enabled, enable_backprop, grad, graph_dot, set_enable_backprop, GraphDotOptions, NoBackpropMode,
+    Variable,
+};
 
 pub use chainerc_sys as sys;
 

@@ -114,6 +114,24 @@ impl Variable {
     pub fn backward_retain_grad(&self) -> Result<()> {
         check(unsafe { sys::ch_variable_backward(self.as_ptr(), 1) })
     }
+    /// Backward with gradients built as graphs (Chainer's
+    /// backward(enable_double_backprop=True)): read them with grad_var() and
+    /// differentiate them again. Clear a root's grad (set_grad(None)) when
+    /// done: its grad_var may reference it.
+    pub fn backward_double(&self, retain_grad: bool) -> Result<()> {
+        let o = sys::ch_backward_options {
+            version: sys::CH_BACKWARD_OPTIONS_VERSION as u32,
+            retain_grad: retain_grad as i32,
+            enable_double_backprop: 1,
+        };
+        check(unsafe { sys::ch_variable_backward_ex(self.as_ptr(), &o) })
+    }
+    /// The gradient as a variable (Chainer's grad_var), None when there is none.
+    pub fn grad_var(&self) -> Result<Option<Variable>> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::ch_variable_grad_var(&mut out, self.as_ptr()) })?;
+        Ok(if out.is_null() { None } else { Some(unsafe { Variable::from_raw(out) }) })
+    }
     /// Cut the graph behind this variable (truncated BPTT).
     pub fn unchain_backward(&self) -> Result<()> {
         check(unsafe { sys::ch_variable_unchain_backward(self.as_ptr()) })
@@ -337,4 +355,57 @@ pub fn graph_dot(outputs: &[&Variable], options: &GraphDotOptions) -> Result<Str
     let text = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
     unsafe { sys::ch_string_free(out) };
     Ok(text)
+}
+
+/// Chainer's chainer.grad: the gradients of `outputs` with respect to
+/// `inputs` as new variables (None where none reaches an input); no grad field
+/// changes. With `enable_double_backprop` they can be differentiated again.
+pub fn grad(
+    outputs: &[&Variable],
+    inputs: &[&Variable],
+    enable_double_backprop: bool,
+) -> Result<Vec<Option<Variable>>> {
+    let ys: Vec<*mut sys::ch_variable> = outputs.iter().map(|v| v.as_ptr()).collect();
+    let xs: Vec<*mut sys::ch_variable> = inputs.iter().map(|v| v.as_ptr()).collect();
+    let mut out: Vec<*mut sys::ch_variable> = vec![ptr::null_mut(); xs.len()];
+    let o = sys::ch_backward_options {
+        version: sys::CH_BACKWARD_OPTIONS_VERSION as u32,
+        retain_grad: 0,
+        enable_double_backprop: enable_double_backprop as i32,
+    };
+    check(unsafe { sys::ch_grad(out.as_mut_ptr(), ys.as_ptr(), ys.len(), xs.as_ptr(), xs.len(), ptr::null(), &o) })?;
+    Ok(out.into_iter().map(|p| if p.is_null() { None } else { Some(unsafe { Variable::from_raw(p) }) }).collect())
+}
+
+/// A scope in which functions record no graph on this thread (Chainer's
+/// no_backprop_mode); ended when dropped.
+pub struct NoBackpropMode(());
+
+impl NoBackpropMode {
+    pub fn new() -> Result<NoBackpropMode> {
+        check(unsafe { sys::ch_backprop_mode_push(0) })?;
+        Ok(NoBackpropMode(()))
+    }
+}
+
+impl Drop for NoBackpropMode {
+    fn drop(&mut self) {
+        unsafe {
+            sys::ch_backprop_mode_pop();
+        }
+    }
+}
+
+/// Switch graph recording process-wide (Chainer's config.enable_backprop);
+/// NoBackpropMode scopes take precedence on their thread.
+pub fn set_enable_backprop(enable: bool) {
+    unsafe { sys::ch_config_set_enable_backprop(enable as i32) }
+}
+/// The process-wide switch.
+pub fn enable_backprop() -> bool {
+    unsafe { sys::ch_config_enable_backprop() != 0 }
+}
+/// Whether recording is on for the calling thread now.
+pub fn backprop_mode_enabled() -> bool {
+    unsafe { sys::ch_backprop_mode_enabled() != 0 }
 }

@@ -169,3 +169,40 @@ for _name in ("max_pooling_2d", "average_pooling_2d", "transpose", "concat", "co
     if hasattr(_nn, _name):
         globals()[_name] = getattr(_nn, _name)
 from ._link import *  # noqa: E402,F401,F403
+
+
+# --- Chainer 1.x call signatures -------------------------------------------------------
+# The seed's relu, sigmoid, tanh, softmax, softmax_cross_entropy and the
+# poolings take use_cudnn=True; use_cudnn=False runs the call with cuDNN off
+# (ch_config_set_use_cudnn, restored afterwards), as Chainer 1.x did.
+def _with_use_cudnn(f):
+    import functools
+
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        use_cudnn = kwargs.pop("use_cudnn", True)
+        if use_cudnn or not _capi.has("ch_config_set_use_cudnn"):
+            return f(*args, **kwargs)
+        before = lib.ch_config_use_cudnn()
+        lib.ch_config_set_use_cudnn(0)
+        try:
+            return f(*args, **kwargs)
+        finally:
+            lib.ch_config_set_use_cudnn(before)
+    return call
+
+
+for _name in ("relu", "sigmoid", "tanh", "softmax", "softmax_cross_entropy", "max_pooling_2d",
+              "average_pooling_2d"):
+    if _name in globals():
+        globals()[_name] = _with_use_cudnn(globals()[_name])
+
+if "identity" in globals():
+    _identity1 = identity
+
+    def identity(*inputs):
+        """Returns its inputs (a tuple for several); gradients pass through
+        (Chainer 1.x's identity(*inputs))."""
+        if len(inputs) == 1:
+            return _identity1(inputs[0])
+        return tuple(_identity1(x) for x in inputs)

@@ -68,6 +68,7 @@ pub type ch_oom_hook = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, ch_d
 
 // ---- variable.h
 pub const CH_GRAPH_DOT_OPTIONS_VERSION: i32 = 1;
+pub const CH_BACKWARD_OPTIONS_VERSION: i32 = 1;
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ch_graph_dot_options {
@@ -76,11 +77,19 @@ pub struct ch_graph_dot_options {
     pub rankdir: *const ::std::os::raw::c_char,
     pub output_names: *const *const ::std::os::raw::c_char,
 }
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ch_backward_options {
+    pub version: u32,
+    pub retain_grad: i32,
+    pub enable_double_backprop: i32,
+}
 
 // ---- function.h
-pub const CH_FUNCTION_DEF_VERSION: i32 = 1;
+pub const CH_FUNCTION_DEF_VERSION: i32 = 2;
 pub type ch_forward_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_context, *const *mut ch_array, usize) -> ch_status>;
 pub type ch_backward_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_context, *const *mut ch_array, usize, *const *mut ch_array, usize, *const *mut ch_array, usize) -> ch_status>;
+pub type ch_graph_backward_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_context, *const *mut ch_variable, usize, *const *mut ch_variable, usize, *const *mut ch_variable, usize, *mut *mut ch_variable) -> ch_status>;
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ch_function_def {
@@ -94,6 +103,7 @@ pub struct ch_function_def {
     pub backward_gpu: ch_backward_callback,
     pub user_data: *mut ::std::ffi::c_void,
     pub destroy: Option<unsafe extern "C" fn(*mut ::std::ffi::c_void)>,
+    pub graph_backward: ch_graph_backward_callback,
 }
 
 // ---- functions.h
@@ -254,6 +264,14 @@ extern "C" {
     pub fn ch_variable_unchain_backward(variable: *mut ch_variable) -> ch_status;
     pub fn ch_variable_graph_dot(out: *mut *mut ::std::os::raw::c_char, outputs: *const *mut ch_variable, n_outputs: usize, options: *const ch_graph_dot_options) -> ch_status;
     pub fn ch_string_free(s: *mut ::std::os::raw::c_char);
+    pub fn ch_variable_backward_ex(variable: *mut ch_variable, options: *const ch_backward_options) -> ch_status;
+    pub fn ch_variable_grad_var(out: *mut *mut ch_variable, variable: *const ch_variable) -> ch_status;
+    pub fn ch_grad(out: *mut *mut ch_variable, outputs: *const *mut ch_variable, n_outputs: usize, inputs: *const *mut ch_variable, n_inputs: usize, grad_outputs: *const *mut ch_variable, options: *const ch_backward_options) -> ch_status;
+    pub fn ch_config_set_enable_backprop(enable: i32);
+    pub fn ch_config_enable_backprop() -> i32;
+    pub fn ch_backprop_mode_push(enable: i32) -> ch_status;
+    pub fn ch_backprop_mode_pop() -> ch_status;
+    pub fn ch_backprop_mode_enabled() -> i32;
     pub fn ch_function_new(out: *mut *mut ch_function, def: *const ch_function_def) -> ch_status;
     pub fn ch_function_retain(function: *mut ch_function) -> *mut ch_function;
     pub fn ch_function_release(function: *mut ch_function) -> ch_status;
@@ -333,6 +351,7 @@ extern "C" {
     pub fn ch_allclose(a: *const ch_array, b: *const ch_array, atol: f64, rtol: f64, report: *mut ch_allclose_report) -> ch_status;
     pub fn ch_check_backward(function: *mut ch_function, inputs: *const *mut ch_array, n_inputs: usize, grad_outputs: *const *mut ch_array, n_grad_outputs: usize, eps: f64, atol: f64, rtol: f64) -> ch_status;
     pub fn ch_check_backward_graph(build: ch_graph_callback, user_data: *mut ::std::ffi::c_void, inputs: *const *mut ch_array, n_inputs: usize, grad_outputs: *const *mut ch_array, n_grad_outputs: usize, eps: f64, atol: f64, rtol: f64) -> ch_status;
+    pub fn ch_check_double_backward(build: ch_graph_callback, user_data: *mut ::std::ffi::c_void, inputs: *const *mut ch_array, n_inputs: usize, grad_outputs: *const *mut ch_array, n_grad_outputs: usize, grad_grad_inputs: *const *mut ch_array, n_grad_grad_inputs: usize, eps: f64, atol: f64, rtol: f64) -> ch_status;
     pub fn ch_config_set_train(train: i32);
     pub fn ch_config_train() -> i32;
     pub fn ch_config_set_num_threads(n: i32) -> ch_status;
