@@ -45,5 +45,6 @@ TEST(FuzzCorpus, Idx) { replay("idx", ch_fuzz_idx); }
 TEST(FuzzCorpus, Npz) { replay("npz", ch_fuzz_npz); }
 TEST(FuzzCorpus, UserKernel) { replay("user_kernel", ch_fuzz_user_kernel); }
 TEST(FuzzCorpus, Sequence) { replay("sequence", ch_fuzz_sequence); }
+TEST(FuzzCorpus, Reentry) { replay("reentry", ch_fuzz_reentry); }
 
 }  // namespace
