@@ -113,6 +113,11 @@ int64_t checked_mul(int64_t a, int64_t b, const char* who, const char* what) {
   return r;
 }
 
+bool window_fits(int64_t in, int64_t k, int64_t p) {
+  __extension__ typedef __int128 wide;
+  return wide{in} + 2 * wide{p} >= wide{k};
+}
+
 int64_t window_count(int64_t in, int64_t k, int64_t s, int64_t p, bool cover_all, const char* who,
                      const char* axis) {
   if (in < 0 || k <= 0 || s <= 0 || p < 0 || in > kMaxExtent || k > kMaxExtent || s > kMaxExtent ||
@@ -127,10 +132,10 @@ int64_t window_count(int64_t in, int64_t k, int64_t s, int64_t p, bool cover_all
   if (padded > kMaxExtent)
     fail(CH_ERR_SHAPE, who, ": the padded ", axis, " extent (", in, " with pad ", p,
          " on each side", cover_all ? " and the stride's overhang" : "", ") passes 2**62");
-  const wide span = padded - k;
-  if (span < 0)
+  if (!window_fits(in, k, p))
     fail(CH_ERR_SHAPE, who, ": the ", axis, " window ", k, " is larger than the padded extent (",
          in, " with pad ", p, " on each side)");
+  const wide span = padded - k;
   return static_cast<int64_t>(span / s + 1);
 }
 

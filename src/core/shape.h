@@ -59,6 +59,8 @@ int64_t checked_mul(int64_t a, int64_t b, const char* who, const char* what);
 // Error (CH_ERR_INVALID_ARGUMENT for a non-positive window or stride or any
 // value past 2**62, CH_ERR_SHAPE for a window larger than the padded extent
 // or a padded extent past 2**62) instead of overflow, naming `who` and `axis` ("height").
+// Whether a window k fits the extent `in` padded by p on each side (no overflow).
+bool window_fits(int64_t in, int64_t k, int64_t p);
 int64_t window_count(int64_t in, int64_t k, int64_t s, int64_t p, bool cover_all, const char* who,
                      const char* axis);
 

@@ -90,6 +90,9 @@ class Convolution2D final : public Function {
     g.ph = c_.ph;
     g.pw = c_.pw;
     const char* who = "convolution_2d";
+    if (!window_fits(g.h, g.kh, g.ph) || !window_fits(g.w, g.kw, g.pw))
+      fail(CH_ERR_SHAPE, who, ": the ", c_.kh, "x", c_.kw, " kernel is larger than the padded ",
+           g.h, "x", g.w, " input (pad ", c_.ph, ", ", c_.pw, ")");
     g.oh = window_count(g.h, g.kh, g.sy, g.ph, false, who, "height");
     g.ow = window_count(g.w, g.kw, g.sx, g.pw, false, who, "width");
     // The kernels' column buffer holds (c * kh * kw) x (oh * ow) elements.

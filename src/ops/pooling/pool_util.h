@@ -49,6 +49,9 @@ inline void bind_pool(Pool2D& p, const char* who, const Array& x) {
   p.c = x.shape()[1];
   p.h = x.shape()[2];
   p.w = x.shape()[3];
+  if (!window_fits(p.h, p.kh, p.ph) || !window_fits(p.w, p.kw, p.pw))
+    fail(CH_ERR_SHAPE, who, ": the ", p.kh, "x", p.kw, " window is larger than the padded ", p.h,
+         "x", p.w, " input (pad ", p.ph, ", ", p.pw, ")");
   p.oh = pool_out_size(p.h, p.kh, p.sy, p.ph, p.cover_all, who, "height");
   p.ow = pool_out_size(p.w, p.kw, p.sx, p.pw, p.cover_all, who, "width");
 }
