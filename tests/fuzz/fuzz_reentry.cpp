@@ -11,7 +11,7 @@
 //    pooling and convolution windows, strides and pads: a call either
 //    succeeds or fails with a status and a message; empty arrays with huge
 //    extents must finish at once (libFuzzer's -timeout catches a hang).
-// Host allocations above 64 MiB are refused (as the system would refuse
+// Host allocations above 4 MiB are refused (as the system would refuse
 // them: CH_ERR_OUT_OF_MEMORY), so an extreme shape never reaches malloc.
 #include <array>
 #include <cstring>
@@ -214,7 +214,7 @@ int64_t count_of(const int64_t* shape, int32_t nd) {
 
 int ch_fuzz_reentry(const uint8_t* data, size_t size) {
   static const bool once = [] {
-    chainerc::testing::refuse_system_allocations_above(size_t{64} << 20);
+    chainerc::testing::refuse_system_allocations_above(size_t{4} << 20);
     return true;
   }();
   (void)once;
