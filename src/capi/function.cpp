@@ -136,7 +136,7 @@ ch_status ch_function_output(ch_variable** out, const ch_function* function, siz
   VarPtr y = f->outputs[index].lock();
   if (!y) return CH_OK;  // *out stays NULL once the output is gone
   std::lock_guard<std::mutex> lock(variable_release_mutex());
-  *out = new_variable_handle(std::move(y));
+  *out = new_variable_handle(y);  // y outlives the lock: its last reference never goes under it
   CH_API_END
 }
 

@@ -1,7 +1,5 @@
 #include "handles.h"
 
-#include <sys/mman.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -16,30 +14,48 @@
 namespace chainerc {
 namespace {
 
-constexpr int kGenBits = 14;  // generations before a slot's handles repeat
-constexpr uint64_t kGenMask = (uint64_t{1} << kGenBits) - 1;
+// A handle's value: a tag in the top nine bits, the slot's generation in the
+// next 33 and the slot index in the low 22. With bits 55 to 63 set it is a
+// kernel address on x86-64 (or not canonical) and on AArch64 (bit 55 selects
+// the kernel's translation table, whatever the top byte says): it never
+// names user memory, so it is never dereferenced by mistake and never taken
+// for a pointer into a garbage-collected heap.
 constexpr int kIndexBits = 22;  // up to 4M live handles
-constexpr uint64_t kRange = uint64_t{1} << (kGenBits + kIndexBits);
+constexpr int kGenBits = 33;
+constexpr uint64_t kGenMax = (uint64_t{1} << kGenBits) - 1;  // generations 1 .. kGenMax
+constexpr uint64_t kTag = ~uint64_t{0} << (kIndexBits + kGenBits);
+constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+static_assert(kIndexBits + kGenBits == 55, "the tag must cover bits 55 to 63");
 constexpr uint32_t kChunkBits = 10;  // 1,024 slots (32 KiB) a chunk: a process that only ever has
-                                     // a few thousand handles holds a few chunks, not 512 KiB
+                                     // a few thousand handles holds a few chunks, not 128 MiB
 constexpr uint32_t kChunkSize = 1u << kChunkBits;
 constexpr uint32_t kMaxChunks = (1u << kIndexBits) / kChunkSize;
-// A freed slot is reused only once this many others are waiting, so a stale
-// handle is caught for a long time before its slot's generation wraps: for at
-// least kReuseDelay << kGenBits (16.7M) releases. Each waiting slot keeps the
-// table larger (4,096 kept 160 KiB of chunks and the queue in a training loop
-// that holds a dozen handles, 0.15 MiB of the small MLP's 1.2 MiB heap).
+// The guarantee: a handle value is issued at most once in a process. A slot
+// takes generations 1 .. kGenMax, one per handle it holds, and a slot whose
+// generations are spent is retired: never reused. A released handle so stays
+// released (CH_ERR_RELEASED_HANDLE) for the life of the process, however
+// many handles come after it. Reaching the end takes kGenMax (8.6e9) reuses
+// of each of the 4M slots, 3.6e16 handles; then handle_new fails with
+// CH_ERR_OUT_OF_MEMORY rather than issue a value twice.
+// A freed slot waits until this many others are waiting before it is
+// reused (first in, first out): a stale handle then points at a slot that
+// is usually empty, and a slot's generations last longer. Each waiting slot
+// keeps the table larger (4,096 kept 160 KiB of chunks and the queue in a
+// training loop that holds a dozen handles).
 constexpr size_t kReuseDelay = 1024;
 
 struct Slot {
-  std::atomic<uint32_t> gen{0};  // 0 = never used; live handles have gen >= 1
+  // The generation of the handle the slot holds or last held: 0 = never
+  // used; a live handle's gen has kLive set (a released one's does not).
+  std::atomic<uint64_t> gen{0};
   std::atomic<uint32_t> refs{0};
   HandleKind kind{};
   std::shared_ptr<void> object;
 };
 
+constexpr uint64_t kLive = uint64_t{1} << 63;
+
 struct Table {
-  uintptr_t base = 0;
   std::atomic<Slot*> chunks[kMaxChunks] = {};
   std::mutex mutex;  // guards allocation, the free list and chunk creation
   std::deque<uint32_t> free_slots;
@@ -47,12 +63,6 @@ struct Table {
   std::atomic<int64_t> live[kHandleKindCount] = {};
 
   Table() {
-    void* p = mmap(nullptr, kRange, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-      std::fprintf(stderr, "chainerc: cannot reserve the handle address range\n");
-      std::abort();
-    }
-    base = reinterpret_cast<uintptr_t>(p);
     if (const char* env = std::getenv("CH_LEAK_REPORT"); env && env[0] == '1')
       std::atexit([] { handle_report_live(); });
   }
@@ -68,16 +78,15 @@ Slot* slot_at(Table& t, uint32_t index) {
   return chunk ? &chunk[index & (kChunkSize - 1)] : nullptr;
 }
 
-// Decode a handle into its slot if the generation matches (any kind).
-Slot* decode(const void* handle, uint32_t* gen_out) noexcept {
+// Decode a handle into its slot if it is live with that generation (any kind).
+Slot* decode(const void* handle, uint64_t* gen_out) noexcept {
   Table& t = table();
-  uintptr_t h = reinterpret_cast<uintptr_t>(handle);
-  if (h < t.base || h >= t.base + kRange) return nullptr;
-  uint64_t off = h - t.base;
-  uint32_t gen = static_cast<uint32_t>(off & kGenMask);
-  uint32_t index = static_cast<uint32_t>(off >> kGenBits);
+  const uint64_t h = reinterpret_cast<uintptr_t>(handle);
+  if ((h & kTag) != kTag) return nullptr;
+  const uint64_t gen = (h & ~kTag) >> kIndexBits;
+  const uint32_t index = static_cast<uint32_t>(h & kIndexMask);
   Slot* s = slot_at(t, index);
-  if (!s || gen == 0 || s->gen.load(std::memory_order_acquire) != gen) return nullptr;
+  if (!s || gen == 0 || s->gen.load(std::memory_order_acquire) != (gen | kLive)) return nullptr;
   if (gen_out) *gen_out = gen;
   return s;
 }
@@ -110,8 +119,8 @@ std::string describe(HandleKind kind, const void* object) {
   return "";
 }
 
-void* encode(uint32_t index, uint32_t gen) {
-  return reinterpret_cast<void*>(table().base + ((uint64_t{index} << kGenBits) | gen));
+void* encode(uint32_t index, uint64_t gen) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(kTag | (gen << kIndexBits) | index));
 }
 
 }  // namespace
@@ -148,7 +157,8 @@ void* handle_new(HandleKind kind, std::shared_ptr<void> object) {
     std::lock_guard<std::mutex> lock(t.mutex);
     if (t.free_slots.size() > kReuseDelay || t.next_fresh >= kMaxChunks * kChunkSize) {
       if (t.free_slots.empty())
-        fail(CH_ERR_OUT_OF_MEMORY, "too many live handles (", kMaxChunks * kChunkSize, ")");
+        fail(CH_ERR_OUT_OF_MEMORY, "no handle left: ", kMaxChunks * kChunkSize,
+             " slots are live or retired (each slot's handle values are used once only)");
       index = t.free_slots.front();
       t.free_slots.pop_front();
     } else {
@@ -161,9 +171,9 @@ void* handle_new(HandleKind kind, std::shared_ptr<void> object) {
     s->kind = kind;
     s->object = std::move(object);
     s->refs.store(1, std::memory_order_relaxed);
-    uint32_t gen = (s->gen.load(std::memory_order_relaxed) & kGenMask) + 1;
-    if (gen > kGenMask) gen = 1;
-    s->gen.store(gen, std::memory_order_release);
+    // Free slots have generations left (spent ones are retired on release).
+    const uint64_t gen = (s->gen.load(std::memory_order_relaxed) & ~kLive) + 1;
+    s->gen.store(gen | kLive, std::memory_order_release);
     t.live[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
     return encode(index, gen);
   }
@@ -199,7 +209,7 @@ bool handle_retain(const void* handle, HandleKind kind) noexcept {
 void handle_release(const void* handle, HandleKind kind, const char* who) {
   if (!handle) return;
   Table& t = table();
-  uint32_t gen = 0;
+  uint64_t gen = 0;
   Slot* s = decode(handle, &gen);
   if (!s || s->kind != kind)
     fail(CH_ERR_RELEASED_HANDLE, who, ": ", handle, " is not a live ", handle_kind_name(kind),
@@ -208,14 +218,16 @@ void handle_release(const void* handle, HandleKind kind, const char* who) {
   std::shared_ptr<void> doomed;
   {
     std::lock_guard<std::mutex> lock(t.mutex);
-    // Bump the generation first so the handle is dead before the object goes.
-    s->gen.store(gen == kGenMask ? kGenMask + 1 : gen + 1, std::memory_order_release);
+    // Dead before the object goes: the generation stays, without kLive.
+    s->gen.store(gen, std::memory_order_release);
     doomed = std::move(s->object);
-    uintptr_t off = reinterpret_cast<uintptr_t>(handle) - t.base;
-    try {
-      t.free_slots.push_back(static_cast<uint32_t>(off >> kGenBits));
-    } catch (...) {
-      // the slot is lost for reuse; it stays dead
+    if (gen < kGenMax) {  // a slot whose generations are spent is retired
+      try {
+        t.free_slots.push_back(
+            static_cast<uint32_t>(reinterpret_cast<uintptr_t>(handle) & kIndexMask));
+      } catch (...) {
+        // the slot is lost for reuse; it stays dead
+      }
     }
     t.live[static_cast<int>(kind)].fetch_sub(1, std::memory_order_relaxed);
   }
@@ -247,7 +259,7 @@ void handle_report_live() noexcept {
     } catch (...) {
     }
     std::fprintf(stderr, "chainerc: live %s %p (%u references): %s\n", handle_kind_name(s->kind),
-                 encode(i, s->gen.load() & kGenMask), s->refs.load(), what.c_str());
+                 encode(i, s->gen.load() & ~kLive), s->refs.load(), what.c_str());
   }
   std::fprintf(stderr, "chainerc: %lld live handle(s)\n", static_cast<long long>(n));
 }

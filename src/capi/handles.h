@@ -1,12 +1,13 @@
 // The handle table behind every opaque C handle.
 //
 // A handle is not a pointer to the object: it encodes a slot index and the
-// slot's generation inside an address range chainerc reserves (PROT_NONE, so
-// it is never dereferenced and never collides with a garbage-collected heap).
-// Looking a handle up checks the generation and kind, so NULL, released and
-// wrong-kind handles are reported instead of crashing. Each slot holds one
-// strong reference to its object plus the handle's own reference count
-// (retain/release).
+// slot's generation in a value that is a kernel address (never user memory,
+// so it is never dereferenced and never collides with a garbage-collected
+// heap). Looking a handle up checks the generation and kind, so NULL,
+// released and wrong-kind handles are reported instead of crashing. A handle
+// value is issued at most once in a process (handles.cpp): a released handle
+// never names another object. Each slot holds one strong reference to its
+// object plus the handle's own reference count (retain/release).
 #pragma once
 
 #include <cstdint>

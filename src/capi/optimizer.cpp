@@ -166,7 +166,11 @@ int64_t ch_optimizer_epoch(const ch_optimizer* optimizer) {
 
 ch_status ch_optimizer_new_epoch(ch_optimizer* optimizer) {
   CH_API_BEGIN
-  ++optimizer_of(optimizer, __func__, "optimizer")->epoch;
+  OptimizerPtr o = optimizer_of(optimizer, __func__, "optimizer");
+  if (o->epoch == INT64_MAX)
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": the epoch count is ", o->epoch,
+         ", the largest; another epoch would wrap it");
+  ++o->epoch;
   CH_API_END
 }
 

@@ -41,10 +41,15 @@ ch_status ch_variable_data(ch_array** out, const ch_variable* variable) {
 ch_status ch_variable_set_data(ch_variable* variable, ch_array* data) {
   CH_API_BEGIN
   VarPtr v = variable_of(variable, __func__, "variable");
-  const Array& a = array_of(data, __func__, "data");
-  std::lock_guard<std::mutex> lock(variable_release_mutex());
-  v->data = a;
-  v->data_released = false;
+  Array old = array_of(data, __func__, "data");  // the new data, then the one replaced
+  {
+    std::lock_guard<std::mutex> lock(variable_release_mutex());
+    std::swap(v->data, old);
+    v->data_released = false;
+  }
+  // The replaced data goes outside the lock: its buffer's release callback
+  // may release other variables (variable_handle_destroyed takes the lock).
+  old = Array();
   CH_API_END
 }
 

@@ -99,6 +99,12 @@ void backward(const VarPtr& root, bool retain_grad) {
   push(root->creator);
 
   Arrays in, gouts;
+  // The inputs as the node had them when its backward was called: the
+  // callback may unchain the node (ch_function_unchain on its context's
+  // function, ch_variable_unchain_backward on an output), which empties
+  // f->inputs; its gradients still go to the inputs it had, as in Chainer,
+  // whose backward holds func.inputs across the call.
+  std::vector<VarPtr> xs;
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end());
     FuncPtr f = std::move(heap.back().f);
@@ -137,6 +143,7 @@ void backward(const VarPtr& root, bool retain_grad) {
     for (size_t i = 0; i < f->outputs.size(); ++i)
       gouts.push_back(output_grad(*f, i, epoch, retain_grad, root));
 
+    xs.assign(f->inputs.begin(), f->inputs.end());
     Arrays gxs;
     try {
       gxs = f->backward(in, gouts);
@@ -146,9 +153,9 @@ void backward(const VarPtr& root, bool retain_grad) {
           if (y->grad_epoch == epoch && !y->grad.defined()) y->grad = gouts[i];
       throw;
     }
-    if (gxs.size() != f->inputs.size())
+    if (gxs.size() != xs.size())
       fail(CH_ERR_CALLBACK, "function '", f->name(), "' backward returned ", gxs.size(),
-           " gradients for ", f->inputs.size(), " inputs");
+           " gradients for ", xs.size(), " inputs");
     for (size_t i = 0; i < gxs.size(); ++i)
       if (gxs[i].defined()) check_grad(*f, i, gxs[i], in[i]);
 
@@ -158,11 +165,12 @@ void backward(const VarPtr& root, bool retain_grad) {
           if (y != root) y->grad = Array();
 
     for (size_t i = 0; i < gxs.size(); ++i) {
-      if (!gxs[i].defined() || !f->inputs[i]->requires_grad) continue;
-      VariableImpl& x = *f->inputs[i];
+      if (!gxs[i].defined() || !xs[i]->requires_grad) continue;
+      VariableImpl& x = *xs[i];
       accumulate(x, std::move(gxs[i]), epoch);
       if (x.creator && x.creator->visit_epoch != epoch) push(x.creator);
     }
+    xs.clear();  // no reference outlives this node's step
   }
 }
 

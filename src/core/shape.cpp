@@ -29,6 +29,9 @@ size_t Shape::checked_nbytes(size_t itemsize, const char* who) const {
   uint64_t n = itemsize;
   bool zero = false, over = false;
   for (int32_t i = 0; i < ndim_; ++i) {
+    if (dims_[i] < 0)
+      fail(CH_ERR_SHAPE, who, ": shape ", to_string(), " has the negative extent ", dims_[i],
+           " on axis ", i);
     if (dims_[i] == 0) zero = true;
     if (over || __builtin_mul_overflow(n, static_cast<uint64_t>(dims_[i]), &n) || n > kLimit)
       over = true;
@@ -41,8 +44,15 @@ size_t Shape::checked_nbytes(size_t itemsize, const char* who) const {
 }
 
 int64_t Shape::size() const {
+  // Zero first: (2**40, 2**40, 0) has no elements, and its leading product
+  // must not be formed (it overflows).
+  for (int32_t i = 0; i < ndim_; ++i)
+    if (dims_[i] == 0) return 0;
   int64_t n = 1;
-  for (int32_t i = 0; i < ndim_; ++i) n *= dims_[i];
+  for (int32_t i = 0; i < ndim_; ++i)
+    if (dims_[i] < 0 || __builtin_mul_overflow(n, dims_[i], &n))
+      fail(CH_ERR_SHAPE, "shape ", to_string(), " has no valid element count (",
+           dims_[i] < 0 ? "a negative extent" : "the product overflows 64 bits", ")");
   return n;
 }
 
@@ -66,6 +76,9 @@ std::string Shape::to_string() const {
 }
 
 AxisSplit split_at_axis(const Shape& s, int32_t axis) {
+  // An empty array has no rows: (2**40, C, 0) must not be walked as 2**40
+  // rows of nothing (nor its leading product formed).
+  if (s.size() == 0) return AxisSplit{0, s[axis], 0};
   AxisSplit r{1, s[axis], 1};
   for (int32_t d = 0; d < axis; ++d) r.outer *= s[d];
   for (int32_t d = axis + 1; d < s.ndim(); ++d) r.inner *= s[d];
@@ -84,6 +97,46 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* who) {
     out.push_back(da == 1 ? db : da);
   }
   return out;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const char* who, const char* what) {
+  int64_t r;
+  if (a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) || r > kMaxExtent)
+    fail(CH_ERR_SHAPE, who, ": ", what, " ", a, " + ", b, " is out of range [0, 2**62]");
+  return r;
+}
+
+int64_t checked_mul(int64_t a, int64_t b, const char* who, const char* what) {
+  int64_t r;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) || r > kMaxExtent)
+    fail(CH_ERR_SHAPE, who, ": ", what, " ", a, " * ", b, " is out of range [0, 2**62]");
+  return r;
+}
+
+bool window_fits(int64_t in, int64_t k, int64_t p) {
+  __extension__ typedef __int128 wide;
+  return wide{in} + 2 * wide{p} >= wide{k};
+}
+
+int64_t window_count(int64_t in, int64_t k, int64_t s, int64_t p, bool cover_all, const char* who,
+                     const char* axis) {
+  if (in < 0 || k <= 0 || s <= 0 || p < 0 || in > kMaxExtent || k > kMaxExtent || s > kMaxExtent ||
+      p > kMaxExtent)
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": ", axis, " extent ", in, ", window ", k, ", stride ", s,
+         ", pad ", p, " (the window and stride must be positive and all of them at most 2**62)");
+  // 128 bits: in + 2p + s - 1 may pass 2**63 even with every term <= 2**62.
+  // The padded extent (with cover_all's overhang) is bounded by 2**62, so
+  // that the kernels' window positions (o * s - p + k) never wrap either.
+  __extension__ typedef __int128 wide;
+  const wide padded = wide{in} + 2 * wide{p} + (cover_all ? s - 1 : 0);
+  if (padded > kMaxExtent)
+    fail(CH_ERR_SHAPE, who, ": the padded ", axis, " extent (", in, " with pad ", p,
+         " on each side", cover_all ? " and the stride's overhang" : "", ") passes 2**62");
+  if (!window_fits(in, k, p))
+    fail(CH_ERR_SHAPE, who, ": the ", axis, " window ", k, " is larger than the padded extent (",
+         in, " with pad ", p, " on each side)");
+  const wide span = padded - k;
+  return static_cast<int64_t>(span / s + 1);
 }
 
 int32_t normalize_axis(int32_t axis, int32_t ndim, const char* who) {

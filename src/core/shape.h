@@ -45,6 +45,25 @@ AxisSplit split_at_axis(const Shape& s, int32_t axis);
 
 // NumPy broadcasting of two shapes; Error(CH_ERR_SHAPE) naming `who` if impossible.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* who);
+// The largest extent or element count chainerc accepts (an array's bytes
+// must fit 62 bits, so no count computed from extents can wrap int64_t).
+constexpr int64_t kMaxExtent = int64_t{1} << 62;
+// The one place where sizes computed from user input are checked: a + b and
+// a * b of non-negative counts, or Error(CH_ERR_SHAPE) naming `who` and `what`
+// ("extent along axis 1") when the result leaves [0, 2**62].
+int64_t checked_add(int64_t a, int64_t b, const char* who, const char* what);
+int64_t checked_mul(int64_t a, int64_t b, const char* who, const char* what);
+// Output extent of a sliding window (pooling, convolution) over an extent
+// `in` with window k, stride s and pad p, Chainer's get_conv_outsize:
+// (in + 2p - k) / s + 1, or with cover_all (in + 2p - k + s - 1) / s + 1.
+// Error (CH_ERR_INVALID_ARGUMENT for a non-positive window or stride or any
+// value past 2**62, CH_ERR_SHAPE for a window larger than the padded extent
+// or a padded extent past 2**62) instead of overflow, naming `who` and `axis` ("height").
+// Whether a window k fits the extent `in` padded by p on each side (no overflow).
+bool window_fits(int64_t in, int64_t k, int64_t p);
+int64_t window_count(int64_t in, int64_t k, int64_t s, int64_t p, bool cover_all, const char* who,
+                     const char* axis);
+
 // Normalize a possibly negative axis for `ndim` dimensions; Error if out of range.
 int32_t normalize_axis(int32_t axis, int32_t ndim, const char* who);
 

@@ -91,13 +91,21 @@ bool releasable(const VariableImpl& v, long use_count) noexcept {
 void variable_handle_destroyed(const std::shared_ptr<void>& doomed) noexcept {
   VariableImpl& v = *static_cast<VariableImpl*>(doomed.get());
   if (!releasable(v, doomed.use_count())) return;  // most variables: decided without the lock
-  std::lock_guard<std::mutex> lock(variable_release_mutex());
-  if (!releasable(v, doomed.use_count()) || v.data_released || !v.data.defined()) return;
-  try {
-    v.data = Array::placeholder_like(v.data);
-    v.data_released = true;
-  } catch (...) {
-    // no memory for the placeholder: keep the data
+  // The data goes after the lock: freeing it may run a wrapped buffer's
+  // release callback, which may release another variable (and so come back
+  // here) or call anything else in the library.
+  Array old;
+  {
+    std::lock_guard<std::mutex> lock(variable_release_mutex());
+    if (!releasable(v, doomed.use_count()) || v.data_released || !v.data.defined()) return;
+    try {
+      Array placeholder = Array::placeholder_like(v.data);
+      old = std::move(v.data);
+      v.data = std::move(placeholder);
+      v.data_released = true;
+    } catch (...) {
+      // no memory for the placeholder: keep the data
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 // kernel and the device.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <type_traits>
@@ -53,6 +54,42 @@ void before_write_if_output(const Actual& arg) {
     for (const Array& a : arg)
       if (a.buffer()) a.buffer()->before_write();
   }
+}
+
+// Empty arrays: a kernel all of whose arrays have no elements has nothing to
+// read and nothing to write, whatever extents multiply to that zero. Such a
+// call is skipped, so that no kernel walks the 2**40 empty rows of a
+// (2**40, C, 0) array. Only for kernels that can write nothing but their
+// arrays (no other non-const reference or pointer argument) and return void.
+template <typename Declared>
+constexpr bool writes_outside_arrays() {
+  using T = std::remove_reference_t<Declared>;
+  using D = std::remove_cv_t<T>;
+  if (std::is_same_v<D, Array> || std::is_same_v<D, std::vector<Array>>) return false;
+  if (std::is_lvalue_reference_v<Declared> && !std::is_const_v<T>) return true;
+  if constexpr (std::is_pointer_v<D>) return !std::is_const_v<std::remove_pointer_t<D>>;
+  return false;
+}
+// 1: a defined array with elements; 0: only empty ones; -1: no array at all.
+template <typename A>
+int has_elements(const A& arg) {
+  using D = std::decay_t<A>;
+  if constexpr (std::is_same_v<D, Array>) {
+    return arg.defined() ? (arg.shape().size() != 0 ? 1 : 0) : -1;
+  } else if constexpr (std::is_same_v<D, std::vector<Array>>) {
+    int r = -1;
+    for (const Array& a : arg)
+      if (a.defined()) r = std::max(r, a.shape().size() != 0 ? 1 : 0);
+    return r;
+  } else {
+    return -1;
+  }
+}
+template <typename... A>
+bool all_arrays_empty(const A&... args) {
+  int r = -1;
+  ((r = std::max(r, has_elements(args))), ...);
+  return r == 0;
 }
 }  // namespace detail
 
@@ -113,10 +150,15 @@ class Kernel<R(Args...)> final : public KernelBase {
     return slot(device_type).load(std::memory_order_acquire) != nullptr;
   }
 
+  static constexpr bool kSkipsEmpty =
+      std::is_void_v<R> && !(detail::writes_outside_arrays<Args>() || ...);
+
   // Runs the implementation for the device of the first Array argument.
   template <typename... A>
   R operator()(A&&... args) const {
     const Fn fn = find(detail::device_of(args...));
+    if constexpr (kSkipsEmpty)
+      if (detail::all_arrays_empty(args...)) return;
     (detail::before_write_if_output<Args>(args), ...);
     return fn(std::forward<A>(args)...);
   }
@@ -124,6 +166,8 @@ class Kernel<R(Args...)> final : public KernelBase {
   template <typename... A>
   R on(Device device, A&&... args) const {
     const Fn fn = find(device);
+    if constexpr (kSkipsEmpty)
+      if (detail::all_arrays_empty(args...)) return;
     (detail::before_write_if_output<Args>(args), ...);
     return fn(std::forward<A>(args)...);
   }

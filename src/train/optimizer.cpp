@@ -1,6 +1,7 @@
 #include "optimizer.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "kernels/math.h"
@@ -42,10 +43,14 @@ void Optimizer::setup(std::vector<NamedParameter> params, const char* who) {
     if (!is_floating(p.param.dtype()))
       fail(CH_ERR_DTYPE, who, ": parameter '", p.path, "' is a ", p.param.describe(),
            "; optimizers update float32 or float64 parameters");
-    if (p.param.shape() != p.grad.shape() || p.param.dtype() != p.grad.dtype() ||
-        p.param.device() != p.grad.device())
-      fail(CH_ERR_SHAPE, who, ": parameter '", p.path, "' is a ", p.param.describe(),
-           " but its gradient is a ", p.grad.describe());
+    // The status names what differs: the dtype, then the device, then the shape.
+    if (p.param.dtype() != p.grad.dtype() || p.param.device() != p.grad.device() ||
+        p.param.shape() != p.grad.shape())
+      fail(p.param.dtype() != p.grad.dtype()     ? CH_ERR_DTYPE
+           : p.param.device() != p.grad.device() ? CH_ERR_DEVICE
+                                                 : CH_ERR_SHAPE,
+           who, ": parameter '", p.path, "' is a ", p.param.describe(), " but its gradient is a ",
+           p.grad.describe());
     OptSlot s;
     s.path = std::move(p.path);
     s.param = std::move(p.param);
@@ -65,6 +70,9 @@ void Optimizer::setup(std::vector<NamedParameter> params, const char* who) {
 
 void Optimizer::update(const char* who) {
   require_setup(who);
+  if (t == std::numeric_limits<int64_t>::max())
+    fail(CH_ERR_INVALID_ARGUMENT, who, ": optimizer '", name(), "' is at t = ", t,
+         ", the largest step count; another update would wrap it (ch_optimizer_set_t sets it)");
   ++t;
   // A parameter whose step backward took is already updated.
   for (OptSlot& s : slots)

@@ -20,6 +20,7 @@ int ch_fuzz_idx(const uint8_t* data, size_t size);
 int ch_fuzz_npz(const uint8_t* data, size_t size);
 int ch_fuzz_user_kernel(const uint8_t* data, size_t size);
 int ch_fuzz_sequence(const uint8_t* data, size_t size);
+int ch_fuzz_reentry(const uint8_t* data, size_t size);
 
 namespace chfuzz {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the hand-made seeds of corpus/sequence/ (the byte code of
-fuzz_sequence.cpp: an operation byte, a destination slot, then operands) and
+"""Writes the hand-made seeds of corpus/sequence/ and corpus/reentry/ (the byte
+code of fuzz_sequence.cpp and fuzz_reentry.cpp: an operation byte, a destination slot, then operands) and
 corpus/npz/compressed_model.npz (NumPy's savez_compressed, deflated entries).
 Run from anywhere; the other seeds are plain files in corpus/."""
 import os
@@ -69,13 +69,68 @@ SEQUENCES = {
     ],
 }
 
+# fuzz_reentry.cpp's byte code. Extent bytes index {0, 1, 2, 3, 4, 2**20,
+# 2**31, 2**40, 2**62, INT64_MAX}; an action is (kind, a, b): 1 unchain the
+# node, 2 unchain backward from its output, 3 release vars[a], 4 release
+# arrays[a], 5 relu/softmax, 6 nested backward, 7 set_data, 8 apply fns[b].
+REENTRY = {
+    # x (1,) -> user function whose backward unchains its own node -> relu
+    # -> backward (issue 48 item 1).
+    "unchain_in_backward": [
+        0, 0, 1, 1, 0, ONE,           # arrays[0] = f32 (1,)
+        2, 0, 0,                      # vars[0]
+        3, 0, 0, 0, 0, 1, 0, 0,       # fns[0]: backward unchains itself
+        4, 1, 0, 0, 0, 0,             # vars[1] = fns[0](vars[0])
+        5, 2, 1, 4,                   # vars[2] = relu(vars[1])
+        8, 0, 2, 0,                   # backward
+    ],
+    # The same, the callback unchaining backward from its output.
+    "unchain_backward_in_backward": [
+        0, 0, 1, 1, 0, ONE,
+        2, 0, 0,
+        3, 0, 0, 0, 0, 2, 0, 0,       # fns[0]: backward unchains from its output
+        4, 1, 0, 0, 0, 0,
+        5, 2, 1, 4,
+        8, 0, 2, 1,
+    ],
+    # A wrapped buffer whose release callback releases vars[3], freed when
+    # set_data replaces it (issue 48 item 2).
+    "release_callback_releases": [
+        1, 1, 2, 2, 3, 3, 0,          # arrays[1] = wrapped (2, 2): release vars[3]
+        2, 0, 1,                      # vars[0] = variable(arrays[1])
+        14, 1,                        # release arrays[1]
+        0, 0, 2, 2, 2, 0, ONE,        # arrays[0] = f32 (2, 2)
+        2, 3, 0,                      # vars[3] = variable(arrays[0])
+        5, 4, 0, 4,                   # vars[4] = relu(vars[0])
+        5, 5, 4, 4,                   # vars[5] = relu(vars[4])
+        9, 0, 0, 0,                   # vars[0].set_data(arrays[0])
+        13, 4,                        # release vars[4]
+    ],
+    # (2**40, 3, 0) through softmax, LRN, sum over an axis and concat; pooling
+    # and convolution with extreme strides and pads (issue 48 items 3, 6).
+    "empty_huge_extreme_geometry": [
+        0, 0, 3, 7, 3, 0, 0, ONE,     # arrays[0] = f32 (2**40, 3, 0)
+        2, 0, 0,                      # vars[0]
+        5, 1, 0, 0,                   # softmax
+        5, 2, 0, 1, 2,                # local_response_normalization n = 5
+        5, 3, 0, 2, 5, 0,             # sum over axis 1
+        5, 4, 0, 3, 0, 2, 5,          # concat (x, x, x) on axis 1
+        0, 1, 4, 1, 1, 2, 2, 0, ONE,  # arrays[1] = f32 (1, 1, 2, 2)
+        2, 6, 1,                      # vars[6]
+        6, 7, 6, 1, 2, 1, 2, 0, 9, 0, 8, 0, 7, 1, 0, 1, 1,  # max pooling, extreme s, p
+        7, 1, 0, 1, 1, 0, 9, 0, 8, 0, 1,  # conv with stride INT64_MAX, pad 2**62
+        4, 8, 6, 6, 1, 0,             # apply it to vars[6]
+    ],
+}
+
 
 def main():
-    out = os.path.join(HERE, "corpus", "sequence")
-    os.makedirs(out, exist_ok=True)
-    for name, code in SEQUENCES.items():
-        with open(os.path.join(out, name), "wb") as f:
-            f.write(bytes(code))
+    for target, seeds in (("sequence", SEQUENCES), ("reentry", REENTRY)):
+        out = os.path.join(HERE, "corpus", target)
+        os.makedirs(out, exist_ok=True)
+        for name, code in seeds.items():
+            with open(os.path.join(out, name), "wb") as f:
+                f.write(bytes(code))
     try:
         import numpy as np
     except ImportError:

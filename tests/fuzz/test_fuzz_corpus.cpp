@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -45,5 +47,22 @@ TEST(FuzzCorpus, Idx) { replay("idx", ch_fuzz_idx); }
 TEST(FuzzCorpus, Npz) { replay("npz", ch_fuzz_npz); }
 TEST(FuzzCorpus, UserKernel) { replay("user_kernel", ch_fuzz_user_kernel); }
 TEST(FuzzCorpus, Sequence) { replay("sequence", ch_fuzz_sequence); }
+TEST(FuzzCorpus, Reentry) { replay("reentry", ch_fuzz_reentry); }
+
+// Beyond the corpus, in every pass: inputs of a fixed pseudo-random sequence
+// (the same each run) through the re-entrant target, so that the sanitizer
+// pass sees call sequences nobody wrote down. CH_FUZZ_REENTRY_INPUTS sets
+// how many (default 400).
+TEST(FuzzCorpus, ReentryPseudoRandomInputs) {
+  const char* env = std::getenv("CH_FUZZ_REENTRY_INPUTS");
+  const int n = env ? std::atoi(env) : 400;
+  std::mt19937 rng(48);
+  for (int i = 0; i < n; ++i) {
+    std::vector<uint8_t> bytes(16 + rng() % 240);
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+    SCOPED_TRACE("input " + std::to_string(i));
+    ASSERT_EQ(ch_fuzz_reentry(bytes.data(), bytes.size()), 0);
+  }
+}
 
 }  // namespace

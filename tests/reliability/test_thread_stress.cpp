@@ -10,6 +10,10 @@
 //   * drops its model while other threads still hold variables of its graph
 //     (finalizers in any order).
 // The live-handle count is back to its baseline at the end.
+// A second test (issue 48) has release callbacks that release other handles:
+// wrapped buffers whose release callback releases a variable (through the
+// engine's data release, which takes the variable-release lock) and an
+// array, the buffer freed on whichever thread drops its last reference.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -146,6 +150,105 @@ TEST(ThreadStress, IndependentModelsSharedReleasesConcurrentErrors) {
   EXPECT_EQ(ch_debug_live_handles(), baseline) << "handles leaked across threads";
   std::printf("[ stress  ] %d threads x %d training steps, each with 2 failing calls\n", kThreads,
               kSteps);
+}
+
+// ---- release callbacks that release other handles -------------------------
+
+constexpr int kCallbackSteps = 300;
+
+// A wrapped buffer and the handles its release callback releases.
+struct Wrapped {
+  float data[4] = {1, -2, 3, -4};
+  ch_variable* other = nullptr;  // made by identity, consumed by relu: a data release
+  ch_array* array = nullptr;
+  std::atomic<int>* released = nullptr;
+  std::atomic<int>* failures = nullptr;
+};
+
+void release_others(void*, void* user) {
+  auto* w = static_cast<Wrapped*>(user);
+  if (ch_variable_release(w->other) != CH_OK) w->failures->fetch_add(1);
+  if (ch_array_release(w->array) != CH_OK) w->failures->fetch_add(1);
+  w->released->fetch_add(1);
+  delete w;
+}
+
+struct Handoff {
+  std::mutex mutex;
+  std::deque<ch_variable*> variables;
+};
+
+void callback_worker(int id, Handoff* boxes, std::atomic<int>* made, std::atomic<int>* released,
+                     std::atomic<int>* failures, std::vector<ch_variable*>* keep) {
+  Handoff& mine = boxes[id];
+  Handoff& next = boxes[(id + 1) % kThreads];
+  const int64_t shape[1] = {4};
+  for (int s = 0; s < kCallbackSteps; ++s) {
+    auto* w = new Wrapped;
+    w->released = released;
+    w->failures = failures;
+    // `other`: identity of a root, consumed by relu, so that its release
+    // takes the engine's data-release path.
+    ch_array* ra = nullptr;
+    REL_MUST(ch_array_new_full(&ra, CH_FLOAT32, shape, 1, 1.5, ch_device_cpu()));
+    ch_variable* root = nullptr;
+    REL_MUST(ch_variable_new(&root, ra, 0));
+    REL_MUST(ch_functions_identity(&w->other, root));
+    ch_variable* consumer = nullptr;
+    REL_MUST(ch_functions_relu(&consumer, w->other));
+    keep->push_back(consumer);  // keeps `other` consumed until the end
+    ch_variable_release(root);
+    w->array = ra;  // the callback releases this reference
+    ch_array* wrapped = nullptr;
+    REL_MUST(
+        ch_array_wrap(&wrapped, CH_FLOAT32, shape, 1, w->data, ch_device_cpu(), release_others, w));
+    made->fetch_add(1);
+    // identity, then relu, then set_data (issue 48's sequence): the buffer is
+    // left to h alone, whose last handle goes on the next thread.
+    ch_variable* x = nullptr;
+    REL_MUST(ch_variable_new(&x, wrapped, 0));
+    ch_array_release(wrapped);
+    ch_variable* h = nullptr;
+    REL_MUST(ch_functions_identity(&h, x));
+    ch_variable* y = nullptr;
+    REL_MUST(ch_functions_relu(&y, h));
+    ch_array* fresh = nullptr;
+    REL_MUST(ch_array_new_full(&fresh, CH_FLOAT32, shape, 1, 0, ch_device_cpu()));
+    REL_MUST(ch_variable_set_data(x, fresh));
+    ch_array_release(fresh);
+    ch_variable_release(x);
+    {
+      std::lock_guard<std::mutex> lock(next.mutex);
+      next.variables.push_back(h);
+      next.variables.push_back(y);
+    }
+    std::deque<ch_variable*> vars;
+    {
+      std::lock_guard<std::mutex> lock(mine.mutex);
+      vars.swap(mine.variables);
+    }
+    for (ch_variable* v : vars)
+      if (ch_variable_release(v) != CH_OK) failures->fetch_add(1);
+  }
+}
+
+TEST(ThreadStress, ReleaseCallbacksReleaseOtherHandles) {
+  const int64_t baseline = ch_debug_live_handles();
+  Handoff boxes[kThreads];
+  std::atomic<int> made{0}, released{0}, failures{0};
+  std::vector<ch_variable*> keep[kThreads];
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back(callback_worker, i, boxes, &made, &released, &failures, &keep[i]);
+  for (auto& t : threads) t.join();
+  for (Handoff& box : boxes)
+    for (ch_variable* v : box.variables) ch_variable_release(v);
+  for (auto& k : keep)
+    for (ch_variable* v : k) ch_variable_release(v);
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(made.load(), kThreads * kCallbackSteps);
+  EXPECT_EQ(released.load(), made.load()) << "a wrapped buffer was never released";
+  EXPECT_EQ(ch_debug_live_handles(), baseline) << "handles leaked across threads";
 }
 
 }  // namespace

@@ -759,7 +759,8 @@ class Chooser {
              "\" is not one of this build's and machine's: auto, ", candidate_list());
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    environment_read_ = true;  // an explicit choice overrides CH_GEMM
+    environment_read_ = true;  // an explicit choice overrides CH_GEMM, and its error
+    environment_error_.clear();
     forced_ = index;
     classes_.clear();
   }

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include <sched.h>
 #endif
 
+#include "core/error.h"
 #include "gemm.h"
 
 namespace chainerc::cpu {
@@ -135,10 +137,18 @@ class Pool {
     }
   }
 
+  // A thread the system refuses (RLIMIT_NPROC, no memory for its stack) is
+  // CH_ERR_OUT_OF_MEMORY; the workers started so far stay.
   void ensure_workers(int wanted) {
     const int creator_cpu = current_cpu();
-    for (; workers_ < wanted; ++workers_)
-      std::thread([this, creator_cpu, nth = workers_] { work(creator_cpu, nth); }).detach();
+    for (; workers_ < wanted; ++workers_) {
+      try {
+        std::thread([this, creator_cpu, nth = workers_] { work(creator_cpu, nth); }).detach();
+      } catch (const std::system_error& e) {
+        fail(CH_ERR_OUT_OF_MEMORY, "cannot start worker thread ", workers_ + 1, " of ", wanted,
+             " (", e.what(), "); fewer threads (ch_config_set_num_threads) need fewer");
+      }
+    }
   }
 
   void work(int creator_cpu, int nth) {
@@ -226,9 +236,14 @@ void parallel_run(int64_t n, int64_t chunks, const std::function<void(int64_t, i
     body(0, n);
     return;
   }
-  in_parallel_region = true;
+  // Reset however run() ends: a failure (no thread to start) must not leave
+  // this thread marked as inside a region, which would run every later
+  // parallel_for inline.
+  struct Region {
+    Region() { in_parallel_region = true; }
+    ~Region() { in_parallel_region = false; }
+  } region;
   Pool::instance().run(n, chunks, body);
-  in_parallel_region = false;
 }
 }  // namespace detail
 

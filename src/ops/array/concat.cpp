@@ -64,7 +64,7 @@ class Concat final : public Function {
         fail(CH_ERR_SHAPE, "concat: input ", i, " has shape ", x.shape().to_string(),
              " and input 0 has shape ", x0.shape().to_string(),
              "; they must agree except along axis ", axis_);
-      out[axis_] += x.shape()[axis_];
+      out[axis_] = checked_add(out[axis_], x.shape()[axis_], "concat", "the extent along the axis");
     }
     Array y = Array::empty(x0.dtype(), out, x0.device());
     kernels::concat(in, axis_, y);

@@ -89,13 +89,15 @@ class Convolution2D final : public Function {
     g.sx = c_.sx;
     g.ph = c_.ph;
     g.pw = c_.pw;
-    const int64_t hh = g.h + 2 * g.ph - g.kh, ww = g.w + 2 * g.pw - g.kw;
-    if (hh < 0 || ww < 0)
-      fail(CH_ERR_SHAPE, "convolution_2d: the ", c_.kh, "x", c_.kw,
-           " kernel is larger than the padded ", g.h, "x", g.w, " input (pad ", c_.ph, ", ", c_.pw,
-           ")");
-    g.oh = hh / g.sy + 1;
-    g.ow = ww / g.sx + 1;
+    const char* who = "convolution_2d";
+    if (!window_fits(g.h, g.kh, g.ph) || !window_fits(g.w, g.kw, g.pw))
+      fail(CH_ERR_SHAPE, who, ": the ", c_.kh, "x", c_.kw, " kernel is larger than the padded ",
+           g.h, "x", g.w, " input (pad ", c_.ph, ", ", c_.pw, ")");
+    g.oh = window_count(g.h, g.kh, g.sy, g.ph, false, who, "height");
+    g.ow = window_count(g.w, g.kw, g.sx, g.pw, false, who, "width");
+    // The kernels' column buffer holds (c * kh * kw) x (oh * ow) elements.
+    checked_mul(checked_mul(checked_mul(g.c, g.kh, who, "patch size"), g.kw, who, "patch size"),
+                checked_mul(g.oh, g.ow, who, "output pixels"), who, "column buffer elements");
     return g;
   }
 
@@ -135,7 +137,9 @@ FuncPtr convolution_2d_new(int64_t in_channels, int64_t out_channels, int64_t kh
   Array W = initial_parameter(who, "W", initial_W, dtype, ws);
   if (!initial_W)
     random::fill_normal(W, 0.0,
-                        wscale * std::sqrt(1.0 / static_cast<double>(in_channels * kh * kw)));
+                        wscale * std::sqrt(1.0 / static_cast<double>(checked_mul(
+                                                     checked_mul(in_channels, kh, who, "fan-in"),
+                                                     kw, who, "fan-in"))));
   params->push_back(Parameter{"W", W, Array::zeros(dtype, ws)});
   if (!nobias) {
     Array b = initial_parameter(who, "b", initial_b, dtype, Shape{out_channels});

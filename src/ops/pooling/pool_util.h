@@ -33,8 +33,10 @@ inline Pool2D make_pool(const char* who, int64_t kh, int64_t kw, int64_t sy, int
 }
 
 // Output extent as Chainer's get_conv_outsize.
-inline int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t p, bool cover_all) {
-  return cover_all ? (size + 2 * p - k + s - 1) / s + 1 : (size + 2 * p - k) / s + 1;
+// Overflow-checked (core/shape.h's window_count).
+inline int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t p, bool cover_all,
+                             const char* who, const char* axis) {
+  return window_count(size, k, s, p, cover_all, who, axis);
 }
 
 // Checks x (4-d float) and fills in the sizes.
@@ -47,11 +49,11 @@ inline void bind_pool(Pool2D& p, const char* who, const Array& x) {
   p.c = x.shape()[1];
   p.h = x.shape()[2];
   p.w = x.shape()[3];
-  if (p.h + 2 * p.ph < p.kh || p.w + 2 * p.pw < p.kw)
+  if (!window_fits(p.h, p.kh, p.ph) || !window_fits(p.w, p.kw, p.pw))
     fail(CH_ERR_SHAPE, who, ": the ", p.kh, "x", p.kw, " window is larger than the padded ", p.h,
          "x", p.w, " input (pad ", p.ph, ", ", p.pw, ")");
-  p.oh = pool_out_size(p.h, p.kh, p.sy, p.ph, p.cover_all);
-  p.ow = pool_out_size(p.w, p.kw, p.sx, p.pw, p.cover_all);
+  p.oh = pool_out_size(p.h, p.kh, p.sy, p.ph, p.cover_all, who, "height");
+  p.ow = pool_out_size(p.w, p.kw, p.sx, p.pw, p.cover_all, who, "width");
 }
 
 }  // namespace chainerc::ops

@@ -18,8 +18,8 @@ using Layout = AxisSplit;
 template <typename T>
 void softmax_forward(const T* x, T* y, const Layout& l) {
   const int64_t c = l.extent, inner = l.inner;
-  if (c == 0) return;  // an empty array: no maximum to take
-  if (inner == 1) {    // (N, C): contiguous rows
+  if (c == 0 || inner == 0 || l.outer == 0) return;  // an empty array: no maximum to take
+  if (inner == 1) {                                  // (N, C): contiguous rows
     softmax_rows(x, y, l.outer, c, [](int64_t, int64_t, const T*, T*) {});
     return;
   }
@@ -49,7 +49,7 @@ void softmax_forward(const T* x, T* y, const Layout& l) {
 template <typename T>
 void softmax_backward(const T* y, const T* gy, T* gx, const Layout& l) {
   const int64_t c = l.extent, inner = l.inner;
-  if (c == 0) return;  // an empty array: nothing to do
+  if (c == 0 || inner == 0 || l.outer == 0) return;  // an empty array: nothing to do
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, c * inner));
   parallel_for(l.outer, grain, [&](int64_t b, int64_t e) {
     for (int64_t n = b; n < e; ++n) {

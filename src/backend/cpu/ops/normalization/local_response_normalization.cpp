@@ -60,6 +60,7 @@ void scales(const T* u, T* scale, int64_t n, T beta) {
 }
 
 void lrn_forward(const Array& x, const kernels::Lrn& lrn, Array& y) {
+  if (x.size() == 0) return;  // no rows to walk, however many the extents say
   int64_t N, C, R;
   dims(x, N, C, R);
   dispatch_floating(x.dtype(), "local_response_normalization", [&](auto t) {
@@ -81,6 +82,7 @@ void lrn_forward(const Array& x, const kernels::Lrn& lrn, Array& y) {
 
 void lrn_backward(const Array& x, const Array& y, const Array& gy, const kernels::Lrn& lrn,
                   Array& gx) {
+  if (x.size() == 0) return;  // no rows to walk, however many the extents say
   int64_t N, C, R;
   dims(x, N, C, R);
   dispatch_floating(x.dtype(), "local_response_normalization", [&](auto t) {
