@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "backward_checks.h"
 #include "device_backend.h"
 #include "error.h"
 #include "variable.h"
@@ -33,17 +34,13 @@ bool operator<(const QueueEntry& a, const QueueEntry& b) {
 // result over it (Array::unshared).
 Array output_grad(const Function& f, size_t i, uint64_t epoch, bool retain_grad,
                   const VarPtr& root) {
-  if (VarPtr y = f.outputs[i].lock())
-    if (y->grad.defined() && (y->grad_epoch == epoch || y->grad_epoch == 0))
-      return retain_grad || y == root ? y->grad : std::move(y->grad);
   const OutputInfo& info = f.output_info[i];
+  if (VarPtr y = f.outputs[i].lock())
+    if (y->grad.defined() && (y->grad_epoch == epoch || y->grad_epoch == 0)) {
+      check_output_grad(f, i, y->grad);
+      return retain_grad || y == root ? y->grad : std::move(y->grad);
+    }
   return Array::zeros(info.dtype, info.shape, info.device);
-}
-
-void check_grad(const Function& f, size_t i, const Array& gx, const Array& x) {
-  if (gx.dtype() != x.dtype() || gx.shape() != x.shape() || gx.device() != x.device())
-    fail(CH_ERR_CALLBACK, "function '", f.name(), "' backward returned a gradient for input ", i,
-         " that is a ", gx.describe(), "; the input is a ", x.describe());
 }
 
 void check_unchanged(const Function& f, size_t i, const Array& now, const Array& seen) {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backward_checks.h"
 #include "device_backend.h"
 #include "error.h"
 #include "grad_mode.h"
@@ -40,12 +41,6 @@ struct QueueEntry {
 };
 bool operator<(const QueueEntry& a, const QueueEntry& b) {
   return a.rank != b.rank ? a.rank < b.rank : a.order > b.order;
-}
-
-void check_grad(const Function& f, size_t i, const Array& gx, const Array& x) {
-  if (gx.dtype() != x.dtype() || gx.shape() != x.shape() || gx.device() != x.device())
-    fail(CH_ERR_CALLBACK, "function '", f.name(), "' backward returned a gradient for input ", i,
-         " that is a ", gx.describe(), "; the input is a ", x.describe());
 }
 
 VarPtr add_grads(const VarPtr& a, const VarPtr& b);
@@ -104,7 +99,10 @@ class Pass {
 
       std::vector<VarPtr> gys;
       gys.reserve(f->outputs.size());
-      for (size_t i = 0; i < f->outputs.size(); ++i) gys.push_back(output_grad(*f, i));
+      for (size_t i = 0; i < f->outputs.size(); ++i) {
+        gys.push_back(output_grad(*f, i));
+        check_output_grad(*f, i, gys.back()->data);
+      }
       std::vector<VarPtr> gxs = node_backward(f, gys);
       gys.clear();
       if (gxs.size() != f->inputs.size())

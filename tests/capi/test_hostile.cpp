@@ -297,6 +297,27 @@ TEST_F(Hostile, EmptyArraysReportTheirShape) {
   EXPECT_EQ(ch_variable_size(y), 0);
 }
 
+// A grad set on an output whose data ch_variable_set_data replaced with
+// another shape reached the creator's backward, which read it against the
+// shape forward made (fuzz_reentry: a heap overflow in LRN's backward).
+TEST_F(Hostile, GradOfAReplacedOutputIsCheckedAgainstForwardsShape) {
+  Var x = var_f32({2, 3, 1, 1}, {1, 2, 3, 4, 5, 6}), y;
+  ASSERT_CH_OK(ch_functions_local_response_normalization(y.out(), x, 5, 2.0, 1e-4, 0.75));
+  Arr small = f32({1, 1, 1, 1}, {1}), g = f32({1, 1, 1, 1}, {1});
+  ASSERT_CH_OK(ch_variable_set_data(y, small));
+  ASSERT_CH_OK(ch_variable_set_grad(y, g));
+  EXPECT_CH_ERR(CH_ERR_SHAPE, ch_variable_backward(y, 0));
+  EXPECT_TRUE(contains(ch_error_message(), "LocalResponseNormalization")) << ch_error_message();
+  EXPECT_FALSE(has_grad(x));
+  // The library keeps working: a fresh graph backpropagates.
+  Var y2;
+  ASSERT_CH_OK(ch_functions_local_response_normalization(y2.out(), x, 5, 2.0, 1e-4, 0.75));
+  Arr g2 = full(CH_FLOAT32, {2, 3, 1, 1}, 1.0);
+  ASSERT_CH_OK(ch_variable_set_grad(y2, g2));
+  EXPECT_CH_OK(ch_variable_backward(y2, 0));
+  EXPECT_TRUE(has_grad(x));
+}
+
 // ---- item 6: sizes from user input, statuses -------------------------------
 
 TEST_F(Hostile, ConcatExtentOverflowIsAShapeError) {
