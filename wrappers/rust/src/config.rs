@@ -116,6 +116,7 @@ pub fn cudnn_calls(function: Option<&str>) -> i64 {
         None => unsafe { sys::ch_config_cudnn_calls(std::ptr::null()) },
     }
 }
+/// Sets every count of [`cudnn_calls`] back to zero.
 pub fn reset_cudnn_calls() {
     unsafe { sys::ch_config_reset_cudnn_calls() }
 }

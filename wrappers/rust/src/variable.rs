@@ -382,6 +382,8 @@ pub fn grad(
 pub struct NoBackpropMode(());
 
 impl NoBackpropMode {
+    /// Enters the scope: until the value is dropped, functions applied on
+    /// this thread record no graph.
     pub fn new() -> Result<NoBackpropMode> {
         check(unsafe { sys::ch_backprop_mode_push(0) })?;
         Ok(NoBackpropMode(()))
