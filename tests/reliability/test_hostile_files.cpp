@@ -22,19 +22,11 @@
 #include <functional>
 #include <string>
 
+#include "sanitized.h"
+
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using reliability_test::kSanitized;
 
 constexpr unsigned kBoundSeconds = 20;
 

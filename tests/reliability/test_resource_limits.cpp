@@ -16,20 +16,11 @@
 
 #include "backend/cpu/parallel.h"
 #include "core/error.h"
+#include "sanitized.h"
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using reliability_test::kSanitized;
 
 // This process's virtual size in bytes (VmSize in /proc/self/status).
 size_t virtual_size() {
