@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/array.h"
+#include "ops/graph_ops.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -89,6 +90,10 @@ class Concat final : public Function {
 };
 
 }  // namespace
+
+std::vector<VarPtr> split_axis(const VarPtr& x, int32_t axis, std::vector<Shape> shapes) {
+  return apply_function(std::make_shared<Split>(axis, std::move(shapes)), {x});
+}
 
 VarPtr concat(const std::vector<VarPtr>& xs, int32_t axis) {
   if (xs.empty()) fail(CH_ERR_INVALID_ARGUMENT, "concat: no inputs");
