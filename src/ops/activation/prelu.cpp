@@ -2,7 +2,10 @@
 // init=0.25)). The parameter W of shape S applies to the axes 1..len(S) of
 // x, broadcast over the batch axis and over the axes after its own: x has
 // shape (N, *S, ...). Backward accumulates gW += sum of x gy where x < 0 and
-// returns gx = gy, times W where x < 0.
+// returns gx = gy, times W where x < 0. The graph backward (double
+// backprop) is gx = gy (1 - m + m W) with the mask m = [x < 0] a constant
+// and W a parameter variable (the second pass of a gradient penalty reaches
+// W through it); gW stays an array, as Linear's.
 #include "kernels/activation.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -45,6 +48,26 @@ class PReLU final : public Function {
     Array gx = Array::empty_like(x);
     kernels::prelu_grad(x, gy, p.param, gx, p.grad);
     return {gx};
+  }
+
+  CH_GRAPH_BACKWARD {
+    const Array& x = inputs[0]->data;
+    Parameter& p = parameter_at(*this, 0);
+    if (parameter_grads_enabled()) {  // gW += sum of x gy where x < 0, as backward
+      Array scratch = Array::empty_like(x);
+      kernels::prelu_grad(x, gy[0]->data, p.param, scratch, p.grad);
+    }
+    if (!needs_input_grad(0)) return {nullptr};
+    // m = [x < 0] = relu'(-x); W as (1, *S, 1, ...) broadcast over x.
+    Array ones = Array::full(x.dtype(), x.shape(), 1.0, x.device());
+    Array m = run(kernels::relu_grad, ones, run(kernels::neg, x));
+    Array keep = run(kernels::sub, ones, m);  // 1 - m
+    Shape ws{1};
+    for (int32_t d = 0; d < p.param.ndim(); ++d) ws.push_back(p.param.shape()[d]);
+    while (ws.ndim() < x.ndim()) ws.push_back(1);
+    VarPtr W = reshape(parameter_variable(*this, 0), ws);
+    VarPtr slope = add(constant_variable(keep), mul(constant_variable(m), W));
+    return {mul(gy[0], slope)};
   }
 
  private:
