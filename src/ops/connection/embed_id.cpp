@@ -1,7 +1,9 @@
 // EmbedID: y[..., :] = W[x[...], :], the seed's chainer.functions.EmbedID
 // (Chainer 1.0.1): W (in_size, out_size) ~ N(0, 1); ids are int32 of any
 // shape; y has shape x.shape + (out_size,). Backward scatter-adds gy into gW
-// (gW[x[k]] += gy[k]); the ids get no gradient.
+// (gW[x[k]] += gy[k]); the ids get no gradient. The graph backward (double
+// backprop) is the same scatter into gW, which stays an array as Linear's:
+// no gradient flows to an input, so nothing of it is a graph.
 #include <sstream>
 
 #include "core/random.h"
@@ -82,6 +84,11 @@ class EmbedID final : public Function {
     Parameter& p = (*parameters)[0];
     kernels::embed_id_backward(x, gy[0], p.grad);
     return {Array()};
+  }
+  CH_GRAPH_BACKWARD {
+    if (parameter_grads_enabled())
+      kernels::embed_id_backward(inputs[0]->data, gy[0]->data, (*parameters)[0].grad);
+    return {nullptr};
   }
 
  private:
