@@ -33,6 +33,13 @@ inline Kernel<void(const Array& x, const Pool2D& p, Array& y, Array& argmax)> ma
 inline Kernel<void(const Array& x, const Array& y, const Array& argmax, const Array& gy,
                    const Pool2D& p, Array& gx)>
     max_pool_2d_backward{"max_pool_2d_backward"};
+// The adjoint of max_pool_2d_backward (max pooling's double backprop): ggy
+// (y's shape) = ggx (x's shape) at each window's first maximum, as
+// max_pool_2d_backward finds it from x, y and argmax; 0 for a window wholly
+// in the padding.
+inline Kernel<void(const Array& x, const Array& y, const Array& argmax, const Array& ggx,
+                   const Pool2D& p, Array& ggy)>
+    max_pool_2d_gather{"max_pool_2d_gather"};
 
 // y = the sum of each window of x divided by kh * kw (padding counts as 0).
 inline Kernel<void(const Array& x, const Pool2D& p, Array& y)> average_pool_2d_forward{

@@ -81,6 +81,28 @@ __global__ void max_pool_backward_kernel(Pool2D p, const T* __restrict__ x, cons
   }
 }
 
+// One thread per output element: ggy = ggx at the window's first maximum
+// (the first position in window order where x equals y), 0 for none.
+template <typename T>
+__global__ void max_pool_gather_kernel(Pool2D p, const T* __restrict__ x, const T* __restrict__ y,
+                                       const T* __restrict__ ggx, T* __restrict__ ggy, int64_t n) {
+  for (int64_t i = grid_start(); i < n; i += grid_step()) {
+    const int64_t ox = i % p.ow, oy = (i / p.ow) % p.oh, plane = i / (p.ow * p.oh);
+    const Window win = window_of(p, oy, ox);
+    const int64_t base = plane * p.h * p.w;
+    const T target = y[i];
+    T out = 0;
+    bool found = false;
+    for (int64_t iy = win.ya; iy < win.yb && !found; ++iy)
+      for (int64_t ix = win.xa; ix < win.xb && !found; ++ix)
+        if (matches(x[base + iy * p.w + ix], target)) {
+          out = ggx[base + iy * p.w + ix];
+          found = true;
+        }
+    ggy[i] = out;
+  }
+}
+
 void max_pool_2d_forward(const Array& x, const Pool2D& p, Array& y, Array& /*argmax: none*/) {
   DeviceGuard guard(x.device().index);
   dispatch_floating(x.dtype(), "max_pooling_2d", [&](auto t) {
@@ -100,12 +122,23 @@ void max_pool_2d_backward(const Array& x, const Array& y, const Array& /*argmax:
   });
 }
 
+void max_pool_2d_gather(const Array& x, const Array& y, const Array& /*argmax: none*/,
+                        const Array& ggx, const Pool2D& p, Array& ggy) {
+  DeviceGuard guard(ggy.device().index);
+  dispatch_floating(ggy.dtype(), "max_pooling_2d", [&](auto t) {
+    using T = decltype(t);
+    launch_elementwise("max_pooling_2d gather", ggy.size(), max_pool_gather_kernel<T>, p,
+                       x.data<T>(), y.data<T>(), ggx.data<T>(), ggy.data<T>(), ggy.size());
+  });
+}
+
 }  // namespace
 
 void register_max_pooling_2d_kernels() {
   constexpr int32_t gpu = CH_DEVICE_CUDA;
   kernels::max_pool_2d_forward.set(gpu, max_pool_2d_forward);
   kernels::max_pool_2d_backward.set(gpu, max_pool_2d_backward);
+  kernels::max_pool_2d_gather.set(gpu, max_pool_2d_gather);
 }
 
 }  // namespace chainerc::cuda

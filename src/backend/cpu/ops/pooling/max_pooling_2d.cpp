@@ -202,11 +202,37 @@ void max_pool_2d_backward(const Array& x, const Array& y, const Array& argmax, c
   });
 }
 
+void max_pool_2d_gather(const Array& x, const Array& y, const Array& argmax, const Array& ggx,
+                        const Pool2D& p, Array& ggy) {
+  dispatch_floating(ggx.dtype(), "max_pooling_2d", [&](auto t) {
+    using T = decltype(t);
+    const int32_t* pa = argmax.defined() ? argmax.data<int32_t>() : nullptr;
+    const T* px = pa ? nullptr : x.data<T>();
+    const T* py = pa ? nullptr : y.data<T>();
+    const T* pg = ggx.data<T>();
+    T* out = ggy.data<T>();
+    const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
+    parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
+                 [&](int64_t b, int64_t e) {
+                   std::vector<int32_t> scratch(pa ? 0 : static_cast<size_t>(plane_out));
+                   for (int64_t q = b; q < e; ++q) {
+                     const int32_t* a = pa ? pa + q * plane_out : scratch.data();
+                     if (!pa)
+                       argmax_plane(px + q * plane_in, py + q * plane_out, scratch.data(), p);
+                     const T* g = pg + q * plane_in;
+                     T* d = out + q * plane_out;
+                     for (int64_t i = 0; i < plane_out; ++i) d[i] = a[i] >= 0 ? g[a[i]] : T(0);
+                   }
+                 });
+  });
+}
+
 }  // namespace
 
 void register_max_pooling_2d_kernels() {
   kernels::max_pool_2d_forward.set(CH_DEVICE_CPU, max_pool_2d_forward);
   kernels::max_pool_2d_backward.set(CH_DEVICE_CPU, max_pool_2d_backward);
+  kernels::max_pool_2d_gather.set(CH_DEVICE_CPU, max_pool_2d_gather);
 }
 
 }  // namespace chainerc::cpu
