@@ -12,12 +12,17 @@
 // name): conv1, conv3, conv5, proj3, proj5, projp, named "conv1/W", ...; the
 // sub-convolutions read them from that one list. The relus are the relu
 // function's kernels; the branches are joined and split by concat's.
+// The graph backward (double backprop) is the same chain over variables:
+// the relus' masks as constants, the sub-convolutions' and the pooling's
+// graph backwards (graph_ops.h) with the kept arrays as their inputs; the
+// parameters' gradients stay arrays, as Linear's.
 #include <array>
 #include <string>
 #include <vector>
 
 #include "kernels/activation.h"
 #include "kernels/array.h"
+#include "ops/graph_ops.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -98,6 +103,27 @@ class Inception final : public Function {
     kernels::add_into(gx, nodes_[kProj5]->backward({x}, {g5})[0]);
     Array gp = nodes_[kProjP]->backward({pooled_}, {g[3]})[0];
     kernels::add_into(gx, pool_->backward({x}, {gp})[0]);
+    return {gx};
+  }
+
+  CH_GRAPH_BACKWARD {
+    const Array& x = inputs[0]->data;
+    const int64_t N = x.shape()[0], H = x.shape()[2], W = x.shape()[3];
+    const int64_t widths[4] = {c_.out1, c_.out3, c_.out5, c_.proj_pool};
+    std::vector<Shape> shapes;
+    for (int64_t w : widths) shapes.push_back(Shape{N, w, H, W});
+    auto relu_mask = [](const Array& y) {
+      return constant_variable(
+          run(kernels::relu_grad, Array::full(y.dtype(), y.shape(), 1.0, y.device()), y));
+    };
+    std::vector<VarPtr> g = split_axis(mul(gy[0], relu_mask(y_)), 1, std::move(shapes));
+    auto conv = [&](Sub k, const Array& in, const VarPtr& gk) {
+      return convolution_2d_graph_grad(nodes_[k], in, gk, true);
+    };
+    VarPtr gx = conv(kConv1, x, g[0]);
+    gx = add(gx, conv(kProj3, x, mul(conv(kConv3, r3_, g[1]), relu_mask(r3_))));
+    gx = add(gx, conv(kProj5, x, mul(conv(kConv5, r5_, g[2]), relu_mask(r5_))));
+    gx = add(gx, max_pooling_2d_grad(pool_, x, conv(kProjP, pooled_, g[3])));
     return {gx};
   }
 
