@@ -9,12 +9,17 @@
 // avg_var + eps; finetune — batch statistics, and the running averages
 // become population statistics (decay = 1 - 1/N for the N-th batch since the
 // last start_finetuning).
+// The graph backward (double backprop) writes backward's formula with
+// differentiable functions, the batch statistics recomputed from x as
+// functions of x, gamma a parameter variable (the second pass reaches it);
+// the parameters' gradients stay arrays, as Linear's.
 #include <algorithm>
 
 #include "core/config.h"
 #include "kernels/normalization.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
+#include "ops/parametric.h"
 
 namespace chainerc::ops {
 namespace {
@@ -103,6 +108,40 @@ class BatchNormalization final : public Function {
     kernels::batch_norm_backward(x, gy, mean_, stat_, (*parameters)[0].param, bn,
                                  (*parameters)[0].grad, (*parameters)[1].grad, gx);
     return {gx};
+  }
+
+  // x as (L, C, R), gamma as (1, C, 1). With batch statistics (m = L R):
+  //   x_hat = (x - mean) inv_std, inv_std = (var + eps)^-1/2,
+  //   gx = gamma inv_std (gy - (x_hat sum(gy x_hat) + sum(gy)) / m);
+  // with the running averages gx = gamma inv_std gy, inv_std a constant.
+  CH_GRAPH_BACKWARD {
+    const VarPtr& xv = inputs[0];
+    const Array& x = xv->data;
+    const int64_t L = x.shape()[0], C = c_.size.size();
+    const int64_t R = L > 0 && C > 0 ? x.size() / (L * C) : 0;
+    if (parameter_grads_enabled()) {
+      Array scratch = Array::empty_like(x);
+      const kernels::BatchNorm bn{L, C, R, use_batch_, c_.decay, 1.0, c_.eps};
+      kernels::batch_norm_backward(x, gy[0]->data, mean_, stat_, (*parameters)[0].param, bn,
+                                   (*parameters)[0].grad, (*parameters)[1].grad, scratch);
+    }
+    if (!needs_input_grad(0)) return {nullptr};
+    const Shape flat{L, C, R}, per_c{1, C, 1};
+    const VarPtr gamma = reshape(parameter_variable(*this, 0), per_c);
+    const VarPtr g = reshape(gy[0], flat);
+    if (!use_batch_) {
+      Array inv = run(kernels::pow_scalar, run(kernels::add_scalar, stat_, c_.eps), -0.5);
+      return {reshape(mul(g, mul(gamma, constant_variable(inv.reshaped(per_c)))), x.shape())};
+    }
+    const double inv_m = 1.0 / static_cast<double>(L * R);
+    const VarPtr x3 = reshape(xv, flat);
+    const VarPtr xc = sub(x3, mul_scalar(sum_to(x3, per_c), inv_m));
+    const VarPtr var = mul_scalar(sum_to(mul(xc, xc), per_c), inv_m);
+    const VarPtr inv_std = pow_scalar(add_scalar(var, c_.eps), -0.5);
+    const VarPtr x_hat = mul(xc, inv_std);
+    const VarPtr mean_term =
+        mul_scalar(add(mul(x_hat, sum_to(mul(g, x_hat), per_c)), sum_to(g, per_c)), inv_m);
+    return {reshape(mul(mul(gamma, inv_std), sub(g, mean_term)), x.shape())};
   }
 
  private:
