@@ -3,12 +3,43 @@
 // >= 2, as Chainer 1.0.1 (window: channels i - n/2 .. i + n/2, clipped).
 // Backward as Chainer: gx = gy * scale - 2 alpha beta x * window_sum(y gy / unit_scale),
 // the scales recomputed from x (the node keeps x and y only).
+// With double backprop the backward is LocalResponseNormalizationGrad, the
+// same kernel as a function of x and gy, and, as Chainer 7's of that name,
+// it has no backward itself: the gradient is a variable, but
+// differentiating it again is CH_ERR_GRAPH.
 #include "kernels/normalization.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
 namespace chainerc::ops {
 namespace {
+
+[[noreturn]] void lrn_not_twice_differentiable() {
+  fail(CH_ERR_GRAPH,
+       "LocalResponseNormalizationGrad: the gradient of local_response_normalization cannot be "
+       "differentiated again (it has no double backward, as in Chainer 7)");
+}
+
+// gx from x and gy (y: forward's output, kept).
+class LocalResponseNormalizationGrad final : public Function {
+ public:
+  LocalResponseNormalizationGrad(const kernels::Lrn& p, Array y) : p_(p), y_(std::move(y)) {}
+  const char* name() const override { return "LocalResponseNormalizationGrad"; }
+  Arrays forward(const Arrays& in) override {
+    Array gx = Array::empty_like(in[0]);
+    kernels::lrn_backward(in[0], y_, in[1], p_, gx);
+    return {gx};
+  }
+  Arrays backward(const Arrays&, const Arrays&) override { lrn_not_twice_differentiable(); }
+  bool has_graph_backward() const override { return true; }  // to fail with the message below
+  std::vector<VarPtr> backward_graph(const FuncPtr&, const std::vector<VarPtr>&) override {
+    lrn_not_twice_differentiable();
+  }
+
+ private:
+  kernels::Lrn p_;
+  Array y_;
+};
 
 class LocalResponseNormalization final : public Function {
  public:
@@ -35,6 +66,10 @@ class LocalResponseNormalization final : public Function {
     Array gx = Array::empty_like(x);
     kernels::lrn_backward(x, y_, gy, params(), gx);
     return {gx};
+  }
+  CH_GRAPH_BACKWARD {
+    return {
+        apply1(std::make_shared<LocalResponseNormalizationGrad>(params(), y_), {inputs[0], gy[0]})};
   }
 
  private:
