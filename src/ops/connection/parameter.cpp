@@ -25,6 +25,15 @@ class ParameterFunction final : public Function {
     kernels::add_into(p.grad, gy[0]);
     return {};
   }
+  // The same accumulation (no inputs, so nothing of it is a graph); none inside ch_grad.
+  CH_GRAPH_BACKWARD {
+    Parameter& p = parameter_at(*this, 0);
+    if (gy[0]->data.shape() != p.grad.shape() || gy[0]->data.dtype() != p.grad.dtype())
+      fail(CH_ERR_SHAPE, "Parameter: the output gradient is a ", gy[0]->data.describe(),
+           " but the parameter is a ", p.grad.describe());
+    if (parameter_grads_enabled()) kernels::add_into(p.grad, gy[0]->data);
+    return {};
+  }
 };
 
 // The node of parameter_variable: outputs one parameter of another
