@@ -423,49 +423,63 @@ TEST_F(DoubleBackpropFunctions, PenaltyGradientsReachParameters) {
   }
 }
 
-// EmbedID's W: P = sum(v * d/dx sum(tanh(x * embed(ids)))).
-TEST_F(DoubleBackpropFunctions, PenaltyGradientReachesEmbedIdWeights) {
-  Arr W0 = wave({5, 4}, 0.4);
-  Fn embed;
-  ASSERT_CH_OK(ch_functions_embed_id_new(embed.out(), 5, 4, CH_FLOAT64, W0));
-  Arr ids, xa = wave({2, 4}, 1.0, 1.2), va = wave({2, 4}, 2.0);
-  const int64_t n[] = {2};
-  const int32_t id_values[] = {3, 1};
-  ASSERT_CH_OK(ch_array_new(ids.out(), CH_INT32, n, 1, id_values, cpu()));
-  auto value = [&](bool backward) {
-    Var x = make_var(xa), v = make_var(va), t = make_var(ids), e, m, th, l, g, gv, p;
-    EXPECT_CH_OK(apply(embed, t, e.out()));
-    EXPECT_CH_OK(ch_functions_mul(m.out(), x, e));
-    EXPECT_CH_OK(ch_functions_tanh(th.out(), m));
-    EXPECT_CH_OK(ch_functions_sum(l.out(), th));
-    ch_variable* outs[] = {l};
-    ch_variable* ins[] = {x};
-    ch_backward_options opt = CH_BACKWARD_OPTIONS_INIT;
-    opt.enable_double_backprop = 1;
-    EXPECT_CH_OK(ch_grad(g.out(), outs, 1, ins, 1, nullptr, &opt));
-    EXPECT_CH_OK(ch_functions_mul(gv.out(), g, v));
-    EXPECT_CH_OK(ch_functions_sum(p.out(), gv));
-    if (backward) EXPECT_CH_OK(ch_variable_backward(p, 0));
-    return data_of(p)[0];
-  };
-  Arr W, gW;
-  ASSERT_CH_OK(ch_function_parameter(W.out(), gW.out(), nullptr, embed, 0));
-  ASSERT_CH_OK(ch_array_fill(gW, 0));
-  value(true);
-  std::vector<double> analytic = values(gW), numeric;
-  auto* p = static_cast<double*>(ch_array_data(W));
-  for (size_t k = 0; k < analytic.size(); ++k) {
-    const double keep = p[k];
-    p[k] = keep + 1e-5;
-    const double up = value(false);
-    p[k] = keep - 1e-5;
-    const double down = value(false);
-    p[k] = keep;
-    numeric.push_back((up - down) / 2e-5);
+// Functions without a float input: EmbedID's W and Parameter's W, with
+// P = sum(v * d/dx sum(tanh(x * e))), e = embed(ids) or the parameter.
+TEST_F(DoubleBackpropFunctions, PenaltyGradientReachesEmbedIdAndParameterWeights) {
+  for (bool embedding : {true, false}) {
+    SCOPED_TRACE(embedding ? "EmbedID" : "Parameter");
+    Arr W0 = wave({5, 4}, 0.4), P0 = wave({2, 4}, 0.7);
+    Fn embed;
+    if (embedding) {
+      ASSERT_CH_OK(ch_functions_embed_id_new(embed.out(), 5, 4, CH_FLOAT64, W0));
+    } else {
+      ASSERT_CH_OK(ch_functions_parameter_new(embed.out(), P0));
+    }
+    Arr ids, xa = wave({2, 4}, 1.0, 1.2), va = wave({2, 4}, 2.0);
+    const int64_t n[] = {2};
+    const int32_t id_values[] = {3, 1};
+    ASSERT_CH_OK(ch_array_new(ids.out(), CH_INT32, n, 1, id_values, cpu()));
+    auto value = [&](bool backward) {
+      Var x = make_var(xa), v = make_var(va), t = make_var(ids), e, m, th, l, g, gv, p;
+      if (embedding) {
+        EXPECT_CH_OK(apply(embed, t, e.out()));
+      } else {
+        EXPECT_CH_OK(ch_function_apply(embed, nullptr, 0, e.out(), 1, nullptr));
+      }
+      EXPECT_CH_OK(ch_functions_mul(m.out(), x, e));
+      EXPECT_CH_OK(ch_functions_tanh(th.out(), m));
+      EXPECT_CH_OK(ch_functions_sum(l.out(), th));
+      ch_variable* outs[] = {l};
+      ch_variable* ins[] = {x};
+      ch_backward_options opt = CH_BACKWARD_OPTIONS_INIT;
+      opt.enable_double_backprop = 1;
+      EXPECT_CH_OK(ch_grad(g.out(), outs, 1, ins, 1, nullptr, &opt));
+      EXPECT_CH_OK(ch_functions_mul(gv.out(), g, v));
+      EXPECT_CH_OK(ch_functions_sum(p.out(), gv));
+      if (backward) EXPECT_CH_OK(ch_variable_backward(p, 0));
+      return data_of(p)[0];
+    };
+    Arr W, gW;
+    ASSERT_CH_OK(ch_function_parameter(W.out(), gW.out(), nullptr, embed, 0));
+    ASSERT_CH_OK(ch_array_fill(gW, 0));
+    value(true);
+    std::vector<double> analytic = values(gW), numeric;
+    auto* p = static_cast<double*>(ch_array_data(W));
+    for (size_t k = 0; k < analytic.size(); ++k) {
+      const double keep = p[k];
+      p[k] = keep + 1e-5;
+      const double up = value(false);
+      p[k] = keep - 1e-5;
+      const double down = value(false);
+      p[k] = keep;
+      numeric.push_back((up - down) / 2e-5);
+    }
+    EXPECT_TRUE(AllClose(analytic, numeric, 1e-6, 1e-5));
+    // Rows of ids that were not looked up get nothing.
+    if (embedding) {
+      for (size_t k : {0u, 8u, 16u}) EXPECT_EQ(analytic[k], 0.0) << k;
+    }
   }
-  EXPECT_TRUE(AllClose(analytic, numeric, 1e-6, 1e-5));
-  // Rows of ids that were not looked up get nothing.
-  for (size_t k : {0u, 8u, 16u}) EXPECT_EQ(analytic[k], 0.0) << k;
 }
 
 // backward_ex with double backprop through the function built by `f` (a
