@@ -196,6 +196,32 @@ void expect_check_backward(const Case& c, double eps, double atol, double rtol) 
   }
 }
 
+void expect_check_double_backward(const Case& c, double eps, double atol, double rtol) {
+  SCOPED_TRACE(c.name + " (check_double_backward on cuda:0)");
+  Arrays inputs;
+  for (const Array& x : c.inputs) inputs.push_back(x.to_device(gpu()));
+  FuncPtr fn = c.function ? with_parameters_on(c.function, gpu()) : nullptr;
+  auto build = [&](const std::vector<VarPtr>& xs) {
+    return c.build(xs, fn ? with_parameters_on(fn, gpu()) : nullptr);
+  };
+  std::vector<VarPtr> probe_vars;
+  for (const Array& x : inputs) probe_vars.push_back(std::make_shared<VariableImpl>(x, true));
+  const std::vector<VarPtr> probe = build(probe_vars);
+  Arrays gys = upstream(probe);
+  for (size_t j = 0; j < gys.size(); ++j)  // on each output's device (copy may move it)
+    if (gys[j].defined()) gys[j] = gys[j].to_device(probe[j]->data.device());
+  Arrays ggxs;
+  uint32_t seed = 2000;
+  for (const Array& x : inputs)
+    ggxs.push_back(is_float(x) ? uniform(x.dtype(), x.shape(), -1, 1, seed++).to_device(gpu())
+                               : Array());
+  try {
+    chainerc::check_double_backward(build, inputs, gys, ggxs, eps, atol, rtol);
+  } catch (const chainerc::Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+}
+
 void GpuFunctions::SetUp() {
   if (ch_cuda_device_count() == 0)
     CH_GPU_SKIP() << "no CUDA device: " << ch_cuda_unavailable_reason();

@@ -66,6 +66,14 @@ void expect_agreement(const Case& c);
 void expect_check_backward(const Case& c, double eps = 1e-3, double atol = 1e-4,
                            double rtol = 1e-3);
 
+// Chainer's check_double_backward on cuda:0 (float64 inputs): the first
+// backward taken with double backprop against central differences of the
+// case's function, then its backward, as a function (x, gy) -> gx, against
+// central differences of that, all computed on the device, with random
+// upstream gradients and gradients of gx.
+void expect_check_double_backward(const Case& c, double eps = 1e-4, double atol = 1e-6,
+                                  double rtol = 1e-5);
+
 // A fresh application of `f` (f->clone()) whose parameters are copies on
 // `device` with zero gradients.
 FuncPtr with_parameters_on(const FuncPtr& f, Device device);
