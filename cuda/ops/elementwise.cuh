@@ -15,6 +15,7 @@
 
 #include "core/array.h"
 #include "core/dtype.h"
+#include "cuda/ops/index.cuh"
 #include "cuda/runtime/cuda_util.h"
 #include "cuda/runtime/launch.h"
 
@@ -146,60 +147,61 @@ void binary_scalar_kernel(const Array& a, const Array& b, double s, Array& y) {
 
 // ---- NumPy broadcasting
 
-// Where each element of a broadcast result reads its operand: the result's
-// extents and, per axis, the operand's stride in elements (0 along an axis
-// the operand is broadcast over). Passed to kernels by value.
-struct BroadcastIndex {
-  int32_t ndim = 0;
-  int64_t shape[CH_MAX_NDIM] = {};
-  int64_t stride[CH_MAX_NDIM] = {};
-};
-// The index of operand `x` (aligned to the right) within result shape `y`
-// (x broadcastable to y, checked by the op).
-inline BroadcastIndex broadcast_index(const Shape& x, const Shape& y) {
-  BroadcastIndex ix;
-  ix.ndim = y.ndim();
+// Operand x's strides (in elements) over the axes of result shape y, x
+// aligned to the right: 0 along an axis x is broadcast over (x broadcastable
+// to y, checked by the op).
+inline void broadcast_strides(const Shape& x, const Shape& y, int64_t* stride) {
   const int32_t lead = y.ndim() - x.ndim();
-  int64_t stride = 1;
+  int64_t s = 1;
   for (int32_t d = y.ndim() - 1; d >= 0; --d) {
-    ix.shape[d] = y[d];
     const int64_t extent = d >= lead ? x[d - lead] : 1;
-    ix.stride[d] = extent == 1 ? 0 : stride;
-    stride *= extent;
+    stride[d] = extent == 1 ? 0 : s;
+    s *= extent;
   }
-  return ix;
 }
 
-// The element of the operand that result element i reads.
-__device__ __forceinline__ int64_t broadcast_offset(const BroadcastIndex& ix, int64_t i) {
-  int64_t off = 0;
-  for (int32_t d = ix.ndim - 1; d >= 0; --d) {
-    const int64_t extent = ix.shape[d];
-    off += (i % extent) * ix.stride[d];
-    i /= extent;
-  }
-  return off;
+// A grid-stride loop in index type U (uint32_t where the launch's indices
+// fit, see cuda/ops/index.cuh): for (U i = grid_start<U>(); i < n; i += grid_step<U>()).
+// With n < 2^31 and fewer than 2^31 threads, i + step never wraps.
+template <typename U>
+__device__ __forceinline__ U grid_start_as() {
+  return static_cast<U>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+template <typename U>
+__device__ __forceinline__ U grid_step_as() {
+  return static_cast<U>(gridDim.x) * blockDim.x;
 }
 
-template <typename F, typename T>
-__global__ void broadcast_map2_kernel(BroadcastIndex ia, BroadcastIndex ib, const T* __restrict__ a,
-                                      const T* __restrict__ b, T* __restrict__ y, int64_t n) {
+template <typename F, typename T, typename U>
+__global__ void broadcast_map2_kernel(OffsetCalc<U, 2> oc, const T* __restrict__ a,
+                                      const T* __restrict__ b, T* __restrict__ y, U n) {
   const F f{};
-  for (int64_t i = grid_start(); i < n; i += grid_step())
-    y[i] = f(a[broadcast_offset(ia, i)], b[broadcast_offset(ib, i)]);
+  for (U i = grid_start_as<U>(); i < n; i += grid_step_as<U>()) {
+    U off[2];
+    oc.get(i, off);
+    y[i] = f(a[off[0]], b[off[1]]);
+  }
 }
 
 // y = F(a, b) where y has the broadcast shape of a and b.
 template <typename F>
 void broadcast_kernel(const Array& a, const Array& b, Array& y) {
   if (a.shape() == y.shape() && b.shape() == y.shape()) return binary_kernel<F>(a, b, y);
+  if (y.size() == 0) return;
   DeviceGuard guard(a.device().index);
-  const BroadcastIndex ia = broadcast_index(a.shape(), y.shape());
-  const BroadcastIndex ib = broadcast_index(b.shape(), y.shape());
+  int64_t sa[CH_MAX_NDIM], sb[CH_MAX_NDIM];
+  broadcast_strides(a.shape(), y.shape(), sa);
+  broadcast_strides(b.shape(), y.shape(), sb);
+  const int64_t* const strides[2] = {sa, sb};
   dispatch_floating(a.dtype(), "CUDA broadcast kernel", [&](auto t) {
     using T = decltype(t);
-    launch_elementwise("CUDA broadcast kernel", y.size(), broadcast_map2_kernel<F, T>, ia, ib,
-                       a.data<T>(), b.data<T>(), y.data<T>(), y.size());
+    // Offsets stay below the operands' sizes, which are at most y's.
+    dispatch_index(y.size(), [&](auto u) {
+      using U = decltype(u);
+      launch_elementwise("CUDA broadcast kernel", y.size(), broadcast_map2_kernel<F, T, U>,
+                         make_offset_calc<U, 2>(y.ndim(), y.shape().data(), strides), a.data<T>(),
+                         b.data<T>(), y.data<T>(), static_cast<U>(y.size()));
+    });
   });
 }
 

@@ -16,11 +16,14 @@ namespace {
 // x as (batch, wn, inner): W's element w applies to x[n, w, r].
 struct PReluLayout {
   int64_t batch, wn, inner;
+  FastDivider<uint64_t> by_inner, by_wn;  // division by inner and wn (cuda/ops/index.cuh)
 };
 
 PReluLayout layout_of(const Array& x, const Array& W) {
-  PReluLayout l{x.ndim() ? x.shape()[0] : 1, W.size(), 1};
+  PReluLayout l{x.ndim() ? x.shape()[0] : 1, W.size(), 1, {}, {}};
   for (int32_t d = 1 + W.ndim(); d < x.ndim(); ++d) l.inner *= x.shape()[d];
+  if (l.inner > 0) l.by_inner = FastDivider<uint64_t>(static_cast<uint64_t>(l.inner));
+  if (l.wn > 0) l.by_wn = FastDivider<uint64_t>(static_cast<uint64_t>(l.wn));
   return l;
 }
 
@@ -28,7 +31,17 @@ template <typename T>
 __global__ void prelu_forward_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                      T* __restrict__ y, PReluLayout l, int64_t n) {
   const pointwise::PRelu f;
-  for (int64_t i = grid_start(); i < n; i += grid_step()) y[i] = f(x[i], w[(i / l.inner) % l.wn]);
+  for (int64_t i = grid_start(); i < n; i += grid_step()) {
+    const uint64_t q = l.by_inner.div(static_cast<uint64_t>(i));
+    y[i] = f(x[i], w[q - l.by_wn.div(q) * static_cast<uint64_t>(l.wn)]);
+  }
+}
+
+// The element of x that the j-th use of W's element k is: x[n, k, r] with
+// (n, r) = (j / inner, j % inner).
+__device__ __forceinline__ int64_t prelu_index(const PReluLayout& l, int64_t k, int64_t j) {
+  const int64_t q = static_cast<int64_t>(l.by_inner.div(static_cast<uint64_t>(j)));
+  return (q * l.wn + k) * l.inner + (j - q * l.inner);
 }
 
 // Block b handles W's elements b, b + gridDim.x, ...; gW accumulates.
@@ -44,7 +57,7 @@ __global__ void prelu_backward_kernel(const T* __restrict__ x, const T* __restri
     const T a = w[k];
     T acc = 0;
     for (int64_t j = threadIdx.x; j < per_w; j += blockDim.x) {
-      const int64_t i = ((j / l.inner) * l.wn + k) * l.inner + j % l.inner;
+      const int64_t i = prelu_index(l, k, j);
       gx[i] = fx(gy[i], x[i], a);
       acc += fa(gy[i], x[i]);
     }
@@ -65,7 +78,7 @@ __global__ void prelu_backward_per_thread_kernel(const T* __restrict__ x, const 
     const T a = w[k];
     T acc = 0;
     for (int64_t j = 0; j < per_w; ++j) {
-      const int64_t i = ((j / l.inner) * l.wn + k) * l.inner + j % l.inner;
+      const int64_t i = prelu_index(l, k, j);
       gx[i] = fx(gy[i], x[i], a);
       acc += fa(gy[i], x[i]);
     }
