@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 
 #include "core/array.h"
 #include "core/dtype.h"
@@ -59,41 +61,179 @@ void launch_elementwise(const char* name, int64_t n, void (*kernel)(P...), A&&..
                name);
 }
 
-// ---- Kernels over the per-element functors
+// ---- Vectorised access
 
-template <typename F, typename T>
+// V consecutive elements of T moved by one load or store: 16 bytes
+// (float4, double2) where every pointer of a launch is 16-byte aligned
+// (vector_width), so that a warp moves 512 bytes per instruction; V = 1 is
+// the scalar form. The elements past the last whole pack (n % V) are done
+// one at a time by the same kernel.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+template <int V, typename T>
+__device__ __forceinline__ Pack<T, V> load_pack(const T* p, int64_t k) {
+  return reinterpret_cast<const Pack<T, V>*>(p)[k];
+}
+template <int V, typename T>
+__device__ __forceinline__ void store_pack(T* p, int64_t k, const Pack<T, V>& v) {
+  reinterpret_cast<Pack<T, V>*>(p)[k] = v;
+}
+
+// Elements of T per 16-byte pack.
+template <typename T>
+constexpr int kPackElements = 16 / sizeof(T) > 0 ? static_cast<int>(16 / sizeof(T)) : 1;
+
+// The pack width of a launch over `pointers`: kPackElements<T> when every
+// one is 16-byte aligned, else 1.
+template <typename T>
+int pack_width(std::initializer_list<const void*> pointers) {
+  for (const void* p : pointers)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return 1;
+  return kPackElements<T>;
+}
+
+// f(std::integral_constant<int, V>{}) with V = pack_width<T>(pointers).
+template <typename T, typename F>
+void dispatch_vector_width(std::initializer_list<const void*> pointers, F&& f) {
+  if (kPackElements < T >> 1 && pack_width<T>(pointers) == kPackElements<T>)
+    f(std::integral_constant<int, kPackElements<T>>{});
+  else
+    f(std::integral_constant<int, 1>{});
+}
+
+// Launches `kernel` (a kernel over packs of V elements) for n elements.
+template <int V, typename... P, typename... A>
+void launch_packed(const char* name, int64_t n, void (*kernel)(P...), A&&... args) {
+  if (n <= 0) return;
+  check_launch(launch(kernel, blocks_for((n + V - 1) / V), kBlockThreads, 0, nullptr,
+                      std::forward<A>(args)...),
+               name);
+}
+
+// ---- Kernels over the per-element functors, V elements per step
+
+template <typename F, typename T, int V>
 __global__ void map_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
   const F f{};
-  for (int64_t i = grid_start(); i < n; i += grid_step()) y[i] = f(x[i]);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    const Pack<T, V> a = load_pack<V>(x, k);
+    Pack<T, V> r;
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) r.v[j] = f(a.v[j]);
+    store_pack<V>(y, k, r);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step()) y[i] = f(x[i]);
 }
-template <typename F, typename T>
+template <typename F, typename T, int V>
 __global__ void map_scalar_kernel(const T* __restrict__ x, T s, T* __restrict__ y, int64_t n) {
   const F f{};
-  for (int64_t i = grid_start(); i < n; i += grid_step()) y[i] = f(x[i], s);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    const Pack<T, V> a = load_pack<V>(x, k);
+    Pack<T, V> r;
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) r.v[j] = f(a.v[j], s);
+    store_pack<V>(y, k, r);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step()) y[i] = f(x[i], s);
 }
-template <typename F, typename T>
+template <typename F, typename T, int V>
 __global__ void map2_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
                             int64_t n) {
   const F f{};
-  for (int64_t i = grid_start(); i < n; i += grid_step()) y[i] = f(a[i], b[i]);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    const Pack<T, V> pa = load_pack<V>(a, k), pb = load_pack<V>(b, k);
+    Pack<T, V> r;
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) r.v[j] = f(pa.v[j], pb.v[j]);
+    store_pack<V>(y, k, r);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step()) y[i] = f(a[i], b[i]);
 }
 // y is a (a backward writing gx over gy, see Array::unshared): one pointer
 // where map2_kernel has two restricted ones.
-template <typename F, typename T>
+template <typename F, typename T, int V>
 __global__ void map2_in_place_kernel(T* a, const T* __restrict__ b, int64_t n) {
   const F f{};
-  for (int64_t i = grid_start(); i < n; i += grid_step()) a[i] = f(a[i], b[i]);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    Pack<T, V> pa = load_pack<V>(a, k);
+    const Pack<T, V> pb = load_pack<V>(b, k);
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) pa.v[j] = f(pa.v[j], pb.v[j]);
+    store_pack<V>(a, k, pa);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step()) a[i] = f(a[i], b[i]);
 }
-template <typename F, typename T>
+template <typename F, typename T, int V>
 __global__ void map2_scalar_in_place_kernel(T* a, const T* __restrict__ b, T s, int64_t n) {
   const F f{};
-  for (int64_t i = grid_start(); i < n; i += grid_step()) a[i] = f(a[i], b[i], s);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    Pack<T, V> pa = load_pack<V>(a, k);
+    const Pack<T, V> pb = load_pack<V>(b, k);
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) pa.v[j] = f(pa.v[j], pb.v[j], s);
+    store_pack<V>(a, k, pa);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step()) a[i] = f(a[i], b[i], s);
 }
-template <typename F, typename T>
+template <typename F, typename T, int V>
 __global__ void map2_scalar_kernel(const T* __restrict__ a, const T* __restrict__ b, T s,
                                    T* __restrict__ y, int64_t n) {
   const F f{};
-  for (int64_t i = grid_start(); i < n; i += grid_step()) y[i] = f(a[i], b[i], s);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    const Pack<T, V> pa = load_pack<V>(a, k), pb = load_pack<V>(b, k);
+    Pack<T, V> r;
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) r.v[j] = f(pa.v[j], pb.v[j], s);
+    store_pack<V>(y, k, r);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step()) y[i] = f(a[i], b[i], s);
+}
+
+// The host side of the map kernels on raw pointers (n elements, contiguous):
+// the pack width from the pointers' alignment.
+template <typename F, typename T>
+void map(const char* name, const T* x, T* y, int64_t n) {
+  dispatch_vector_width<T>({x, y}, [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    launch_packed<V>(name, n, map_kernel<F, T, V>, x, y, n);
+  });
+}
+template <typename F, typename T>
+void map_scalar(const char* name, const T* x, T s, T* y, int64_t n) {
+  dispatch_vector_width<T>({x, y}, [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    launch_packed<V>(name, n, map_scalar_kernel<F, T, V>, x, s, y, n);
+  });
+}
+// y may be a (not b).
+template <typename F, typename T>
+void map2(const char* name, const T* a, const T* b, T* y, int64_t n) {
+  dispatch_vector_width<T>({a, b, y}, [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    if (y == a)
+      launch_packed<V>(name, n, map2_in_place_kernel<F, T, V>, y, b, n);
+    else
+      launch_packed<V>(name, n, map2_kernel<F, T, V>, a, b, y, n);
+  });
+}
+template <typename F, typename T>
+void map2_scalar(const char* name, const T* a, const T* b, T s, T* y, int64_t n) {
+  dispatch_vector_width<T>({a, b, y}, [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    if (y == a)
+      launch_packed<V>(name, n, map2_scalar_in_place_kernel<F, T, V>, y, b, s, n);
+    else
+      launch_packed<V>(name, n, map2_scalar_kernel<F, T, V>, a, b, s, y, n);
+  });
 }
 
 // y = F(x), x and y of one shape and float dtype on one device.
@@ -102,8 +242,7 @@ void unary_kernel(const Array& x, Array& y) {
   DeviceGuard guard(x.device().index);
   dispatch_floating(x.dtype(), "CUDA unary kernel", [&](auto t) {
     using T = decltype(t);
-    launch_elementwise("CUDA unary kernel", x.size(), map_kernel<F, T>, x.data<T>(), y.data<T>(),
-                       x.size());
+    map<F, T>("CUDA unary kernel", x.data<T>(), y.data<T>(), x.size());
   });
 }
 // y = F(x, s), s converted to the dtype.
@@ -112,8 +251,7 @@ void unary_scalar_kernel(const Array& x, double s, Array& y) {
   DeviceGuard guard(x.device().index);
   dispatch_floating(x.dtype(), "CUDA unary kernel", [&](auto t) {
     using T = decltype(t);
-    launch_elementwise("CUDA unary kernel", x.size(), map_scalar_kernel<F, T>, x.data<T>(),
-                       static_cast<T>(s), y.data<T>(), x.size());
+    map_scalar<F, T>("CUDA unary kernel", x.data<T>(), static_cast<T>(s), y.data<T>(), x.size());
   });
 }
 // y = F(a, b), all of one shape; y may be a (not b).
@@ -122,12 +260,10 @@ void binary_kernel(const Array& a, const Array& b, Array& y) {
   DeviceGuard guard(a.device().index);
   dispatch_floating(a.dtype(), "CUDA binary kernel", [&](auto t) {
     using T = decltype(t);
-    if (y.shares_memory_with(a))
-      launch_elementwise("CUDA binary kernel", a.size(), map2_in_place_kernel<F, T>, y.data<T>(),
-                         b.data<T>(), a.size());
-    else
-      launch_elementwise("CUDA binary kernel", a.size(), map2_kernel<F, T>, a.data<T>(),
-                         b.data<T>(), y.data<T>(), a.size());
+    T* out = y.data<T>();
+    // y shares memory with a exactly when it is a (Array::unshared).
+    map2<F, T>("CUDA binary kernel", y.shares_memory_with(a) ? out : a.data<T>(), b.data<T>(), out,
+               a.size());
   });
 }
 // y = F(a, b, s); y may be a (not b).
@@ -136,12 +272,9 @@ void binary_scalar_kernel(const Array& a, const Array& b, double s, Array& y) {
   DeviceGuard guard(a.device().index);
   dispatch_floating(a.dtype(), "CUDA binary kernel", [&](auto t) {
     using T = decltype(t);
-    if (y.shares_memory_with(a))
-      launch_elementwise("CUDA binary kernel", a.size(), map2_scalar_in_place_kernel<F, T>,
-                         y.data<T>(), b.data<T>(), static_cast<T>(s), a.size());
-    else
-      launch_elementwise("CUDA binary kernel", a.size(), map2_scalar_kernel<F, T>, a.data<T>(),
-                         b.data<T>(), static_cast<T>(s), y.data<T>(), a.size());
+    T* out = y.data<T>();
+    map2_scalar<F, T>("CUDA binary kernel", y.shares_memory_with(a) ? out : a.data<T>(),
+                      b.data<T>(), static_cast<T>(s), out, a.size());
   });
 }
 

@@ -5,7 +5,9 @@
 //   divisors near powers of two) and on random values;
 // - OffsetCalc against a plain walk of the axes, for broadcast and permuted
 //   strides of rank 1 to 6, with extents whose product passes 2^31 and 2^32
-//   (index arithmetic only: no allocation that large).
+//   (index arithmetic only: no allocation that large);
+// - the element-wise kernels of cuda/ops/elementwise.cuh on aligned and
+//   misaligned pointers and sizes around the vector width, against a host loop.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +15,12 @@
 #include <random>
 #include <vector>
 
+#include "core/array.h"
+#include "cuda/ops/elementwise.cuh"
 #include "cuda/ops/index.cuh"
+#include "kernels/pointwise/activation.h"
+#include "kernels/pointwise/arithmetic.h"
+#include "tests/gpu/require_gpu.h"
 
 namespace {
 
@@ -207,5 +214,110 @@ TEST(OffsetCalc, TheThirtyTwoBitFormIsChosenOnlyBelowTwoToTheThirtyOne) {
   ASSERT_LE(32767LL * 65537, INT32_MAX);
   expect_offsets<uint32_t>(extent, sa, sb, {0, 65536, 65537, 32767LL * 65537 - 1});
 }
+
+// ---- Element-wise kernels on aligned and misaligned pointers
+
+using chainerc::Array;
+using chainerc::Device;
+using chainerc::DType;
+using chainerc::Shape;
+namespace pointwise = chainerc::pointwise;
+
+class GpuKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (ch_cuda_device_count() < 1) CH_GPU_SKIP() << "no CUDA device";
+  }
+};
+
+// Device buffers of `n` elements (plus room to start up to 3 elements late),
+// filled from the host.
+template <typename T>
+struct DeviceBuffer {
+  Array array;
+  explicit DeviceBuffer(const std::vector<T>& host)
+      : array(Array::empty(sizeof(T) == 4 ? DType::Float32 : DType::Float64,
+                           Shape{static_cast<int64_t>(host.size()) + 4},
+                           Device{CH_DEVICE_CUDA, 0})) {
+    write(host);
+  }
+  T* at(int64_t offset) { return array.data<T>() + offset; }
+  void write(const std::vector<T>& host) {
+    ASSERT_EQ(
+        cudaMemcpy(array.data<T>(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+        cudaSuccess);
+  }
+  std::vector<T> read(int64_t offset, int64_t n) {
+    std::vector<T> h(static_cast<size_t>(n));
+    EXPECT_EQ(cudaMemcpy(h.data(), at(offset), h.size() * sizeof(T), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    return h;
+  }
+};
+
+template <typename T>
+std::vector<T> random_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-2, 2);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (T& x : v) x = static_cast<T>(u(rng));
+  return v;
+}
+
+TEST_F(GpuKernels, PackWidthFollowsTheAlignmentOfEveryPointer) {
+  DeviceBuffer<float> f(std::vector<float>(8, 0.f));
+  DeviceBuffer<double> d(std::vector<double>(8, 0.));
+  EXPECT_EQ(chainerc::cuda::pack_width<float>({f.at(0), f.at(4)}), 4);
+  EXPECT_EQ(chainerc::cuda::pack_width<float>({f.at(0), f.at(1)}), 1);
+  EXPECT_EQ(chainerc::cuda::pack_width<float>({f.at(2)}), 1);
+  EXPECT_EQ(chainerc::cuda::pack_width<double>({d.at(0), d.at(2)}), 2);
+  EXPECT_EQ(chainerc::cuda::pack_width<double>({d.at(0), d.at(1)}), 1);
+}
+
+// Every map form at sizes around the pack width and beyond the emulator's
+// grid, with each pointer aligned or one element off, against a host loop of
+// the same functors (exact: the same operations in the same precision).
+template <typename T>
+void check_maps() {
+  const pointwise::Add add{};
+  const pointwise::Relu relu{};
+  const pointwise::MulScalar mul_s{};
+  for (int64_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 33, 1025, 4099, 100003}) {
+    const std::vector<T> ha = random_values<T>(n, 1), hb = random_values<T>(n, 2);
+    for (int oa = 0; oa < 2; ++oa)
+      for (int ob = 0; ob < 2; ++ob)
+        for (int oy = 0; oy < 2; ++oy) {
+          SCOPED_TRACE(testing::Message() << "n " << n << " offsets " << oa << ob << oy << " "
+                                          << sizeof(T) * 8 << "-bit");
+          DeviceBuffer<T> a(ha), b(hb), y(std::vector<T>(static_cast<size_t>(n), T(7)));
+          // a at oa, b at ob: copy the data there first.
+          std::vector<T> pa(static_cast<size_t>(n) + oa), pb(static_cast<size_t>(n) + ob);
+          std::copy(ha.begin(), ha.end(), pa.begin() + oa);
+          std::copy(hb.begin(), hb.end(), pb.begin() + ob);
+          a.write(pa);
+          b.write(pb);
+          chainerc::cuda::map2<pointwise::Add, T>("test", a.at(oa), b.at(ob), y.at(oy), n);
+          std::vector<T> got = y.read(oy, n);
+          for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], add(ha[i], hb[i])) << "add at " << i;
+          chainerc::cuda::map<pointwise::Relu, T>("test", a.at(oa), y.at(oy), n);
+          got = y.read(oy, n);
+          for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], relu(ha[i])) << "relu at " << i;
+          chainerc::cuda::map_scalar<pointwise::MulScalar, T>("test", b.at(ob), T(3), y.at(oy), n);
+          got = y.read(oy, n);
+          for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], mul_s(hb[i], T(3))) << "mul at " << i;
+          // In place: a = a + b, then the element before and after untouched.
+          chainerc::cuda::map2<pointwise::Add, T>("test", a.at(oa), b.at(ob), a.at(oa), n);
+          const std::vector<T> around = a.read(0, n + 2);
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(around[oa + i], add(ha[i], hb[i])) << "in place at " << i;
+          if (oa == 1) {
+            EXPECT_EQ(around[0], T(0));
+          }
+        }
+  }
+}
+
+TEST_F(GpuKernels, MapsOnAlignedAndMisalignedFloat32) { check_maps<float>(); }
+TEST_F(GpuKernels, MapsOnAlignedAndMisalignedFloat64) { check_maps<double>(); }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "cuda/ops/kernel_list.h"
 #include "cuda/ops/reduce.cuh"
 #include "kernels/math.h"
+#include "kernels/pointwise/arithmetic.h"
 
 namespace chainerc::cuda {
 namespace {
@@ -174,19 +175,13 @@ void broadcast_to_kernel(const Array& x, Array& y) {
     broadcast_copy<uint32_t>(x, y);
 }
 
-template <typename T>
-__global__ void add_into_kernel(T* __restrict__ acc, const T* __restrict__ x, int64_t n) {
-  for (int64_t i = grid_start(); i < n; i += grid_step()) acc[i] += x[i];
-}
-
 void add_into(Array& acc, const Array& x) {
   if (acc.shape() != x.shape() || acc.dtype() != x.dtype() || acc.device() != x.device())
     fail(CH_ERR_SHAPE, "cannot add ", x.describe(), " into ", acc.describe());
   DeviceGuard guard(acc.device().index);
   dispatch_floating(acc.dtype(), "add_into", [&](auto t) {
     using T = decltype(t);
-    launch_elementwise("add_into", acc.size(), add_into_kernel<T>, acc.data<T>(), x.data<T>(),
-                       acc.size());
+    map2<pointwise::Add, T>("add_into", acc.data<T>(), x.data<T>(), acc.data<T>(), acc.size());
   });
 }
 
