@@ -103,6 +103,45 @@ __global__ void sum_chunks_finish_kernel(const T* __restrict__ partial, T* __res
   }
 }
 
+// Outputs that are x's innermost elements (y's extents the trailing ones of
+// x: a broadcast operand's gradient, a column sum): a block of kCols
+// consecutive outputs x kRowThreads threads takes one range of the reduced
+// elements (grid (column blocks, chunks)), consecutive threads reading
+// consecutive elements; each thread adds every kRowThreads-th element of
+// the range, the block's row 0 adds the kRowThreads sums in order, into y
+// (one range) or partial[range * n_out + j], which a thread per output then
+// adds in range order.
+constexpr int kCols = 32, kRowThreads = 8;
+
+template <typename T, typename U>
+__global__ void sum_columns_kernel(SumIndex<U> s, const T* __restrict__ x, T* __restrict__ out,
+                                   U per_chunk) {
+  __shared__ T partial[kRowThreads][kCols];
+  const U j = static_cast<U>(blockIdx.x) * kCols + threadIdx.x;
+  const U begin = static_cast<U>(blockIdx.y) * per_chunk;
+  const U end = per_chunk < s.n_reduced - begin ? begin + per_chunk : s.n_reduced;
+  T acc = 0;
+  if (j < s.n_out)
+    for (U r = begin + threadIdx.y; r < end; r += kRowThreads) acc += x[s.reduced(r) + j];
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < s.n_out) {
+    T sum = partial[0][threadIdx.x];
+    for (int k = 1; k < kRowThreads; ++k) sum += partial[k][threadIdx.x];
+    out[static_cast<int64_t>(blockIdx.y) * s.n_out + j] = sum;
+  }
+}
+
+template <typename T>
+__global__ void sum_columns_finish_kernel(const T* __restrict__ partial, T* __restrict__ y,
+                                          int64_t n_out, int64_t chunks) {
+  for (int64_t j = grid_start(); j < n_out; j += grid_step()) {
+    T acc = 0;
+    for (int64_t c = 0; c < chunks; ++c) acc += partial[c * n_out + j];
+    y[j] = acc;
+  }
+}
+
 // Blocks a two-stage sum aims at (a few per SM of a large GPU).
 constexpr int64_t kTargetBlocks = 1024;
 
@@ -119,7 +158,28 @@ void sum_to_kernel(const Array& x, Array& y) {
     dispatch_index(x.size(), [&](auto u) {
       using U = decltype(u);
       const SumIndex<U> s = sum_index<U>(x.shape(), y.shape());
-      if (n_reduced < 4 * kBlockThreads && n_out >= n_reduced) {
+      // y's elements contiguous in x (one kept axis run of stride 1).
+      const bool inner = n_out > 1 && s.kept.ndim == 1 && s.kept.stride[0][0] == 1;
+      if (inner) {
+        const int64_t col_blocks = (n_out + kCols - 1) / kCols;
+        int64_t chunks = kTargetBlocks / col_blocks;
+        if (chunks > n_reduced / (8 * kRowThreads)) chunks = n_reduced / (8 * kRowThreads);
+        if (chunks < 1) chunks = 1;
+        if (chunks > 65535) chunks = 65535;
+        const int64_t per_chunk = (n_reduced + chunks - 1) / chunks;
+        chunks = (n_reduced + per_chunk - 1) / per_chunk;
+        Array partial;
+        if (chunks > 1) partial = Array::empty(x.dtype(), Shape{chunks * n_out}, x.device());
+        check_launch(
+            launch(sum_columns_kernel<T, U>,
+                   dim3(static_cast<unsigned>(col_blocks), static_cast<unsigned>(chunks)),
+                   dim3(kCols, kRowThreads), 0, nullptr, s, x.data<T>(),
+                   chunks > 1 ? partial.data<T>() : y.data<T>(), static_cast<U>(per_chunk)),
+            "sum_to");
+        if (chunks > 1)
+          launch_elementwise("sum_to", n_out, sum_columns_finish_kernel<T>, partial.data<T>(),
+                             y.data<T>(), n_out, chunks);
+      } else if (n_reduced < 4 * kBlockThreads && n_out >= n_reduced) {
         launch_elementwise("sum_to", n_out, sum_per_thread_kernel<T, U>, s, x.data<T>(),
                            y.data<T>());
       } else if (n_out < kTargetBlocks / 4 && n_reduced >= 16 * kBlockThreads) {

@@ -3,9 +3,10 @@
 // over batches of 1 to 4099 (the per-channel and the R = 1 layouts, one and
 // many ranges per channel, 16-byte packs and the scalar pass), on data far
 // from zero (where sum(x^2) - sum(x)^2 / m in float32 would lose every
-// digit); broadcasting arithmetic of rank 1 to 6 forward and backward
-// (OffsetCalc with merged axes, sum_to of the broadcast operand's gradient);
-// transposes and concatenations.
+// digit); sums along outer axes (the column kernel, one and many ranges);
+// broadcasting arithmetic of rank 1 to 6 forward and backward (OffsetCalc
+// with merged axes, sum_to of the broadcast operand's gradient); transposes
+// and concatenations.
 #include "agreement.h"
 #include "core/gradient_check.h"
 #include "train/function_set.h"
@@ -104,6 +105,38 @@ TEST_F(GpuFunctions, BatchNormalizationRunningVarianceFarFromZero) {
     EXPECT_NEAR(avg_var.data<float>()[c], var, 1e-5 * var) << "channel " << c;
     EXPECT_NEAR(avg_mean.data<float>()[c], mean, 1e-3) << "channel " << c;
   }
+}
+
+// sum along the outer axes of (N, C): the column kernel with one range (few
+// rows) and many (the rows cut so that the device fills), and partial
+// blocks of 32 columns.
+TEST_F(GpuFunctions, SumsAlongOuterAxes) {
+  for (DType dt : kDtypes)
+    for (int64_t n : {1, 7, 1025, 5000})
+      for (int64_t c : {2, 33, 300}) {
+        expect_agreement({std::string("sum_axis 0 ") + dtype_name(dt) + " (" + std::to_string(n) +
+                              ", " + std::to_string(c) + ")",
+                          {uniform(dt, {n, c}, -1, 1, 61)},
+                          [](const std::vector<VarPtr>& x, const FuncPtr&) {
+                            return std::vector<VarPtr>{ops::sum_axis(x[0], 0, false)};
+                          },
+                          nullptr,
+                          true,
+                          dt == DType::Float32 ? 1e-4 : -1,
+                          1e-4});
+      }
+  // Outer axes of a rank-3 array: (N, H) summed, C kept, C inner after merging.
+  for (DType dt : kDtypes)
+    expect_agreement({std::string("sum over two outer axes ") + dtype_name(dt),
+                      {uniform(dt, {30, 40, 17}, -1, 1, 62)},
+                      [](const std::vector<VarPtr>& x, const FuncPtr&) {
+                        return std::vector<VarPtr>{
+                            ops::sum_axis(ops::sum_axis(x[0], 0, false), 0, false)};
+                      },
+                      nullptr,
+                      true,
+                      dt == DType::Float32 ? 1e-4 : -1,
+                      1e-4});
 }
 
 // Broadcasting add and mul of rank 1 to 6, forward and backward: the
