@@ -377,8 +377,13 @@ void batch_norm_forward(const Array& x, const Array& gamma, const Array& beta, c
     const StatsPlan plan = plan_stats(bn);
     if (bn.use_batch) {
       partial = result_buffer<Moments>(bn.C * plan.chunks, x.device());
-      launch_stats(ForwardStats<T>{x.data<T>()}, bn, plan,
-                   reinterpret_cast<Moments*>(partial.raw()), who);
+      // The op refuses batch statistics of no elements; were there none
+      // (R = 0), empty moments: mean and var 0 / 0, as on the CPU.
+      if (bn.L * bn.R > 0)
+        launch_stats(ForwardStats<T>{x.data<T>()}, bn, plan,
+                     reinterpret_cast<Moments*>(partial.raw()), who);
+      else
+        check(cudaMemsetAsync(partial.raw(), 0, partial.nbytes(), nullptr), who, "cudaMemsetAsync");
     }
     launch_elementwise(who, bn.C, forward_finish_kernel<T>,
                        bn.use_batch ? reinterpret_cast<const Moments*>(partial.raw()) : nullptr,
