@@ -66,7 +66,9 @@ void update(const char* name, const Hyper& hp, Array& param, const Array& grad, 
     const Rule<T> rule(hp);
     const int64_t n = param.size();
     dispatch_vector_width<T>({param.raw(), grad.raw(), state.raw()...}, [&](auto v) {
-      constexpr int V = decltype(v)::value;
+      // float64 with two state arrays (Adam, AdaDelta) one element at a
+      // time: in pairs they need more than ptxas_budget's 64 registers.
+      constexpr int V = sizeof(T) == 8 && sizeof...(State) == 2 ? 1 : decltype(v)::value;
       if constexpr (sizeof...(State) == 0)
         launch_packed<V>(name, n, update_kernel0<Rule<T>, T, V>, rule, param.data<T>(),
                          grad.data<T>(), n);
