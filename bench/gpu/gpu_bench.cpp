@@ -3,6 +3,9 @@
 //   elementwise  add (z = x + y) and relu on 64M float32 through the C API (volatile
 //                variables, so forward only) against a device-to-device cudaMemcpyAsync of
 //                the same array: effective bandwidth = bytes read + written / time.
+//   bandwidth    chainerc's own element-wise kernels, reductions (sum, sum_to) and
+//                BatchNormalization on 64M float32 through the kernel interface, GB/s against
+//                a device-to-device copy (bench/gpu/bandwidth.cpp).
 //   gemm         float32 C = A B, row-major, on the models' shapes and 4096^3: cuBLAS
 //                called directly (its own handle, cublasSgemm), chainerc's GEMM entry
 //                (chainerc::cuda::gemm, what every op's GEMM goes through) and
@@ -18,7 +21,7 @@
 // --smoke: tiny sizes, one iteration of everything, checks of the results; for the emulated
 // devices in CI (meson test gpu_bench_smoke), so that the benchmark does not rot.
 //
-// Usage: gpu_bench [--smoke] [--device N] [--only elementwise,gemm,train]
+// Usage: gpu_bench [--smoke] [--device N] [--only elementwise,bandwidth,gemm,train]
 //                  [--models mlp,mlp-large,convnet] [--steps N] [--batch N] [--peer FILE]
 //
 // Linked against the static library: the launch counter and chainerc::cuda::gemm are
@@ -44,6 +47,7 @@
 
 #include "../bench_util.h"
 #include "../chainerc_net.h"
+#include "bench/gpu/bandwidth.h"
 #include "core/dtype.h"
 #include "cuda/runtime/launch_count.h"
 #include "cuda/runtime/libraries.h"
@@ -548,7 +552,7 @@ void bench_train(const char* self, const std::vector<std::string>& models, int64
 
 int main(int argc, char** argv) {
   if (argc == 7 && std::strcmp(argv[1], "--child") == 0) return run_child(argv);
-  std::vector<std::string> only = {"elementwise", "gemm", "train"};
+  std::vector<std::string> only = {"elementwise", "bandwidth", "gemm", "train"};
   std::vector<std::string> models = {"mlp", "mlp-large", "convnet"};
   int64_t steps = 0;
   std::string peer;
@@ -574,7 +578,7 @@ int main(int argc, char** argv) {
       peer = next();
     } else {
       std::printf(
-          "usage: gpu_bench [--smoke] [--device N] [--only elementwise,gemm,train] "
+          "usage: gpu_bench [--smoke] [--device N] [--only elementwise,bandwidth,gemm,train] "
           "[--models mlp,mlp-large,convnet] [--steps N] [--batch N] [--peer FILE]\n");
       return a == "--help" ? 0 : 2;
     }
@@ -597,6 +601,7 @@ int main(int argc, char** argv) {
   std::printf("## chainerc on a GPU%s\n\n",
               g_smoke ? " (smoke run: tiny sizes, nothing timed)" : "");
   if (wants("elementwise")) bench_elementwise();
+  if (wants("bandwidth")) gpu_bench::bench_bandwidth(g_device, g_smoke);
   if (wants("gemm")) bench_gemm();
   if (wants("train")) bench_train(argv[0], models, steps, peer);
   std::fflush(stdout);

@@ -12,11 +12,12 @@ namespace chainerc::cuda {
 namespace {
 
 // into_y: y[o, offset + k] = piece[o, k]; else the reverse.
-template <typename E>
-__global__ void copy_piece_kernel(E* __restrict__ piece, E* __restrict__ y, int64_t chunk,
-                                  int64_t row, int64_t offset, bool into_y, int64_t n) {
-  for (int64_t i = grid_start(); i < n; i += grid_step()) {
-    const int64_t k = (i / chunk) * row + offset + i % chunk;
+template <typename E, typename U>
+__global__ void copy_piece_kernel(E* __restrict__ piece, E* __restrict__ y, FastDivider<U> chunk,
+                                  U row, U offset, bool into_y, U n) {
+  for (U i = grid_start_as<U>(); i < n; i += grid_step_as<U>()) {
+    const U o = chunk.div(i);
+    const U k = o * row + offset + (i - o * chunk.d);
     if (into_y)
       y[k] = piece[i];
     else
@@ -31,9 +32,15 @@ void copy_pieces(const std::vector<Array>& pieces, const Array& y, int32_t axis,
   int64_t offset = 0;
   for (const Array& x : pieces) {
     const int64_t chunk = x.shape()[axis] * inner;
-    launch_elementwise(into_y ? "concat" : "concat backward", outer * chunk, copy_piece_kernel<E>,
-                       static_cast<E*>(x.raw()), static_cast<E*>(y.raw()), chunk, row, offset,
-                       into_y, outer * chunk);
+    if (chunk > 0)
+      dispatch_index(y.size(), [&](auto u) {
+        using U = decltype(u);
+        launch_elementwise(into_y ? "concat" : "concat backward", outer * chunk,
+                           copy_piece_kernel<E, U>, static_cast<E*>(x.raw()),
+                           static_cast<E*>(y.raw()), FastDivider<U>(static_cast<U>(chunk)),
+                           static_cast<U>(row), static_cast<U>(offset), into_y,
+                           static_cast<U>(outer * chunk));
+      });
     offset += chunk;
   }
 }

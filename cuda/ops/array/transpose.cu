@@ -2,7 +2,7 @@
 // swapped, the leading ones in place) goes through 32 x 32 tiles in shared
 // memory so that both the reads and the writes are coalesced; any other
 // permutation is a thread per output element reading x through x's strides
-// (BroadcastIndex over y's shape). Any dtype: elements are moved as unsigned
+// (an OffsetCalc over y's shape, cuda/ops/index.cuh). Any dtype: elements are moved as unsigned
 // integers of their size.
 #include <vector>
 
@@ -45,10 +45,10 @@ __global__ void transpose_tiles_kernel(const E* __restrict__ x, E* __restrict__ 
 }
 
 // y[i] = x[offset of y's index i through x's strides].
-template <typename E>
-__global__ void permute_kernel(BroadcastIndex ix, const E* __restrict__ x, E* __restrict__ y,
-                               int64_t n) {
-  for (int64_t i = grid_start(); i < n; i += grid_step()) y[i] = x[broadcast_offset(ix, i)];
+template <typename E, typename U>
+__global__ void permute_kernel(OffsetCalc<U, 1> oc, const E* __restrict__ x, E* __restrict__ y,
+                               U n) {
+  for (U i = grid_start_as<U>(); i < n; i += grid_step_as<U>()) y[i] = x[oc(i)];
 }
 
 template <typename E>
@@ -76,13 +76,17 @@ void permute(const Array& x, const std::vector<int32_t>& perm, Array& y) {
     xstride[i] = s;
     s *= xs[i];
   }
-  BroadcastIndex ix;
-  ix.ndim = nd;
+  int64_t extent[CH_MAX_NDIM], stride[CH_MAX_NDIM];
   for (int32_t i = 0; i < nd; ++i) {
-    ix.shape[i] = xs[perm[i]];
-    ix.stride[i] = xstride[perm[i]];
+    extent[i] = xs[perm[i]];
+    stride[i] = xstride[perm[i]];
   }
-  launch_elementwise("transpose", n, permute_kernel<E>, ix, px, py, n);
+  const int64_t* const strides[1] = {stride};
+  dispatch_index(n, [&](auto u) {
+    using U = decltype(u);
+    launch_elementwise("transpose", n, permute_kernel<E, U>,
+                       make_offset_calc<U, 1>(nd, extent, strides), px, py, static_cast<U>(n));
+  });
 }
 
 void transpose_kernel(const Array& x, const std::vector<int32_t>& perm, Array& y) {

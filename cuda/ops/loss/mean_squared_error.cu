@@ -1,7 +1,9 @@
 // CUDA kernels of mean_squared_error: one kernel writes the difference and
-// each block's sum of its squares (the blocks' shares are fixed by the
-// launch geometry, not by scheduling), one block adds the block sums in
-// double. The gradient is element-wise.
+// each block's sum of its squares (at most 1024 blocks, their shares fixed
+// by the launch geometry, not by scheduling), one block adds the block sums
+// in double. The gradient is element-wise.
+#include <algorithm>
+
 #include "cuda/ops/kernel_list.h"
 #include "cuda/ops/rows.cuh"
 #include "kernels/loss.h"
@@ -28,7 +30,9 @@ __global__ void mse_kernel(const T* __restrict__ x0, const T* __restrict__ x1, T
 void mse(const Array& x0, const Array& x1, Array& diff, Array& loss) {
   DeviceGuard guard(x0.device().index);
   const int64_t n = x0.size();
-  const unsigned blocks = blocks_for(n);
+  // At most 1024 blocks: enough to fill a GPU, and the one block that adds
+  // their sums has few to add (blocks_for alone would give up to 2^19).
+  const unsigned blocks = std::min(blocks_for(n), 1024u);
   Array block_sums = Array::empty(DType::Float64, Shape{static_cast<int64_t>(blocks)}, x0.device());
   dispatch_floating(x0.dtype(), "mean_squared_error", [&](auto tag) {
     using T = decltype(tag);

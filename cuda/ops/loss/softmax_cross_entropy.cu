@@ -56,15 +56,16 @@ void sce_kernel(const Array& x, const Array& t, Array& prob, Array& loss) {
 }
 
 // gx = prob * (gloss / N), less gloss / N at each row's label.
-template <typename T>
+template <typename T, typename U>
 __global__ void sce_grad_kernel(const T* __restrict__ prob, const int32_t* __restrict__ t,
-                                const T* __restrict__ gloss, T* __restrict__ gx, int64_t n,
-                                int64_t c) {
+                                const T* __restrict__ gloss, T* __restrict__ gx, U n,
+                                FastDivider<U> c) {
   const T coeff = gloss[0] / static_cast<T>(n);
-  for (int64_t i = grid_start(); i < n * c; i += grid_step()) {
-    const int64_t row = i / c;
+  const U size = n * c.d;
+  for (U i = grid_start_as<U>(); i < size; i += grid_step_as<U>()) {
+    const U row = c.div(i);
     T v = prob[i] * coeff;
-    if (i - row * c == t[row]) v -= coeff;
+    if (static_cast<int64_t>(i - row * c.d) == t[row]) v -= coeff;
     gx[i] = v;
   }
 }
@@ -74,8 +75,13 @@ void sce_grad(const Array& prob, const Array& t, const Array& gloss, Array& gx) 
   const int64_t n = prob.shape()[0], c = prob.shape()[1];
   dispatch_floating(prob.dtype(), "softmax_cross_entropy", [&](auto tag) {
     using T = decltype(tag);
-    launch_elementwise("softmax_cross_entropy_grad", n * c, sce_grad_kernel<T>, prob.data<T>(),
-                       t.data<int32_t>(), gloss.data<T>(), gx.data<T>(), n, c);
+    if (n * c == 0) return;
+    dispatch_index(n * c, [&](auto u) {
+      using U = decltype(u);
+      launch_elementwise("softmax_cross_entropy_grad", n * c, sce_grad_kernel<T, U>, prob.data<T>(),
+                         t.data<int32_t>(), gloss.data<T>(), gx.data<T>(), static_cast<U>(n),
+                         FastDivider<U>(static_cast<U>(c)));
+    });
   });
 }
 

@@ -1,7 +1,8 @@
 // CUDA kernels of the optimizers' update rules (SGD, MomentumSGD, AdaGrad,
 // AdaDelta, Adam, RMSprop): the rules of kernels/pointwise/optimizers.h,
 // made once on the host from the step's hyperparameters, applied to every
-// element of a parameter, its gradient and its state arrays in place.
+// element of a parameter, its gradient and its state arrays in place, in
+// 16-byte packs where every array is 16-byte aligned.
 #include "cuda/ops/elementwise.cuh"
 #include "cuda/ops/kernel_list.h"
 #include "kernels/optimizers.h"
@@ -9,19 +10,50 @@
 namespace chainerc::cuda {
 namespace {
 
-template <typename Rule, typename T>
+// Packs of V elements where every pointer is 16-byte aligned (V = 1: one
+// element at a time; see Pack in cuda/ops/elementwise.cuh), the n % V
+// trailing elements one at a time.
+template <typename Rule, typename T, int V>
 __global__ void update_kernel0(Rule rule, T* __restrict__ p, const T* __restrict__ g, int64_t n) {
-  for (int64_t i = grid_start(); i < n; i += grid_step()) rule(p[i], g[i]);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    Pack<T, V> pp = load_pack<V>(p, k);
+    const Pack<T, V> pg = load_pack<V>(g, k);
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) rule(pp.v[j], pg.v[j]);
+    store_pack<V>(p, k, pp);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step()) rule(p[i], g[i]);
 }
-template <typename Rule, typename T>
+template <typename Rule, typename T, int V>
 __global__ void update_kernel1(Rule rule, T* __restrict__ p, const T* __restrict__ g,
                                T* __restrict__ s0, int64_t n) {
-  for (int64_t i = grid_start(); i < n; i += grid_step()) rule(p[i], g[i], s0[i]);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    Pack<T, V> pp = load_pack<V>(p, k), p0 = load_pack<V>(s0, k);
+    const Pack<T, V> pg = load_pack<V>(g, k);
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) rule(pp.v[j], pg.v[j], p0.v[j]);
+    store_pack<V>(p, k, pp);
+    store_pack<V>(s0, k, p0);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step()) rule(p[i], g[i], s0[i]);
 }
-template <typename Rule, typename T>
+template <typename Rule, typename T, int V>
 __global__ void update_kernel2(Rule rule, T* __restrict__ p, const T* __restrict__ g,
                                T* __restrict__ s0, T* __restrict__ s1, int64_t n) {
-  for (int64_t i = grid_start(); i < n; i += grid_step()) rule(p[i], g[i], s0[i], s1[i]);
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    Pack<T, V> pp = load_pack<V>(p, k), p0 = load_pack<V>(s0, k), p1 = load_pack<V>(s1, k);
+    const Pack<T, V> pg = load_pack<V>(g, k);
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) rule(pp.v[j], pg.v[j], p0.v[j], p1.v[j]);
+    store_pack<V>(p, k, pp);
+    store_pack<V>(s0, k, p0);
+    store_pack<V>(s1, k, p1);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step())
+    rule(p[i], g[i], s0[i], s1[i]);
 }
 
 // rule(param[i], grad[i], state[i]...) for every i on param's device, with
@@ -33,15 +65,20 @@ void update(const char* name, const Hyper& hp, Array& param, const Array& grad, 
     using T = decltype(tag);
     const Rule<T> rule(hp);
     const int64_t n = param.size();
-    if constexpr (sizeof...(State) == 0)
-      launch_elementwise(name, n, update_kernel0<Rule<T>, T>, rule, param.data<T>(), grad.data<T>(),
-                         n);
-    else if constexpr (sizeof...(State) == 1)
-      launch_elementwise(name, n, update_kernel1<Rule<T>, T>, rule, param.data<T>(), grad.data<T>(),
-                         state.template data<T>()..., n);
-    else
-      launch_elementwise(name, n, update_kernel2<Rule<T>, T>, rule, param.data<T>(), grad.data<T>(),
-                         state.template data<T>()..., n);
+    dispatch_vector_width<T>({param.raw(), grad.raw(), state.raw()...}, [&](auto v) {
+      // float64 with two state arrays (Adam, AdaDelta) one element at a
+      // time: in pairs they need more than ptxas_budget's 64 registers.
+      constexpr int V = sizeof(T) == 8 && sizeof...(State) == 2 ? 1 : decltype(v)::value;
+      if constexpr (sizeof...(State) == 0)
+        launch_packed<V>(name, n, update_kernel0<Rule<T>, T, V>, rule, param.data<T>(),
+                         grad.data<T>(), n);
+      else if constexpr (sizeof...(State) == 1)
+        launch_packed<V>(name, n, update_kernel1<Rule<T>, T, V>, rule, param.data<T>(),
+                         grad.data<T>(), state.template data<T>()..., n);
+      else
+        launch_packed<V>(name, n, update_kernel2<Rule<T>, T, V>, rule, param.data<T>(),
+                         grad.data<T>(), state.template data<T>()..., n);
+    });
   });
 }
 
