@@ -118,7 +118,9 @@ def numpy_to_handle(a):
 def numpy_to_owned_handle(a):
     """New ch_array handle for NumPy array `a` that the engine may keep
     (new reference): a copy when it is small, else shared as numpy_to_handle."""
-    a, code = _native(a)
+    code = _DTYPE_TO_CH.get(a.dtype) if type(a) is np.ndarray else None
+    if code is None or not a.flags.c_contiguous:
+        a, code = _native(a)
     if a.nbytes > COPY_BELOW or not a.size:
         return numpy_to_handle(a)
     out = c_void_p()

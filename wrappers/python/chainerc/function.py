@@ -72,7 +72,7 @@ def _input_views(pending, arrays, n, ctx, cpu):
         a = pending[i]
         if type(a) is _ndarray:
             v = a.view()
-            v.flags.writeable = False
+            v.setflags(write=False)
         else:
             cpu = cpu or _on_cpu(ctx)
             v = (_cpu_view if cpu else _view)(_retain(arrays[i]), True)
