@@ -16,10 +16,14 @@ one call is apply + backward with an output gradient of ones.
 
 Method (as overhead.cpp): each body is calibrated alone so that a repeat lasts
 at least --min-time seconds, then the repeats of all rows are interleaved so
-background load hits both sides alike; the figure is the median of --repeats.
-PyTorch runs with one thread. Without torch the chainerc column still prints.
+background load hits both sides alike; the figure is the median of --repeats,
+with the spread (min - max) beside it, and the MulAdd ratio is also taken
+repeat by repeat (its median and spread). --cpu-time times with the process's
+CPU time instead of the wall clock (less noisy on a shared machine). PyTorch
+runs with one thread. Without torch the chainerc column still prints.
 
 Usage: python3 bench/python_overhead.py [--ops 1000] [--repeats 7] [--min-time 0.05]
+                                        [--cpu-time] [--muladd-only]
        (CHAINERC_LIBRARY picks the library; default: build/src of this repo)
 """
 import argparse
@@ -119,16 +123,27 @@ def calibrate(body, min_time):
         iters = max(iters * 2, int(iters * (1.2 * min_time / dt if dt > 0 else 16)))
 
 
+clock = time.perf_counter
+
+
 def measure(rows, repeats, min_time, per):
+    """Per-repeat samples (µs per `per`) of each row, the rows interleaved and
+    their order reversed every other repeat."""
     iters = [calibrate(body, min_time) for _, body in rows]
     samples = [[] for _ in rows]
-    for _ in range(repeats):
-        for j, (_, body) in enumerate(rows):
-            t0 = time.perf_counter()
+    order = list(range(len(rows)))
+    for k in range(repeats):
+        for j in (order if k % 2 == 0 else order[::-1]):
+            body = rows[j][1]
+            t0 = clock()
             for _ in range(iters[j]):
                 body()
-            samples[j].append((time.perf_counter() - t0) / iters[j] * 1e6 / per)
-    return [statistics.median(s) for s in samples]
+            samples[j].append((clock() - t0) / iters[j] * 1e6 / per)
+    return samples
+
+
+def spread(s):
+    return "%.2f - %.2f" % (min(s), max(s))
 
 
 def main():
@@ -136,7 +151,12 @@ def main():
     ap.add_argument("--ops", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--min-time", type=float, default=0.05)
+    ap.add_argument("--cpu-time", action="store_true", help="time with process CPU time")
+    ap.add_argument("--muladd-only", action="store_true", help="only the MulAdd table")
     args = ap.parse_args()
+    global clock
+    if args.cpu_time:
+        clock = time.process_time
     n = args.ops
     x0 = np.array([1.5], dtype=np.float32)
 
@@ -199,33 +219,43 @@ def main():
             TorchMulAdd.apply(*xs).backward(tgw)
         custom.append(("torch MulAdd", t_muladd))
 
-    res = measure(rows + custom, args.repeats, args.min_time, n)
-    res = res[:len(rows)] + [r * n for r in res[len(rows):]]
-    rows = rows + custom
-    r = dict(zip([name for name, _ in rows], res))
-    print("# Python per-op overhead, 1-element float32, chain of %d ops (median of %d repeats)"
-          % (n, args.repeats))
+    if args.muladd_only:
+        rows = []
+    samples = measure(rows + custom, args.repeats, args.min_time, n)
+    samples = samples[:len(rows)] + [[v * n for v in s] for s in samples[len(rows):]]
+    names = [name for name, _ in rows + custom]
+    r = {k: statistics.median(s) for k, s in zip(names, samples)}
+    sp = dict(zip(names, samples))
+    print("# Python per-op overhead, 1-element float32, chain of %d ops (median of %d repeats, %s)"
+          % (n, args.repeats, "CPU time" if args.cpu_time else "wall clock"))
     print("python %s, numpy %s, chainerc %s (%s), torch %s, %s"
           % (platform.python_version(), np.__version__, chainerc.version(),
              chainerc.library_path, torch.__version__ if torch else "n/a",
              platform.processor() or platform.machine()))
+    if rows:
+        print()
+        print("| row | chainerc µs/op (spread) | torch µs/op (spread) | chainerc / torch |")
+        print("| --- | ---: | ---: | ---: |")
+        for label, a, b in (("forward + backward", "chainerc fwd+bwd", "torch fwd+bwd"),
+                            ("forward with history", "chainerc fwd", "torch fwd"),
+                            ("forward without history", "chainerc no-history", "torch no-grad")):
+            ca = r[a]
+            tb = r.get(b)
+            print("| %s | %.2f (%s) | %s | %s |"
+                  % (label, ca, spread(sp[a]), "%.2f (%s)" % (tb, spread(sp[b])) if tb else "n/a",
+                     "%.2f" % (ca / tb) if tb else "n/a"))
     print()
-    print("| row | chainerc µs/op | torch µs/op | chainerc / torch |")
-    print("| --- | ---: | ---: | ---: |")
-    for label, a, b in (("forward + backward", "chainerc fwd+bwd", "torch fwd+bwd"),
-                        ("forward with history", "chainerc fwd", "torch fwd"),
-                        ("forward without history", "chainerc no-history", "torch no-grad")):
-        ca = r[a]
-        tb = r.get(b)
-        print("| %s | %.2f | %s | %s |" % (label, ca, "%.2f" % tb if tb else "n/a",
-                                          "%.2f" % (ca / tb) if tb else "n/a"))
-    print()
-    print("| user-defined MulAdd, 10 elements, apply + backward | chainerc µs/call | "
-          "torch µs/call | chainerc / torch |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| user-defined MulAdd, 10 elements, apply + backward | chainerc µs/call (spread) | "
+          "torch µs/call (spread) | chainerc / torch | ratio per repeat: median (spread) |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     ca, tb = r["chainerc MulAdd"], r.get("torch MulAdd")
-    print("| Function with NumPy (chainerc) / autograd.Function (torch) | %.2f | %s | %s |"
-          % (ca, "%.2f" % tb if tb else "n/a", "%.2f" % (ca / tb) if tb else "n/a"))
+    if tb:
+        ratios = [a / b for a, b in zip(sp["chainerc MulAdd"], sp["torch MulAdd"])]
+        per = "%.3f (%s)" % (statistics.median(ratios), spread(ratios))
+    print("| Function with NumPy (chainerc) / autograd.Function (torch) | %.2f (%s) | %s | %s | %s |"
+          % (ca, spread(sp["chainerc MulAdd"]),
+             "%.2f (%s)" % (tb, spread(sp["torch MulAdd"])) if tb else "n/a",
+             "%.2f" % (ca / tb) if tb else "n/a", per if tb else "n/a"))
 
 
 if __name__ == "__main__":

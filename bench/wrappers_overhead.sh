@@ -12,6 +12,11 @@ lib="${CHAINERC_LIB_DIR:-$root/build/src}"
 export PATH="$HOME/.cargo/bin:/root/.cargo/bin:$PATH"
 export CHAINERC_LIB_DIR="$lib" LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 (cd "$root/bench/rust_overhead" && cargo build --release --offline -q)
+# The Go wrapper's cgo flags come from pkg-config (as wrappers/go/test.sh):
+# the build tree's uninstalled chainerc.pc, else an installed one.
+if [ -d "$lib/../meson-uninstalled" ]; then
+  export PKG_CONFIG_PATH="$(cd "$lib/../meson-uninstalled" && pwd)${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+fi
 (cd "$root/bench/go_overhead" && CGO_LDFLAGS="-L$lib -Wl,-rpath,$lib" GOFLAGS=-mod=mod GOPROXY=off go build -o "$root/build/go_overhead" .)
 c_bin="$root/build/bench/overhead"
 r_bin="$root/bench/rust_overhead/target/release/rust_overhead"

@@ -25,15 +25,16 @@ _DTYPE_TO_CH = {np.dtype(np.float32): _capi.CH_FLOAT32, np.dtype(np.float64): _c
 _CH_TO_DTYPE = {v: k for k, v in _DTYPE_TO_CH.items()}
 _CH_TO_TYPESTR = {k: v.str for k, v in _CH_TO_DTYPE.items()}
 
-_wrap = lib.ch_array_wrap
-_release = lib.ch_array_release
-_retain = lib.ch_array_retain
-_data = lib.ch_array_data
-_dtype = lib.ch_array_dtype
-_ndim = lib.ch_array_ndim
-_shape = lib.ch_array_shape
-_device = lib.ch_array_device
-_size = lib.ch_array_size
+_G = _capi.held
+_wrap = _G.ch_array_wrap
+_release = _G.ch_array_release
+_retain = _G.ch_array_retain
+_data = _G.ch_array_data
+_dtype = _G.ch_array_dtype
+_ndim = _G.ch_array_ndim
+_shape = _G.ch_array_shape
+_device = _G.ch_array_device
+_size = _G.ch_array_size
 _CPU = _capi.cpu()
 _register = _capi.register
 _objects = _capi._objects
@@ -55,8 +56,31 @@ def ch_dtype_of(dtype):
             status=errors.CH_ERR_DTYPE, status_name="CH_ERR_DTYPE") from None
 
 
-def numpy_to_handle(a):
-    """New ch_array handle sharing the memory of NumPy array `a` (new reference)."""
+_new = _G.ch_array_new
+_shape_cache = {}
+# Arrays a callback returns up to this size are copied into the engine's
+# memory: a copy of a few KiB costs less than registering the array and the
+# release callback that would later come back into Python for it.
+COPY_BELOW = 16384
+
+
+def _c_shape(shape, nd):
+    """The int64 extents of `shape` as a ctypes array (the engine copies them;
+    one array per shape is kept, the few shapes of a program)."""
+    c = _shape_cache.get(shape)
+    if c is None:
+        if nd > 8:
+            raise errors.ShapeError("chainerc arrays have at most 8 dimensions; got shape %s"
+                                    % (shape,), status=errors.CH_ERR_SHAPE,
+                                    status_name="CH_ERR_SHAPE")
+        c = _SHAPES[nd](*shape)
+        if len(_shape_cache) < 4096:
+            _shape_cache[shape] = c
+    return c
+
+
+def _native(a):
+    """`a` as a C-contiguous NumPy array of a chainerc dtype, and that dtype."""
     if type(a) is not np.ndarray:
         a = np.asarray(a)
     code = _DTYPE_TO_CH.get(a.dtype)
@@ -69,29 +93,65 @@ def numpy_to_handle(a):
             code = ch_dtype_of(a.dtype)
     if not a.flags.c_contiguous:
         a = np.ascontiguousarray(a)
-    nd = a.ndim
-    if nd > 8:
-        raise errors.ShapeError("chainerc arrays have at most 8 dimensions; got shape %s"
-                                % (a.shape,), status=errors.CH_ERR_SHAPE,
-                                status_name="CH_ERR_SHAPE")
-    shape = _SHAPES[nd](*a.shape)
+    return a, code
+
+
+def numpy_to_handle(a):
+    """New ch_array handle sharing the memory of NumPy array `a` (new reference)."""
+    code = _DTYPE_TO_CH.get(a.dtype) if type(a) is np.ndarray else None
+    if code is None or not a.flags.c_contiguous:
+        a, code = _native(a)
+    shape = _shape_cache.get(a.shape) or _c_shape(a.shape, a.ndim)
     try:
         ptr = _addressof(_from_buffer(a))  # 4x faster than a.ctypes.data
     except (TypeError, ValueError, BufferError):  # read-only or empty
         ptr = a.ctypes.data
     key = _register(a)
     out = c_void_p()
-    st = _wrap(out, code, shape, nd, ptr, _CPU, _release_cb, key)
+    st = _wrap(out, code, shape, a.ndim, ptr, _CPU, _release_cb, key)
     if st:
         _objects.pop(key, None)  # on failure the release callback is not called
         _capi.raise_status(st)
     return out.value
 
 
+def numpy_to_owned_handle(a):
+    """New ch_array handle for NumPy array `a` that the engine may keep
+    (new reference): a copy when it is small, else shared as numpy_to_handle."""
+    code = _DTYPE_TO_CH.get(a.dtype) if type(a) is np.ndarray else None
+    if code is None or not a.flags.c_contiguous:
+        a, code = _native(a)
+    if a.nbytes > COPY_BELOW or not a.size:
+        return numpy_to_handle(a)
+    out = c_void_p()
+    try:
+        ptr = _addressof(_from_buffer(a))
+    except (TypeError, ValueError, BufferError):  # read-only
+        ptr = a.ctypes.data
+    st = _new(out, code, _c_shape(a.shape, a.ndim), a.ndim, ptr, _CPU)
+    if st:
+        _capi.raise_status(st)
+    return out.value
+
+
+def owned_handle(x):
+    """to_handle for an array a callback returns: a view of an engine array
+    is retained, a small NumPy array copied (numpy_to_owned_handle)."""
+    if type(x) is np.ndarray:
+        base = x.base
+        if type(base) is _Owner:
+            h = handle_of_view(x)
+            if h is not None:
+                return _retain(h)
+        return numpy_to_owned_handle(x)
+    return to_handle(x)
+
+
 class _Owner(object):
     """Base object of NumPy views of a ch_array: owns one reference to it."""
 
-    __slots__ = ("__array_interface__", "handle", "__weakref__")
+    # view: id() of the ndarray made on it (handle_of_view)
+    __slots__ = ("__array_interface__", "handle", "view", "__weakref__")
 
     def __del__(self, _release=_release):
         h = self.handle
@@ -106,9 +166,15 @@ def handle_to_numpy(h, readonly=False):
     Arrays on another device come back as chainerc.Array objects."""
     if not _CPU_ONLY and _device(h).type != _capi.CH_DEVICE_CPU:
         return Array._from_handle(h)
+    return cpu_view(h, readonly)
+
+
+def cpu_view(h, readonly=False, _Owner=_Owner, _asarray=np.asarray, _TYPESTR=_CH_TO_TYPESTR,
+             _ndim=_ndim, _size=_size, _shape=_shape, _dtype=_dtype, _data=_data):
+    """handle_to_numpy for an `h` known to be on the CPU."""
     nd = _ndim(h)
     if nd == 1:
-        shape = (_shape(h)[0],)
+        shape = (_size(h),)
     elif nd == 2:
         sp = _shape(h)
         shape = (sp[0], sp[1])
@@ -121,8 +187,10 @@ def handle_to_numpy(h, readonly=False):
     if not ptr:  # empty array: nothing to share
         return np.empty(shape, _CH_TO_DTYPE[code])
     owner.__array_interface__ = {"data": (ptr, readonly), "shape": shape,
-                                 "typestr": _CH_TO_TYPESTR[code], "version": 3}
-    return np.asarray(owner)
+                                 "typestr": _TYPESTR[code], "version": 3}
+    a = _asarray(owner)
+    owner.view = id(a)
+    return a
 
 
 def handle_of_view(a):
@@ -131,8 +199,15 @@ def handle_of_view(a):
     base = a.base
     if type(base) is _Owner and base.handle:
         ai = base.__array_interface__
-        if (a.ctypes.data == ai["data"][0] and a.shape == ai["shape"]
-                and a.dtype.str == ai["typestr"] and a.flags.c_contiguous):
+        # The very ndarray cpu_view made (alive, so its id is not reused) has
+        # the owner's data pointer; its shape, dtype or strides may have been
+        # set in place since. Other views over the owner are compared in full.
+        if base.view == id(a):
+            same = a.shape == ai["shape"] and a.dtype.str == ai["typestr"]
+        else:
+            same = (a.ctypes.data == ai["data"][0] and a.shape == ai["shape"]
+                    and a.dtype.str == ai["typestr"])
+        if same and a.flags.c_contiguous:
             return base.handle
     return None
 

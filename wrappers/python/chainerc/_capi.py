@@ -263,6 +263,7 @@ _decl("ch_context_saved", S, [PP, c_void_p, c_size_t])
 _decl("ch_context_set_user_data", S, [c_void_p, c_void_p, DestroyCallback])
 _decl("ch_context_user_data", c_void_p, [c_void_p])
 _decl("ch_context_function", S, [PP, c_void_p])
+_decl("ch_context_needs_input_grad", c_int32, [c_void_p, c_size_t], optional=True)
 
 # Context of GPU callbacks (device and stream); optional: older libraries lack them.
 _decl("ch_context_device", Device, [c_void_p], optional=True)
@@ -333,6 +334,36 @@ _decl("ch_config_deterministic", c_int32, [], optional=True)
 _decl("ch_config_cudnn", c_int32, [POINTER(c_char_p), POINTER(c_int32)], optional=True)
 _decl("ch_config_cudnn_calls", c_int64, [c_char_p], optional=True)
 _decl("ch_config_reset_cudnn_calls", None, [], optional=True)
+
+# --- calls that keep the GIL ----------------------------------------------------
+# The calls made for every array a user Function sees or returns, and for each
+# Variable made and freed, go through a second handle on the library that keeps
+# the GIL (ctypes.PyDLL): letting the GIL go and taking it back costs more than
+# they do. They never wait for another thread: at most they hold one of the
+# library's short internal locks, under which it calls nothing back, and a
+# callback they cause (a release callback, a user data destructor) runs on
+# this thread, which has the GIL. A release may free a whole graph, as a
+# Python object's deallocation does, under the GIL too. Every other call
+# (functions, backward, ...) releases the GIL as usual (ctypes.CDLL).
+_gil_lib = ctypes.PyDLL(library_path)
+
+
+class _HeldCalls(object):
+    pass
+
+
+held = _HeldCalls()
+for _n in ("ch_array_retain", "ch_array_release", "ch_array_data", "ch_array_dtype",
+           "ch_array_ndim", "ch_array_shape", "ch_array_size", "ch_array_device",
+           "ch_array_new", "ch_array_wrap", "ch_variable_new", "ch_variable_release",
+           "ch_variable_is_volatile", "ch_context_user_data", "ch_context_device",
+           "ch_context_needs_input_grad", "ch_context_add_output", "ch_context_set_grad_input",
+           "ch_context_set_user_data"):
+    if has(_n):
+        _f, _d = getattr(_gil_lib, _n), getattr(lib, _n)
+        _f.restype, _f.argtypes = _d.restype, _d.argtypes
+        setattr(held, _n, _f)
+del _n, _f, _d
 
 # --- host-side registry of Python objects behind C `void*` user data ----------
 # C code gets small integer keys, never PyObject pointers; `destroy` callbacks

@@ -2,6 +2,7 @@
 Chainer 1.x) run by the engine through ch_function_new callbacks, and
 FunctionNode, a function application found in a graph (Variable.creator)."""
 
+import threading
 import weakref
 
 import numpy as np
@@ -12,26 +13,71 @@ from .variable import Variable, _new_var
 
 _MAX_OUTPUTS = 64
 _SLOTS = ("forward", "backward", "forward_cpu", "backward_cpu", "forward_gpu", "backward_gpu")
+_G = _capi.held
 _objects = _capi._objects
 _register = _capi.register
-_retain = lib.ch_array_retain
-_arr_release = lib.ch_array_release
+_retain = _G.ch_array_retain
+_arr_release = _G.ch_array_release
 _to_handle = _array.to_handle
 _view = _array.handle_to_numpy
-_add_output = lib.ch_context_add_output
-_set_grad_input = lib.ch_context_set_grad_input
-_set_user_data = lib.ch_context_set_user_data
-_ctx_user_data = lib.ch_context_user_data
+_add_output = _G.ch_context_add_output
+_set_grad_input = _G.ch_context_set_grad_input
+_set_user_data = _G.ch_context_set_user_data
+_ctx_user_data = _G.ch_context_user_data
 _unregister_cb = _capi.unregister_cb
 _fail = _capi.fail_in_callback
 _apply = lib.ch_function_apply
-_needs = _capi._decl("ch_context_needs_input_grad", _capi.c_int32, [c_void_p, c_size_t],
-                     optional=True)
+_needs = getattr(_G, "ch_context_needs_input_grad", None)
 
 
-def _views(arrays, n):
-    """Read-only zero-copy NumPy views of borrowed ch_array handles."""
-    return tuple([_view(_retain(arrays[i]), True) for i in range(n)])
+_cpu_view = _array.cpu_view
+_owned = _array.owned_handle
+_ndarray = np.ndarray
+_GpuArray = _array.Array
+_new_obj = object.__new__
+_CPU_ONLY = _array._CPU_ONLY
+_CPU_TYPE = _capi.CH_DEVICE_CPU
+_ctx_device = getattr(_G, "ch_context_device", None)
+# The NumPy arrays behind the inputs of the Function.__call__ running on this
+# thread (Variable._data, None where not known), for its forward callback.
+class _Pending(threading.local):
+    arrays = None
+
+
+_pending = _Pending()
+_PTRS = [c_void_p * i for i in range(17)]
+_OUTS = c_void_p * _MAX_OUTPUTS
+
+
+def _on_cpu(ctx):
+    """Whether every array a callback sees is on the CPU: the context's device
+    is the first input's not on the CPU (include/ch/function.h)."""
+    return _CPU_ONLY or (_ctx_device is not None and _ctx_device(ctx).type == _CPU_TYPE)
+
+
+def _views(arrays, n, cpu=False):
+    """Read-only zero-copy NumPy views of borrowed ch_array handles (`cpu`:
+    all are known to be on the CPU, so no device is asked for)."""
+    view = _cpu_view if cpu else _view
+    return tuple([view(_retain(arrays[i]), True) for i in range(n)])
+
+
+def _input_views(pending, arrays, n, ctx, cpu):
+    """Forward's input views: read-only views of the NumPy arrays the input
+    Variables hold (x.data, the very memory the engine passes) where
+    Function.__call__ knew them, which costs no call into the library; the
+    others as _views."""
+    res = []
+    for i in range(n):
+        a = pending[i]
+        if type(a) is _ndarray:
+            v = a.view()
+            v.setflags(write=False)
+        else:
+            cpu = cpu or _on_cpu(ctx)
+            v = (_cpu_view if cpu else _view)(_retain(arrays[i]), True)
+        res.append(v)
+    return tuple(res)
 
 
 def _as_tuple(result, who, what):
@@ -44,6 +90,8 @@ def _as_tuple(result, who, what):
 
 
 def _make_forward(slot):
+    cpu_slot = slot == "forward_cpu"  # the engine calls it for CPU inputs only
+
     def forward(user_data, ctx, inputs, n):
         try:
             proto = _objects[user_data]()
@@ -51,14 +99,21 @@ def _make_forward(slot):
                 raise RuntimeError("the Function object was garbage-collected")
             # The seed's copy on call: a shallow copy of the function object per
             # application, kept as the application's user data until it dies.
-            node = object.__new__(type(proto))
-            node.__dict__.update(proto.__dict__)
-            node.__dict__.pop("_chainerc_fn", None)
-            xs = _views(inputs, n)
-            ys = _as_tuple(getattr(node, slot)(xs), "%s.%s" % (type(proto).__name__, slot),
-                           "output arrays")
+            node = _new_obj(type(proto))
+            d = node.__dict__
+            d.update(proto.__dict__)
+            d.pop("_chainerc_fn", None)
+            pending = _pending.arrays
+            if pending is not None and len(pending) == n:
+                _pending.arrays = None  # this application's; a nested one sets its own
+                xs = _input_views(pending, inputs, n, ctx, cpu_slot)
+            else:
+                xs = _views(inputs, n, cpu_slot or _on_cpu(ctx))
+            ys = getattr(node, slot)(xs)
+            if type(ys) is not tuple:
+                ys = _as_tuple(ys, "%s.%s" % (type(proto).__name__, slot), "output arrays")
             for y in ys:
-                h = _to_handle(y)
+                h = _owned(y)
                 st = _add_output(ctx, h)
                 _arr_release(h)
                 if st:
@@ -73,41 +128,47 @@ def _make_forward(slot):
 
 
 def _make_backward(slot):
+    cpu_slot = slot == "backward_cpu"
+
     def backward(user_data, ctx, inputs, n_in, outputs, n_out, grad_outputs, n_gout):
         try:
             node = _objects[_ctx_user_data(ctx)]
             if _needs is not None:
-                needs = tuple([bool(_needs(ctx, i)) for i in range(n_in)])
+                needs = tuple([_needs(ctx, i) != 0 for i in range(n_in)])
                 node.__dict__["needs_input_grad"] = needs
             else:
                 needs = None
-            xs = _views(inputs, n_in)
-            gys = _views(grad_outputs, n_gout)
+            cpu = cpu_slot or _on_cpu(ctx)
+            xs = _views(inputs, n_in, cpu)
+            gys = _views(grad_outputs, n_gout, cpu)
             gxs = getattr(node, slot)(xs, gys)
             if gxs is None:
                 return 0
-            gxs = _as_tuple(gxs, "%s.%s" % (type(node).__name__, slot), "input gradients")
+            if type(gxs) is not tuple:
+                gxs = _as_tuple(gxs, "%s.%s" % (type(node).__name__, slot), "input gradients")
             if len(gxs) != n_in:
                 raise ValueError("%s.%s returned %d gradients for %d inputs"
                                  % (type(node).__name__, slot, len(gxs), n_in))
-            for i, g in enumerate(gxs):
+            i = -1
+            for g in gxs:
+                i += 1
                 if g is None or (needs is not None and not needs[i]):
                     continue
-                if isinstance(g, _array.Array):  # a GPU array (forward_gpu/backward_gpu)
-                    h = _capi.lib.ch_array_retain(g.handle)
-                    st = _set_grad_input(ctx, i, h)
-                    _arr_release(h)
-                    if st:
-                        raise_status(st)
-                    continue
-                if type(g) is not np.ndarray:
+                if type(g) is not _ndarray:
+                    if isinstance(g, _GpuArray):  # a GPU array (forward_gpu/backward_gpu)
+                        h = _retain(g.handle)
+                        st = _set_grad_input(ctx, i, h)
+                        _arr_release(h)
+                        if st:
+                            raise_status(st)
+                        continue
                     g = np.asarray(g)
                 x = xs[i]
                 if g.dtype != x.dtype:
                     g = g.astype(x.dtype)
                 if g.shape != x.shape and g.size == 1:
                     g = np.full(x.shape, g.reshape(()), x.dtype)
-                h = _to_handle(g)
+                h = _owned(g)
                 st = _set_grad_input(ctx, i, h)
                 _arr_release(h)
                 if st:
@@ -186,22 +247,31 @@ class Function(object):
     def __call__(self, *inputs):
         fh = self._chainerc_function()
         n = len(inputs)
-        vol = next((x.volatile for x in inputs if isinstance(x, Variable)), False)
-        ins = [x if isinstance(x, Variable) else Variable(x, vol) for x in inputs]
-        hs = (c_void_p * n)(*[x._h for x in ins])
-        outs = (c_void_p * _MAX_OUTPUTS)()
+        ins = inputs
+        for x in inputs:
+            if not isinstance(x, Variable):
+                vol = next((x.volatile for x in inputs if isinstance(x, Variable)), False)
+                ins = [x if isinstance(x, Variable) else Variable(x, vol) for x in inputs]
+                break
+        hs = (_PTRS[n] if n < 17 else c_void_p * n)(*[x._h for x in ins])
+        outs = _OUTS()
         n_out = c_size_t()
-        st = _apply(fh, hs, n, outs, _MAX_OUTPUTS, byref(n_out))
+        _pending.arrays = [x._data for x in ins]
+        try:
+            st = _apply(fh, hs, n, outs, _MAX_OUTPUTS, n_out)
+        finally:
+            _pending.arrays = None
         if st:
             raise_status(st)
         n_out = n_out.value
+        if n_out == 1:
+            return _new_var(outs[0])
         if n_out > _MAX_OUTPUTS:
             for i in range(_MAX_OUTPUTS):
                 lib.ch_variable_release(outs[i])
             raise ValueError("%s: %d outputs; chainerc's Python wrapper returns at most %d"
                              % (type(self).__name__, n_out, _MAX_OUTPUTS))
-        ys = tuple([_new_var(outs[i]) for i in range(n_out)])
-        return ys[0] if n_out == 1 else ys
+        return tuple([_new_var(outs[i]) for i in range(n_out)])
 
     # --- the engine's function object ----------------------------------------------
     def _chainerc_function(self):

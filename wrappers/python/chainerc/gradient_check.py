@@ -142,6 +142,41 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def _output_grads(func, xs, gys):
+    """`gys`, or one None (ones) per output of func when not given (counted
+    with a trial run on copies of the inputs)."""
+    if gys is not None:
+        return gys
+    ys = func(*[Variable(_fresh(x)) for x in xs])
+    return (None,) * (len(ys) if isinstance(ys, (tuple, list)) else 1)
+
+
+def _graph_callback(func, who):
+    """The ch_graph_callback through which the engine builds func's graph on
+    the inputs it lends; `who` names the checker in errors."""
+    def build(user_data, inputs, n_in, outputs, n_out):
+        try:
+            vs = [_new_var(lib.ch_variable_retain(inputs[i])) for i in range(n_in)]
+            ys = func(*vs)
+            ys = tuple(ys) if isinstance(ys, (tuple, list)) else (ys,)
+            if len(ys) != n_out:
+                raise ValueError("%s: func returned %d outputs but %d output gradients were "
+                                 "given" % (who, len(ys), n_out))
+            for i, y in enumerate(ys):
+                outputs[i] = lib.ch_variable_retain(y._h)
+            return 0
+        except BaseException as e:
+            return _fail(e)
+    return _capi.GraphCallback(build)
+
+
+def _optional_handles(arrays):
+    """Handles of `arrays` (None entries stay NULL: ones) and their C array
+    (None for an empty list)."""
+    hs = [None if a is None else _array.to_handle(_data_of(a)) for a in arrays]
+    return hs, ((c_void_p * len(hs))(*hs) if hs else None)
+
+
 def check_double_backward(func, x_data, y_grad, x_grad_grad, eps=1e-3, atol=1e-4, rtol=1e-3):
     """Check `func`'s second derivative (Chainer's
     gradient_check.check_double_backward): the first backward, taken with
@@ -152,35 +187,13 @@ def check_double_backward(func, x_data, y_grad, x_grad_grad, eps=1e-3, atol=1e-4
     float64 data. Raises NotCloseError (or GraphError for a function without
     a graph backward)."""
     xs = _as_tuple(x_data)
-    gys = _as_tuple(y_grad)
-    ggs = _as_tuple(x_grad_grad)
-    if gys is None:
-        ys = func(*[Variable(_fresh(x)) for x in xs])
-        gys = (None,) * (len(ys) if isinstance(ys, (tuple, list)) else 1)
-        del ys
-
-    def build(user_data, inputs, n_in, outputs, n_out):
-        try:
-            vs = [_new_var(lib.ch_variable_retain(inputs[i])) for i in range(n_in)]
-            ys = func(*vs)
-            ys = tuple(ys) if isinstance(ys, (tuple, list)) else (ys,)
-            if len(ys) != n_out:
-                raise ValueError("check_double_backward: func returned %d outputs but %d output "
-                                 "gradients were given" % (len(ys), n_out))
-            for i, y in enumerate(ys):
-                outputs[i] = lib.ch_variable_retain(y._h)
-            return 0
-        except BaseException as e:
-            return _fail(e)
-
-    cb = _capi.GraphCallback(build)
+    gys = _output_grads(func, xs, _as_tuple(y_grad))
+    ggs = _as_tuple(x_grad_grad) or ()
+    cb = _graph_callback(func, "check_double_backward")
     hx, ax = _handles(xs)
-    hg = [None if g is None else _array.to_handle(_data_of(g)) for g in gys]
-    hgg = [] if ggs is None else [None if g is None else _array.to_handle(_data_of(g))
-                                  for g in ggs]
+    hg, ag = _optional_handles(gys)
+    hgg, agg = _optional_handles(ggs)
     try:
-        ag = (c_void_p * len(hg))(*hg)
-        agg = (c_void_p * len(hgg))(*hgg) if hgg else None
         st = lib.ch_check_double_backward(cb, None, ax, len(xs), ag, len(hg), agg, len(hgg),
                                           eps, atol, rtol)
     finally:
@@ -206,49 +219,24 @@ def check_backward(func, x_data, y_grad=None, eps=1e-3, atol=1e-5, rtol=1e-4):
     gys = _as_tuple(y_grad)
     from .function import Function
     from .functions._link import ParameterizedFunction
-    hx, ax = _handles(xs)
-    try:
-        if isinstance(func, (Function, ParameterizedFunction)):
-            fh = func._chainerc_function()
-            if gys is None:
-                st = lib.ch_check_backward(fh, ax, len(xs), None, 0, eps, atol, rtol)
-            else:
-                hg, ag = _handles(gys)
-                try:
-                    st = lib.ch_check_backward(fh, ax, len(xs), ag, len(gys), eps, atol, rtol)
-                finally:
-                    _release_all(hg)
-            if st:
-                raise_status(st)
-            return
-        if gys is None:  # count the outputs with a trial run
-            ys = func(*[Variable(_fresh(x)) for x in xs])
-            n_out = len(ys) if isinstance(ys, (tuple, list)) else 1
-            del ys
-            gys = (None,) * n_out
-
-        def build(user_data, inputs, n_in, outputs, n_out):
-            try:
-                vs = [_new_var(lib.ch_variable_retain(inputs[i])) for i in range(n_in)]
-                ys = func(*vs)
-                ys = tuple(ys) if isinstance(ys, (tuple, list)) else (ys,)
-                if len(ys) != n_out:
-                    raise ValueError("check_backward: func returned %d outputs but %d output "
-                                     "gradients were given" % (len(ys), n_out))
-                for i, y in enumerate(ys):
-                    outputs[i] = lib.ch_variable_retain(y._h)
-                return 0
-            except BaseException as e:
-                return _fail(e)
-
-        cb = _capi.GraphCallback(build)
-        hg = [None if g is None else _array.to_handle(_data_of(g)) for g in gys]
-        ag = (c_void_p * len(hg))(*hg)
+    if isinstance(func, (Function, ParameterizedFunction)):
+        fh = func._chainerc_function()
+        hx, ax = _handles(xs)
+        hg, ag = _handles(gys) if gys is not None else ([], None)
+        try:
+            st = lib.ch_check_backward(fh, ax, len(xs), ag, len(hg), eps, atol, rtol)
+        finally:
+            _release_all(hx)
+            _release_all(hg)
+    else:
+        gys = _output_grads(func, xs, gys)
+        cb = _graph_callback(func, "check_backward")
+        hx, ax = _handles(xs)
+        hg, ag = _optional_handles(gys)
         try:
             st = lib.ch_check_backward_graph(cb, None, ax, len(xs), ag, len(hg), eps, atol, rtol)
         finally:
+            _release_all(hx)
             _release_all(hg)
-        if st:
-            raise_status(st)
-    finally:
-        _release_all(hx)
+    if st:
+        raise_status(st)

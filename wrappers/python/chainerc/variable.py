@@ -9,12 +9,12 @@ from . import _capi, _array
 from ._capi import lib, c_void_p, byref, raise_status, check, PP, S
 
 _c_void_p = c_void_p
-_release = lib.ch_variable_release
+_release = _capi.held.ch_variable_release
 _var_data = lib.ch_variable_data
 _var_grad = lib.ch_variable_grad
-_new = lib.ch_variable_new
+_new = _capi.held.ch_variable_new
 _to_handle = _array.to_handle
-_arr_release = lib.ch_array_release
+_arr_release = _capi.held.ch_array_release
 _handle_to_numpy = _array.handle_to_numpy
 
 

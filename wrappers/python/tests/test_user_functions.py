@@ -210,6 +210,95 @@ def test_returning_grad_output_itself_is_zero_copy():
     assert x.grad.ctypes.data == g.ctypes.data
 
 
+def test_small_outputs_are_copied_large_ones_shared():
+    """Arrays a callback returns: up to chainerc._array.COPY_BELOW bytes the
+    engine keeps a copy (the value is the same, later writes to the array do
+    not reach it), above that it shares the memory."""
+    from chainerc import _array
+    kept = {}
+
+    class Twice(Function):
+        def forward(self, inputs):
+            kept["y"] = inputs[0] * 2
+            return kept["y"],
+
+        def backward(self, inputs, grad_outputs):
+            kept["gx"] = grad_outputs[0] * 2
+            return kept["gx"],
+    small = np.arange(4, dtype=np.float32)
+    y = Twice()(Variable(small))
+    np.testing.assert_array_equal(y.data, small * 2)
+    assert not np.shares_memory(y.data, kept["y"])
+    kept["y"][:] = -1  # the engine's copy keeps forward's values
+    np.testing.assert_array_equal(y.data, small * 2)
+    y.grad = np.ones(4, np.float32)
+    y.backward()
+    np.testing.assert_array_equal(y.creator.inputs[0].grad, np.full(4, 2, np.float32))
+
+    n = _array.COPY_BELOW // 4 + 1  # float32 elements just above the bound
+    large = np.ones(n, np.float32)
+    x = Variable(large)
+    y = Twice()(x)
+    assert np.shares_memory(y.data, kept["y"])
+    y.grad = np.ones(n, np.float32)
+    y.backward()
+    assert np.shares_memory(x.grad, kept["gx"])
+    np.testing.assert_array_equal(x.grad, np.full(n, 2, np.float32))
+
+
+def test_forward_sees_each_applications_own_inputs():
+    """Forward's input views come from the arrays the input Variables hold;
+    a nested application, one given raw arrays, a re-run through
+    FunctionNode.forward and the applications of other threads each see
+    their own inputs."""
+    import threading
+
+    class Scale(Function):
+        def __init__(self, k):
+            self.k = k
+
+        def forward(self, inputs):
+            assert not inputs[0].flags.writeable
+            return inputs[0] * self.k,
+
+        def backward(self, inputs, grad_outputs):
+            return grad_outputs[0] * self.k,
+
+    class Nested(Function):
+        def forward(self, inputs):
+            inner = Scale(10)(Variable(inputs[1] + 0))  # an application inside forward
+            return inputs[0] + inner.data,
+
+        def backward(self, inputs, grad_outputs):
+            return grad_outputs[0], grad_outputs[0] * 10
+    a, b = np.full(3, 1, np.float32), np.full(3, 2, np.float32)
+    y = Nested()(Variable(a), Variable(b))
+    np.testing.assert_array_equal(y.data, np.full(3, 21, np.float32))
+    s3 = Scale(3)  # alive: FunctionNode.forward runs it again
+    y2 = s3(np.full(3, 5, np.float32))  # a raw array: a Variable made on the way
+    np.testing.assert_array_equal(y2.data, np.full(3, 15, np.float32))
+    again, = y2.creator.forward((np.full(3, 7, np.float32),))
+    np.testing.assert_array_equal(again, np.full(3, 21, np.float32))
+
+    errors = []
+
+    def run(k):
+        try:
+            f = Scale(k)
+            for i in range(200):
+                x = np.full(4, i, np.float64)
+                out = f(Variable(x))
+                np.testing.assert_array_equal(out.data, x * k)
+        except BaseException as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=run, args=(k,)) for k in (2, 3, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
 def test_several_outputs_and_none_gradient():
     class Split(Function):
         def forward(self, inputs):

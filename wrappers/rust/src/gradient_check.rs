@@ -1,7 +1,7 @@
 //! Gradient checking through the engine (include/ch/gradient_check.h).
 use crate::array::Array;
 use crate::error::{check, guard, Error, ErrorKind, Result};
-use crate::function::{Context, Function};
+use crate::function::Function;
 use crate::variable::Variable;
 use chainerc_sys as sys;
 use std::ffi::c_void;
@@ -74,6 +74,25 @@ unsafe extern "C" fn graph_trampoline(
     })
 }
 
+/// The engine's pointers for optional arrays: NULL (ones) for None.
+fn optional_ptrs(a: &[Option<&Array>]) -> Vec<*mut sys::ch_array> {
+    a.iter().map(|g| g.map_or(ptr::null_mut(), |x| x.as_ptr())).collect()
+}
+
+/// Runs `call` with the callback and user data through which the engine
+/// builds `build`'s graph on the inputs it lends (both checkers take them).
+fn with_graph_callback<F>(
+    build: F,
+    call: impl FnOnce(sys::ch_graph_callback, *mut c_void) -> sys::ch_status,
+) -> Result<()>
+where
+    F: Fn(&[Variable]) -> Result<Vec<Variable>>,
+{
+    let f: &GraphFn = &build;
+    let user = &f as *const &GraphFn as *mut c_void;
+    check(call(Some(graph_trampoline), user))
+}
+
 /// As check_backward, for a graph built by `build` from the input variables
 /// (one output per entry of `grad_outputs`; None entries mean ones).
 pub fn check_backward_graph<F>(
@@ -86,12 +105,10 @@ where
     F: Fn(&[Variable]) -> Result<Vec<Variable>>,
 {
     let ins = ptrs(inputs);
-    let gos: Vec<*mut sys::ch_array> = grad_outputs.iter().map(|g| g.map_or(ptr::null_mut(), |a| a.as_ptr())).collect();
-    let f: &GraphFn = &build;
-    let user = &f as *const &GraphFn as *mut c_void;
-    check(unsafe {
+    let gos = optional_ptrs(grad_outputs);
+    with_graph_callback(build, |cb, user| unsafe {
         sys::ch_check_backward_graph(
-            Some(graph_trampoline),
+            cb,
             user,
             ins.as_ptr(),
             ins.len(),
@@ -120,20 +137,18 @@ where
     F: Fn(&[Variable]) -> Result<Vec<Variable>>,
 {
     let ins = ptrs(inputs);
-    let gos: Vec<*mut sys::ch_array> = grad_outputs.iter().map(|g| g.map_or(ptr::null_mut(), |a| a.as_ptr())).collect();
-    let ggs: Vec<*mut sys::ch_array> =
-        grad_grad_inputs.iter().map(|g| g.map_or(ptr::null_mut(), |a| a.as_ptr())).collect();
-    let f: &GraphFn = &build;
-    let user = &f as *const &GraphFn as *mut c_void;
-    check(unsafe {
+    let gos = optional_ptrs(grad_outputs);
+    let ggs = optional_ptrs(grad_grad_inputs);
+    let ggp = if ggs.is_empty() { ptr::null() } else { ggs.as_ptr() };
+    with_graph_callback(build, |cb, user| unsafe {
         sys::ch_check_double_backward(
-            Some(graph_trampoline),
+            cb,
             user,
             ins.as_ptr(),
             ins.len(),
             gos.as_ptr(),
             gos.len(),
-            if ggs.is_empty() { ptr::null() } else { ggs.as_ptr() },
+            ggp,
             ggs.len(),
             tol.eps,
             tol.atol,
@@ -179,7 +194,3 @@ where
     })?;
     Ok(out.into_iter().map(|p| unsafe { Array::from_raw(p) }).collect())
 }
-
-// Context is unused here but re-exported for eval callbacks that want it.
-#[allow(dead_code)]
-fn _uses(_: Option<Context<'_>>) {}
