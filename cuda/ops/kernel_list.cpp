@@ -9,6 +9,7 @@
 namespace chainerc::cuda {
 
 void register_kernels() {
+  register_generated_kernels();
   // math
   register_arithmetic_kernels();
   register_reduction_kernels();

@@ -927,32 +927,50 @@ inline Variable pow(const Variable& x, double p) {
 inline Variable pow(double s, const Variable& x) {
   return detail::call(ch_functions_rpow_scalar, x, s);
 }
+// BEGIN GENERATED functions (scripts/gen_functions.py; edit src/ops/manifest.py)
 /// Elementwise e ** x.
-inline Variable exp(const Variable& x) { return detail::call(ch_functions_exp, x); }
+inline Variable exp(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_exp(&out, x.get()));
+  return Variable::adopt(out);
+}
 /// Elementwise natural logarithm.
-inline Variable log(const Variable& x) { return detail::call(ch_functions_log, x); }
+inline Variable log(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_log(&out, x.get()));
+  return Variable::adopt(out);
+}
 /// Sum of all elements: a 0-d variable.
-inline Variable sum(const Variable& x) { return detail::call(ch_functions_sum, x); }
-/// Sum along `axis` (negative counts from the end); keepdims keeps the axis with extent 1.
+inline Variable sum(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_sum(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Sum along `axis` (negative counts from the end); keepdims keeps it as 1.
 inline Variable sum(const Variable& x, int32_t axis, bool keepdims = false) {
   ch_variable* out = nullptr;
   check(ch_functions_sum_axis(&out, x.get(), axis, keepdims ? 1 : 0));
   return Variable::adopt(out);
 }
-/// Same data with another shape of the same size; one extent may be -1 (inferred).
+/// Same data, another shape of the same size (one extent may be -1).
 inline Variable reshape(const Variable& x, const Shape& shape) {
   ch_variable* out = nullptr;
   check(ch_functions_reshape(&out, x.get(), shape.data(), detail::shape_ndim(shape)));
   return Variable::adopt(out);
 }
-/// The input's data as a new variable; the gradient passes through.
-inline Variable identity(const Variable& x) { return detail::call(ch_functions_identity, x); }
-/// Broadcast to `shape` by NumPy's rules; backward sums over the broadcast axes.
+/// Returns its input; gradient passes through.
+inline Variable identity(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_identity(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Broadcast to `shape` by NumPy's rules.
 inline Variable broadcast_to(const Variable& x, const Shape& shape) {
   ch_variable* out = nullptr;
   check(ch_functions_broadcast_to(&out, x.get(), shape.data(), detail::shape_ndim(shape)));
   return Variable::adopt(out);
 }
+// END GENERATED functions
 
 // ===========================================================================================
 // User-defined functions
@@ -1652,17 +1670,93 @@ struct Int2 {
       : h(static_cast<int64_t>(p.first)), w(static_cast<int64_t>(p.second)) {}
 };
 
+// The plain functions (activation, math, loss, evaluation, noise, normalization).
+// BEGIN GENERATED F (scripts/gen_functions.py; edit src/ops/manifest.py)
+/// Matrix product op(a) op(b) of 2-D operands.
+inline Variable matmul(const Variable& a, const Variable& b, bool transa = false,
+                       bool transb = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_matmul(&out, a.get(), b.get(), transa ? 1 : 0, transb ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// Batched matrix product.
+inline Variable batch_matmul(const Variable& a, const Variable& b, bool transa = false,
+                             bool transb = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_batch_matmul(&out, a.get(), b.get(), transa ? 1 : 0, transb ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// Copy to the device `dst`; the gradient is copied back.
+inline Variable copy(const Variable& x, ch_device dst) {
+  ch_variable* out = nullptr;
+  check(ch_functions_copy(&out, x.get(), dst));
+  return Variable::adopt(out);
+}
+/// Rectified linear unit max(0, x).
+inline Variable relu(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_relu(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Leaky ReLU: x for x >= 0, slope * x for x < 0.
+inline Variable leaky_relu(const Variable& x, double slope = 0.2) {
+  ch_variable* out = nullptr;
+  check(ch_functions_leaky_relu(&out, x.get(), slope));
+  return Variable::adopt(out);
+}
+/// Logistic sigmoid 1 / (1 + exp(-x)).
+inline Variable sigmoid(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_sigmoid(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Hyperbolic tangent.
+inline Variable tanh(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_tanh(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Softmax along axis 1.
+inline Variable softmax(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_softmax(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Mean cross entropy of softmax(x) against int32 labels t.
+inline Variable softmax_cross_entropy(const Variable& x, const Variable& t) {
+  ch_variable* out = nullptr;
+  check(ch_functions_softmax_cross_entropy(&out, x.get(), t.get()));
+  return Variable::adopt(out);
+}
+/// Mean squared error over all elements.
+inline Variable mean_squared_error(const Variable& x0, const Variable& x1) {
+  ch_variable* out = nullptr;
+  check(ch_functions_mean_squared_error(&out, x0.get(), x1.get()));
+  return Variable::adopt(out);
+}
+/// Classification accuracy (not differentiable).
+inline Variable accuracy(const Variable& y, const Variable& t) {
+  ch_variable* out = nullptr;
+  check(ch_functions_accuracy(&out, y.get(), t.get()));
+  return Variable::adopt(out);
+}
+/// Dropout: zero elements with probability ratio, scale the rest by 1/(1-ratio).
+inline Variable dropout(const Variable& x, double ratio = 0.5, int32_t train = CH_MODE_DEFAULT) {
+  ch_variable* out = nullptr;
+  check(ch_functions_dropout(&out, x.get(), ratio, train));
+  return Variable::adopt(out);
+}
+/// Local response normalization across channels.
+inline Variable local_response_normalization(const Variable& x, int32_t n = 5, double k = 2.0,
+                                             double alpha = 0.0001, double beta = 0.75) {
+  ch_variable* out = nullptr;
+  check(ch_functions_local_response_normalization(&out, x.get(), n, k, alpha, beta));
+  return Variable::adopt(out);
+}
+// END GENERATED F
+
 // ---- activation
 
-inline Variable relu(const Variable& x) { return detail::call(ch_functions_relu, x); }
-/// y = x (x >= 0), slope * x (x < 0).
-inline Variable leaky_relu(const Variable& x, double slope = 0.2) {
-  return detail::call(ch_functions_leaky_relu, x, slope);
-}
-inline Variable sigmoid(const Variable& x) { return detail::call(ch_functions_sigmoid, x); }
-inline Variable tanh(const Variable& x) { return detail::call(ch_functions_tanh, x); }
-/// Softmax over axis 1.
-inline Variable softmax(const Variable& x) { return detail::call(ch_functions_softmax, x); }
 /// LSTM activation: returns (c, h) from the previous cell state c_prev (N, U) and the
 /// signal x (N, 4U), gates interleaved as Chainer 1.0.1.
 inline std::pair<Variable, Variable> lstm(const Variable& c_prev, const Variable& x) {
@@ -1692,63 +1786,7 @@ inline Variable concat(const std::vector<Variable>& xs, int32_t axis = 1) {
   check(ch_functions_concat(&out, hs.data(), hs.size(), axis));
   return Variable::adopt(out);
 }
-/// Copy to the device `dst` (gradient copied back).
-inline Variable copy(const Variable& x, ch_device dst) {
-  ch_variable* out = nullptr;
-  check(ch_functions_copy(&out, x.get(), dst));
-  return Variable::adopt(out);
-}
 
-// ---- math
-
-/// op(a) op(b) for 2-D operands (a 1-D one is a column vector).
-inline Variable matmul(const Variable& a, const Variable& b, bool transa = false,
-                       bool transb = false) {
-  ch_variable* out = nullptr;
-  check(ch_functions_matmul(&out, a.get(), b.get(), transa ? 1 : 0, transb ? 1 : 0));
-  return Variable::adopt(out);
-}
-/// Batched op(a[i]) op(b[i]) for (B, m, k) and (B, k, n) operands.
-inline Variable batch_matmul(const Variable& a, const Variable& b, bool transa = false,
-                             bool transb = false) {
-  ch_variable* out = nullptr;
-  check(ch_functions_batch_matmul(&out, a.get(), b.get(), transa ? 1 : 0, transb ? 1 : 0));
-  return Variable::adopt(out);
-}
-
-// ---- loss and evaluation
-
-/// Mean over the batch of -log softmax(x)[i, t[i]]; t: int32 labels.
-inline Variable softmax_cross_entropy(const Variable& x, const Variable& t) {
-  return detail::call(ch_functions_softmax_cross_entropy, x, t);
-}
-/// mean((x0 - x1)^2) over all elements.
-inline Variable mean_squared_error(const Variable& x0, const Variable& x1) {
-  return detail::call(ch_functions_mean_squared_error, x0, x1);
-}
-/// Fraction of rows of y whose arg-max is the int32 label.
-inline Variable accuracy(const Variable& y, const Variable& t) {
-  return detail::call(ch_functions_accuracy, y, t);
-}
-
-// ---- noise
-
-/// Dropout with probability `ratio`; train: CH_MODE_TRAIN / CH_MODE_TEST (or true / false), or
-/// CH_MODE_DEFAULT for ch::config::train(). In test mode returns x itself.
-inline Variable dropout(const Variable& x, double ratio = 0.5, int32_t train = CH_MODE_DEFAULT) {
-  ch_variable* out = nullptr;
-  check(ch_functions_dropout(&out, x.get(), ratio, train));
-  return Variable::adopt(out);
-}
-
-// ---- normalization and pooling
-
-inline Variable local_response_normalization(const Variable& x, int32_t n = 5, double k = 2,
-                                             double alpha = 1e-4, double beta = 0.75) {
-  ch_variable* out = nullptr;
-  check(ch_functions_local_response_normalization(&out, x.get(), n, k, alpha, beta));
-  return Variable::adopt(out);
-}
 /// Max pooling of NCHW x; stride 0 means the window size (the seed's stride=None).
 inline Variable max_pooling_2d(const Variable& x, Int2 ksize, Int2 stride = 0, Int2 pad = 0,
                                bool cover_all = true) {

@@ -5,6 +5,7 @@
 namespace chainerc::cpu {
 
 void register_kernels() {
+  register_generated_kernels();
   register_arithmetic_kernels();
   register_reduction_kernels();
 
