@@ -940,6 +940,12 @@ inline Variable log(const Variable& x) {
   check(ch_functions_log(&out, x.get()));
   return Variable::adopt(out);
 }
+/// Elementwise square x * x (gradient 2 x gy).
+inline Variable square(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_square(&out, x.get()));
+  return Variable::adopt(out);
+}
 /// Sum of all elements: a 0-d variable.
 inline Variable sum(const Variable& x) {
   ch_variable* out = nullptr;

@@ -93,6 +93,11 @@ CH_API ch_status ch_functions_exp(ch_variable** out, ch_variable* x);
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_log(ch_variable** out, ch_variable* x);
 
+/* Elementwise square x * x (gradient 2 x gy).
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_square(ch_variable** out, ch_variable* x);
+
 /* Sum of all elements: a 0-d variable.
  * Backward keeps x's shape.
  * *out: new reference; release with ch_variable_release. */

@@ -123,6 +123,13 @@ ch_status ch_functions_log(ch_variable** out, ch_variable* x) {
   CH_API_END
 }
 
+ch_status ch_functions_square(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::square(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
 ch_status ch_functions_sum(ch_variable** out, ch_variable* x) {
   CH_API_BEGIN
   require_out(out, __func__);

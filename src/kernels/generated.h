@@ -8,4 +8,9 @@
 
 #include "kernels/registry.h"
 
-namespace chainerc::kernels {}  // namespace chainerc::kernels
+namespace chainerc::kernels {
+
+inline Kernel<UnaryFn> square{"square"};             // Square (square)
+inline Kernel<BinaryFn> square_grad{"square_grad"};  // SquareGrad (square)
+
+}  // namespace chainerc::kernels

@@ -172,6 +172,15 @@ FUNCTIONS = [
         pointwise=dict(numpy="np.log(x)", grad="1 / x", low=0.5, high=3.0),
     ),
     dict(
+        name="square", chainer="chainer.functions.square", group="math",
+        args=[("x", "var")], out="var",
+        brief="Elementwise square x * x (gradient 2 x gy).", keeps="x",
+        cpp=("ch", "square"), rust=("functions", "square"), test=[],
+        pointwise=dict(numpy="np.square(x)", grad="2 * x", low=-2.0, high=2.0),
+        kernels=[("square", "unary", "Square", "arithmetic.h"),
+                 ("square_grad", "binary", "SquareGrad", "arithmetic.h")],
+    ),
+    dict(
         name="sum", chainer="chainer.functions.sum", group="math",
         args=[("x", "var")], out="var",
         brief="Sum of all elements: a 0-d variable.", keeps="x's shape",

@@ -43,6 +43,8 @@ VarPtr rpow_scalar(const VarPtr& x, double s);
 VarPtr exp(const VarPtr& x);
 // Elementwise natural logarithm.
 VarPtr log(const VarPtr& x);
+// Elementwise square x * x (gradient 2 x gy).
+VarPtr square(const VarPtr& x);
 // Sum of all elements: a 0-d variable.
 VarPtr sum(const VarPtr& x);
 // Sum along `axis` (negative counts from the end); keepdims keeps it as 1.

@@ -88,6 +88,11 @@ func Log(x *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_log(x.p), x)
 }
 
+// Square: Elementwise square x * x (gradient 2 x gy).
+func Square(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_square(x.p), x)
+}
+
 // Sum: Sum of all elements: a 0-d variable.
 func Sum(x *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_sum(x.p), x)

@@ -53,6 +53,13 @@ func TestManifestPointwiseLog(t *testing.T) {
 		[]float64{2, 1, 0.666666666667, 0.5, 0.4, 0.333333333333})
 }
 
+func TestManifestPointwiseSquare(t *testing.T) {
+	checkPointwise(t, "Square", Square,
+		[]float64{-2, -1.2, -0.4, 0.4, 1.2, 2},
+		[]float64{4, 1.44, 0.16, 0.16, 1.44, 4},
+		[]float64{-4, -2.4, -0.8, 0.8, 2.4, 4})
+}
+
 func TestManifestPointwiseSigmoid(t *testing.T) {
 	checkPointwise(t, "Sigmoid", Sigmoid,
 		[]float64{-3, -1.8, -0.6, 0.6, 1.8, 3},

@@ -5,9 +5,15 @@
 #include "cuda/ops/elementwise.cuh"
 #include "cuda/ops/kernel_list.h"
 #include "kernels/generated.h"
+#include "kernels/pointwise/arithmetic.h"
 
 namespace chainerc::cuda {
 
-void register_generated_kernels() {}
+void register_generated_kernels() {
+  using namespace pointwise;
+  constexpr int32_t device = CH_DEVICE_CUDA;
+  kernels::square.set(device, unary_kernel<Square>);
+  kernels::square_grad.set(device, binary_kernel<SquareGrad>);
+}
 
 }  // namespace chainerc::cuda

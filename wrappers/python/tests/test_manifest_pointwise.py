@@ -15,6 +15,7 @@ CASES = [
     ('neg', lambda x: -x, lambda x: -np.ones_like(x), -2.0, 2.0),
     ('exp', lambda x: np.exp(x), lambda x: np.exp(x), -2.0, 2.0),
     ('log', lambda x: np.log(x), lambda x: 1 / x, 0.5, 3.0),
+    ('square', lambda x: np.square(x), lambda x: 2 * x, -2.0, 2.0),
     ('sigmoid', lambda x: 1 / (1 + np.exp(-x)), lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2, -3.0, 3.0),
     ('tanh', lambda x: np.tanh(x), lambda x: 1 - np.tanh(x) ** 2, -2.0, 2.0),
 ]

@@ -117,6 +117,13 @@ mod generated {
         wrap_out(unsafe { sys::ch_functions_log(&mut out, x.as_ptr()) }, out)
     }
 
+    /// Elementwise square x * x (gradient 2 x gy).
+    #[inline]
+    pub fn square(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_square(&mut out, x.as_ptr()) }, out)
+    }
+
     /// Sum of all elements: a 0-d variable.
     #[inline]
     pub fn sum(x: &Variable) -> Result<Variable> {

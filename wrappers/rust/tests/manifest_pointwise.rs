@@ -51,6 +51,17 @@ fn log() {
 }
 
 #[test]
+fn square() {
+    check(
+        "square",
+        functions::square,
+        &[-2.0, -1.2, -0.4, 0.4, 1.2, 2.0],
+        &[4.0, 1.44, 0.16, 0.16, 1.44, 4.0],
+        &[-4.0, -2.4, -0.8, 0.8, 2.4, 4.0],
+    );
+}
+
+#[test]
 fn sigmoid() {
     check(
         "sigmoid",

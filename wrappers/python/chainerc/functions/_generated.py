@@ -24,6 +24,7 @@ def define_all(define):
     define("rpow_scalar(x, s:d)", "ch_functions_rpow_scalar", "s ** x for a scalar base s > 0.")
     define("exp(x)", "ch_functions_exp", "Elementwise e ** x.")
     define("log(x)", "ch_functions_log", "Elementwise natural logarithm.")
+    define("square(x)", "ch_functions_square", "Elementwise square x * x (gradient 2 x gy).")
     define("_sum_all(x)", "ch_functions_sum", "Sum of all elements: a 0-d variable.")
     define("_sum_axis(x, axis:i, keepdims:b=False)", "ch_functions_sum_axis",
            "Sum along `axis` (negative counts from the end); keepdims keeps it as 1.")

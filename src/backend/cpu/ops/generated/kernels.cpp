@@ -5,9 +5,15 @@
 #include "backend/cpu/kernel_list.h"
 #include "backend/cpu/pointwise.h"
 #include "kernels/generated.h"
+#include "kernels/pointwise/arithmetic.h"
 
 namespace chainerc::cpu {
 
-void register_generated_kernels() {}
+void register_generated_kernels() {
+  using namespace pointwise;
+  constexpr int32_t device = CH_DEVICE_CPU;
+  kernels::square.set(device, unary_kernel<Square>);
+  kernels::square_grad.set(device, binary_kernel<SquareGrad>);
+}
 
 }  // namespace chainerc::cpu
