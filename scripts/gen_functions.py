@@ -353,7 +353,7 @@ def render_cpp_block(ns, fns):
                 "  ch_variable* out = nullptr;",
                 "  check(ch_functions_%s(%s));" % (f["name"], ", ".join(["&out"] + args)),
                 "  return Variable::adopt(out);", "}"]
-    return clang_format("\n".join(out) + "\n", "include/ch/ch.hpp") if out else ""
+    return clang_format("\n".join(out) + "\n", "include/ch/functions.hpp") if out else ""
 
 
 # ---------------------------------------------------------------- Python
@@ -811,7 +811,7 @@ def targets(groups, fns):
         print("gen_functions.py: NumPy not found; the pointwise reference tables are not checked")
 
     blocks = {"src/ops/ops.h": [("//", g, render_ops_block(g, fns)) for g, _ in groups],
-              "include/ch/ch.hpp": [("//", "functions", render_cpp_block("ch", fns)),
+              "include/ch/functions.hpp": [("//", "functions", render_cpp_block("ch", fns)),
                                     ("//", "F", render_cpp_block("F", fns))]}
     for path, items in blocks.items():
         with open(os.path.join(ROOT, path)) as fh:
