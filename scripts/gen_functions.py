@@ -57,7 +57,10 @@ def load_manifest(path=MANIFEST):
         seen.add(f["name"])
         if f["group"] not in groups:
             raise ManifestError("%s: unknown group %r" % (f["name"], f["group"]))
-        f["args"] = [Arg(*a) for a in f["args"]]
+        try:
+            f["args"] = [Arg(*a) for a in f["args"]]
+        except ManifestError as e:
+            raise ManifestError("%s: %s" % (f["name"], e))
         f.setdefault("dtypes", "float")
         f.setdefault("keeps", "inputs")
         f.setdefault("hand", ())
@@ -66,6 +69,14 @@ def load_manifest(path=MANIFEST):
         f.setdefault("py", f["name"])
         f.setdefault("go", camel(f["name"]))
         f.setdefault("ops_types", {})
+        options = [a for a in f["args"] if a.kind not in ("var", "vars")]
+        if len(options) > 4 and not f.get("legacy_positional"):
+            # DESIGN.md: more than four options take a versioned options struct with a
+            # CH_..._INIT initialiser; only the entry points that predate the rule are
+            # positional.
+            raise ManifestError("%s has %d options: a new function with more than four takes "
+                                "a versioned options struct (see docs/adding-a-function.md)"
+                                % (f["name"], len(options)))
         for layer in f["hand"]:
             if layer not in LAYERS:
                 raise ManifestError("%s: unknown layer %r in hand" % (f["name"], layer))
@@ -511,8 +522,8 @@ def render_go(fns):
         else:
             body.append("\treturn out1(%s%s)" % (call, "".join(", " + k for k in keep)))
         body += ["}", ""]
-    head = ["// " + GEN_NOTE[0], "// " + GEN_NOTE[1], "", "package chainerc", "", "/*", '#include "capi_gen.h"', "*/",
-            'import "C"', ""]
+    head = ["// " + GEN_NOTE[0], "// " + GEN_NOTE[1], "", "package chainerc", "", "/*",
+            '#include "capi_gen.h"', "*/", 'import "C"', ""]
     if uses_runtime:
         head += ['import "runtime"', ""]
     head += ["// The plain built-in functions of include/ch/functions.h. Each returns a new",
@@ -552,9 +563,10 @@ def render_all_ops(fns):
             else:
                 args.append(str(next(it)))
         used = set(names[:vi])
-        lam = "[](ch_variable** o, ch_variable*%s, ch_variable*%s) {%s return ch_functions_%s(%s); }" % (
-            " a" if "a" in used else "", " b" if "b" in used else "", "".join(" " + p for p in pre),
-            f["name"], ", ".join(["o"] + args))
+        lam = "[](ch_variable** o, ch_variable*%s, ch_variable*%s) {%s return %s; }" % (
+            " a" if "a" in used else "", " b" if "b" in used else "",
+            "".join(" " + p for p in pre),
+            "ch_functions_%s(%s)" % (f["name"], ", ".join(["o"] + args)))
         out.append('{"ch_functions_%s", %d, %s},' % (f["name"], len(vars_), lam))
     return clang_format("\n".join(out) + "\n", "tests/ops/all_ops_table.inc")
 

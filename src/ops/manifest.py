@@ -51,6 +51,10 @@ FUNCTIONS: one dict per C entry point ch_functions_<name>, in header order.
   rust     ("functions" or "nn", name): the Rust module and name
   go       the Go name (default: name in CamelCase)
   ops      the ops:: name (default: name)
+  legacy_positional  True for the entry points with more than four options that
+           predate the rule that such functions take a versioned options struct
+           (DESIGN.md); the generator refuses a new function with more than four
+           positional options
   test     the arguments test_all_ops.cpp calls it with, one per option (C
            expressions; a shape as a tuple); absent = not in that table
   pointwise  for elementwise functions of one variable: dict(numpy=<NumPy
@@ -489,7 +493,8 @@ Mean squared error sum((x0 - x1)^2) / size over all elements, not scaled by
         name="binary_hierarchical_softmax_new", chainer="chainer.links.BinaryHierarchicalSoftmax",
         group="loss",
         args=[("in_size", "i64"), ("tree", "c:const int32_t*"), ("n_internal", "i64"),
-              ("dtype", "dtype"), ("initial_W", "array_opt")], out="function",
+              ("dtype", "dtype"), ("initial_W", "array_opt")],
+        out="function", legacy_positional=True,
         brief="New BinaryHierarchicalSoftmax function object over a flat binary tree.",
         details="""\
 BinaryHierarchicalSoftmax(in_size, tree) (the seed's
