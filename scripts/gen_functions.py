@@ -609,11 +609,11 @@ def render_kernel_list(fns, backend):
     headers = sorted(set("kernels/pointwise/" + k[4] for k in ks))
     if backend == "cpu":
         path, ns, dev = "src/backend/cpu/ops/generated/kernels.cpp", "cpu", "CH_DEVICE_CPU"
-        inc = ['"backend/cpu/kernel_list.h"', '"backend/cpu/pointwise.h"']
+        inc = ['"backend/cpu/pointwise.h"']
         what = "the CPU loops of backend/cpu/pointwise.h"
     else:
         path, ns, dev = "cuda/ops/generated/kernels.cu", "cuda", "CH_DEVICE_CUDA"
-        inc = ['"cuda/ops/elementwise.cuh"', '"cuda/ops/kernel_list.h"']
+        inc = ['"cuda/ops/elementwise.cuh"']
         what = "the element-wise CUDA kernels of cuda/ops/elementwise.cuh"
     out = ["// " + GEN_NOTE[0], "// " + GEN_NOTE[1],
            "// The %s kernels that src/ops/manifest.py declares: their functors over" % (
@@ -621,7 +621,9 @@ def render_kernel_list(fns, backend):
            "// %s." % what]
     out += ["#include %s" % i for i in inc + ['"kernels/generated.h"'] +
             ['"%s"' % h for h in headers]]
-    out += ["", "namespace chainerc::%s {" % ns, "", "void register_generated_kernels() {"]
+    out += ["", "namespace chainerc::%s {" % ns, "",
+            "// Called by register_kernels() (kernel_list.cpp).",
+            "void register_generated_kernels() {"]
     if ks:
         out += ["  using namespace pointwise;", "  constexpr int32_t device = %s;" % dev]
     for f, name, kind, functor, header in ks:

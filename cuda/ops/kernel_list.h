@@ -8,8 +8,6 @@ namespace chainerc::cuda {
 
 void register_kernels();
 
-// generated: the kernels src/ops/manifest.py declares (generated/kernels.cu)
-void register_generated_kernels();
 // math
 void register_arithmetic_kernels();
 void register_reduction_kernels();

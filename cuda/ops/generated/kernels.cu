@@ -3,12 +3,12 @@
 // The CUDA kernels that src/ops/manifest.py declares: their functors over
 // the element-wise CUDA kernels of cuda/ops/elementwise.cuh.
 #include "cuda/ops/elementwise.cuh"
-#include "cuda/ops/kernel_list.h"
 #include "kernels/generated.h"
 #include "kernels/pointwise/arithmetic.h"
 
 namespace chainerc::cuda {
 
+// Called by register_kernels() (kernel_list.cpp).
 void register_generated_kernels() {
   using namespace pointwise;
   constexpr int32_t device = CH_DEVICE_CUDA;

@@ -7,9 +7,6 @@ namespace chainerc::cpu {
 
 void register_kernels();  // all of the below, once (kernels::register_all_kernels)
 
-// ops/generated/: the kernels src/ops/manifest.py declares (generated list)
-void register_generated_kernels();
-
 // ops/math/
 void register_arithmetic_kernels();
 void register_reduction_kernels();

@@ -2,13 +2,13 @@
 // Do not edit: edit the manifest and run the script.
 // The CPU kernels that src/ops/manifest.py declares: their functors over
 // the CPU loops of backend/cpu/pointwise.h.
-#include "backend/cpu/kernel_list.h"
 #include "backend/cpu/pointwise.h"
 #include "kernels/generated.h"
 #include "kernels/pointwise/arithmetic.h"
 
 namespace chainerc::cpu {
 
+// Called by register_kernels() (kernel_list.cpp).
 void register_generated_kernels() {
   using namespace pointwise;
   constexpr int32_t device = CH_DEVICE_CPU;
