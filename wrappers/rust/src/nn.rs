@@ -5,7 +5,7 @@
 //! BinaryHierarchicalSoftmax) are `Function` objects applied with
 //! `Function::apply1`, whose parameters (`Function::parameters`) are shared
 //! by every application, optimizers update them in place.
-use crate::array::{Array, Device, Dtype};
+use crate::array::{Array, Dtype};
 use crate::config::Mode;
 use crate::error::{check, Result};
 use crate::function::Function;
