@@ -756,7 +756,9 @@ def render_pointwise_go(cases):
            "func checkPointwise(t *testing.T, name string, f func(*Variable) (*Variable, error), "
            "x, y, dy []float64) {",
            "\tnoLeak(t, func() {",
-           "\t\tv := must(NewVariable(must(NewArray(x, int64(len(x))))))",
+           "\t\ta := must(NewArray(x, int64(len(x))))",
+           "\t\tdefer a.Close()",
+           "\t\tv := must(NewVariable(a))",
            "\t\tdefer v.Close()",
            "\t\tout := must(f(v))",
            "\t\tdefer out.Close()",

@@ -12,7 +12,9 @@ import (
 // through the Go wrapper: values and gradients (float64) against NumPy's.
 func checkPointwise(t *testing.T, name string, f func(*Variable) (*Variable, error), x, y, dy []float64) {
 	noLeak(t, func() {
-		v := must(NewVariable(must(NewArray(x, int64(len(x))))))
+		a := must(NewArray(x, int64(len(x))))
+		defer a.Close()
+		v := must(NewVariable(a))
 		defer v.Close()
 		out := must(f(v))
 		defer out.Close()
