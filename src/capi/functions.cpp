@@ -1,6 +1,6 @@
 // C API: the built-in functions whose shim is not mechanical: reshape (its
-// shape may hold -1) and concat (n borrowed handles). The mechanical ones are generated into functions_gen.cpp from
-// src/ops/manifest.py (scripts/gen_functions.py).
+// shape may hold -1) and concat (n borrowed handles). The mechanical ones are generated into
+// functions_gen.cpp from src/ops/manifest.py (scripts/gen_functions.py).
 #include <string>
 #include <vector>
 
