@@ -8,7 +8,12 @@
 
 namespace chainerc::cuda {
 
+// The kernels src/ops/manifest.py declares, from the list scripts/gen_functions.py
+// writes (ops/generated/kernels.cu).
+void register_generated_kernels();
+
 void register_kernels() {
+  register_generated_kernels();
   // math
   register_arithmetic_kernels();
   register_reduction_kernels();

@@ -44,17 +44,6 @@ inline FuncPtr function_of(const ch_function* h, const char* who, const char* ar
 DType dtype_arg(ch_dtype d, const char* who);
 DType float_dtype_arg(ch_dtype d, const char* who);
 
-// The shim of a one-input built-in function: ch_functions_<name>(out, x)
-// calls ops::<name>(x).
-#define CH_UNARY_FUNCTION(name)                                                  \
-  ch_status ch_functions_##name(ch_variable** out, ch_variable* x) {             \
-    CH_API_BEGIN                                                                 \
-    ::chainerc::capi::require_out(out, __func__);                                \
-    *out = ::chainerc::capi::new_variable_handle(                                \
-        ::chainerc::ops::name(::chainerc::capi::variable_of(x, __func__, "x"))); \
-    CH_API_END                                                                   \
-  }
-
 inline ch_array* new_array_handle(Array a) {
   return static_cast<ch_array*>(
       handle_new(HandleKind::Array, std::make_shared<Array>(std::move(a))));

@@ -1,54 +1,16 @@
-// C API: built-in functions. Each shim resolves the handles, calls the op and
-// returns a new variable handle.
+// C API: the built-in functions whose shim is not mechanical: reshape (its
+// shape may hold -1) and concat (n borrowed handles). The mechanical ones are generated into
+// functions_gen.cpp from src/ops/manifest.py (scripts/gen_functions.py).
+#include <string>
+#include <vector>
+
 #include "api.h"
 #include "ops/ops.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;
 
-#define CH_BINARY(name)                                                              \
-  ch_status ch_functions_##name(ch_variable** out, ch_variable* a, ch_variable* b) { \
-    CH_API_BEGIN                                                                     \
-    require_out(out, __func__);                                                      \
-    *out = new_variable_handle(                                                      \
-        ops::name(variable_of(a, __func__, "a"), variable_of(b, __func__, "b")));    \
-    CH_API_END                                                                       \
-  }
-
-#define CH_SCALAR(name)                                                        \
-  ch_status ch_functions_##name(ch_variable** out, ch_variable* x, double s) { \
-    CH_API_BEGIN                                                               \
-    require_out(out, __func__);                                                \
-    *out = new_variable_handle(ops::name(variable_of(x, __func__, "x"), s));   \
-    CH_API_END                                                                 \
-  }
-
 extern "C" {
-
-CH_BINARY(add)
-CH_BINARY(sub)
-CH_BINARY(mul)
-CH_BINARY(div)
-CH_SCALAR(add_scalar)
-CH_SCALAR(sub_scalar)
-CH_SCALAR(rsub_scalar)
-CH_SCALAR(mul_scalar)
-CH_SCALAR(div_scalar)
-CH_SCALAR(rdiv_scalar)
-CH_SCALAR(pow_scalar)
-CH_SCALAR(rpow_scalar)
-CH_UNARY_FUNCTION(neg)
-CH_UNARY_FUNCTION(exp)
-CH_UNARY_FUNCTION(log)
-CH_UNARY_FUNCTION(sum)
-CH_UNARY_FUNCTION(identity)
-
-ch_status ch_functions_sum_axis(ch_variable** out, ch_variable* x, int32_t axis, int32_t keepdims) {
-  CH_API_BEGIN
-  require_out(out, __func__);
-  *out = new_variable_handle(ops::sum_axis(variable_of(x, __func__, "x"), axis, keepdims != 0));
-  CH_API_END
-}
 
 ch_status ch_functions_reshape(ch_variable** out, ch_variable* x, const int64_t* shape,
                                int32_t ndim) {
@@ -63,12 +25,18 @@ ch_status ch_functions_reshape(ch_variable** out, ch_variable* x, const int64_t*
   CH_API_END
 }
 
-ch_status ch_functions_broadcast_to(ch_variable** out, ch_variable* x, const int64_t* shape,
-                                    int32_t ndim) {
+ch_status ch_functions_concat(ch_variable** out, ch_variable* const* xs, size_t n, int32_t axis) {
   CH_API_BEGIN
   require_out(out, __func__);
-  *out = new_variable_handle(
-      ops::broadcast_to(variable_of(x, __func__, "x"), Shape::from_c(shape, ndim, __func__)));
+  if (n == 0) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": no inputs (n is 0)");
+  if (!xs) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": xs is NULL with n ", n);
+  std::vector<VarPtr> vs;
+  vs.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::string arg = "xs[" + std::to_string(i) + "]";
+    vs.push_back(variable_of(xs[i], __func__, arg.c_str()));
+  }
+  *out = new_variable_handle(ops::concat(vs, axis));
   CH_API_END
 }
 

@@ -1,5 +1,5 @@
-// C API: EmbedID, lstm and BinaryHierarchicalSoftmax (the seed's functions for
-// recurrent language models).
+// C API: lstm and BinaryHierarchicalSoftmax (the seed's functions for
+// recurrent language models; EmbedID's shim is generated into functions_gen.cpp).
 #include "api.h"
 #include "ops/ops.h"
 
@@ -7,16 +7,6 @@ using namespace chainerc;
 using namespace chainerc::capi;
 
 extern "C" {
-
-ch_status ch_functions_embed_id_new(ch_function** out, int64_t in_size, int64_t out_size,
-                                    ch_dtype dtype, const ch_array* initial_W) {
-  CH_API_BEGIN
-  require_out(out, __func__);
-  const DType dt = float_dtype_arg(dtype, __func__);
-  const Array* w = initial_W ? &array_of(initial_W, __func__, "initial_W") : nullptr;
-  *out = new_function_handle(ops::embed_id_new(in_size, out_size, dt, w));
-  CH_API_END
-}
 
 ch_status ch_functions_lstm(ch_variable** c, ch_variable** h, ch_variable* c_prev, ch_variable* x) {
   CH_API_BEGIN

@@ -1,7 +1,9 @@
 // Entry points of the built-in differentiable functions, by group as the
 // folders of src/ops/ (math, array, activation, connection, loss, evaluation,
 // noise, normalization, pooling). Each is defined in its own file
-// (ops/<group>/<name>.cpp) with its forward and backward.
+// (ops/<group>/<name>.cpp) with its forward and backward. The functions of the
+// C API are declared in the generated blocks (from src/ops/manifest.py); what
+// only the ops and the C API shims use follows each block.
 #pragma once
 
 #include "core/variable.h"
@@ -10,83 +12,125 @@ namespace chainerc::ops {
 
 // ---- math: arithmetic, pow, exp, log, sum, matmul
 
+// BEGIN GENERATED math (scripts/gen_functions.py; edit src/ops/manifest.py)
+// a + b with NumPy broadcasting.
 VarPtr add(const VarPtr& a, const VarPtr& b);
+// a - b with NumPy broadcasting.
 VarPtr sub(const VarPtr& a, const VarPtr& b);
+// a * b with NumPy broadcasting.
 VarPtr mul(const VarPtr& a, const VarPtr& b);
+// a / b with NumPy broadcasting.
 VarPtr div(const VarPtr& a, const VarPtr& b);
+// x + s (= s + x).
 VarPtr add_scalar(const VarPtr& x, double s);
-VarPtr sub_scalar(const VarPtr& x, double s);   // x - s
-VarPtr rsub_scalar(const VarPtr& x, double s);  // s - x
+// x - s.
+VarPtr sub_scalar(const VarPtr& x, double s);
+// s - x.
+VarPtr rsub_scalar(const VarPtr& x, double s);
+// x * s (= s * x).
 VarPtr mul_scalar(const VarPtr& x, double s);
-VarPtr div_scalar(const VarPtr& x, double s);   // x / s
-VarPtr rdiv_scalar(const VarPtr& x, double s);  // s / x
+// x / s.
+VarPtr div_scalar(const VarPtr& x, double s);
+// s / x.
+VarPtr rdiv_scalar(const VarPtr& x, double s);
+// -x.
 VarPtr neg(const VarPtr& x);
-VarPtr pow_scalar(const VarPtr& x, double p);   // x ** p
-VarPtr rpow_scalar(const VarPtr& x, double s);  // s ** x
+// x ** p for a scalar p.
+VarPtr pow_scalar(const VarPtr& x, double p);
+// s ** x for a scalar base s > 0.
+VarPtr rpow_scalar(const VarPtr& x, double s);
+// Elementwise e ** x.
 VarPtr exp(const VarPtr& x);
+// Elementwise natural logarithm.
 VarPtr log(const VarPtr& x);
+// Elementwise square x * x (gradient 2 x gy).
+VarPtr square(const VarPtr& x);
+// Sum of all elements: a 0-d variable.
 VarPtr sum(const VarPtr& x);
+// Sum along `axis` (negative counts from the end); keepdims keeps it as 1.
 VarPtr sum_axis(const VarPtr& x, int32_t axis, bool keepdims);
+// Matrix product op(a) op(b) of 2-D operands.
+VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
+// Batched matrix product.
+VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
+// END GENERATED math
 // x summed to `shape` (undoing a broadcast; x itself when the shapes match).
 VarPtr sum_to(const VarPtr& x, const Shape& shape);
-VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
-VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
 // (end of math)
 
 // ---- array: reshape, identity, broadcast_to, transpose, concat, copy
 
-VarPtr reshape(const VarPtr& x, const Shape& shape);  // one extent may be -1
+// BEGIN GENERATED array (scripts/gen_functions.py; edit src/ops/manifest.py)
+// Same data, another shape of the same size (one extent may be -1).
+VarPtr reshape(const VarPtr& x, const Shape& shape);
+// Returns its input; gradient passes through.
 VarPtr identity(const VarPtr& x);
+// Broadcast to `shape` by NumPy's rules.
 VarPtr broadcast_to(const VarPtr& x, const Shape& shape);
-VarPtr transpose(const VarPtr& x, const int32_t* axes, int32_t naxes);  // axes null: reverse
-VarPtr concat(const std::vector<VarPtr>& xs, int32_t axis);
+// Permute the axes (NumPy's transpose); none reverses them.
+VarPtr transpose(const VarPtr& x, const int32_t* axes, int32_t naxes);
+// Copy to the device `dst`; the gradient is copied back.
 VarPtr copy(const VarPtr& x, Device dst);
+// END GENERATED array
+VarPtr concat(const std::vector<VarPtr>& xs, int32_t axis);
 // (end of array)
 
 // ---- activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm
 
+// BEGIN GENERATED activation (scripts/gen_functions.py; edit src/ops/manifest.py)
+// Rectified linear unit max(0, x).
 VarPtr relu(const VarPtr& x);
+// Leaky ReLU: x for x >= 0, slope * x for x < 0.
 VarPtr leaky_relu(const VarPtr& x, double slope);
+// Logistic sigmoid 1 / (1 + exp(-x)).
 VarPtr sigmoid(const VarPtr& x);
+// Hyperbolic tangent.
 VarPtr tanh(const VarPtr& x);
-VarPtr softmax(const VarPtr& x);  // over axis 1
+// Softmax along axis 1.
+VarPtr softmax(const VarPtr& x);
+// New PReLU function object with slopes W of `shape`.
+FuncPtr prelu_new(const Shape& shape, DType dtype, double init);
+// END GENERATED activation
 // A softmax node on x whose output is `y`, softmax(x) as computed before:
 // for backwards that kept the probabilities but not x's data.
 VarPtr softmax_of_kept(const VarPtr& x, const Array& y);
-FuncPtr prelu_new(const Shape& shape, DType dtype, double init);
 // Chainer 1.0.1's lstm: returns {c, h}; gates interleaved in x (see lstm.cpp).
 std::vector<VarPtr> lstm(const VarPtr& c_prev, const VarPtr& x);
 // (end of activation)
 
 // ---- connection: Linear, Convolution2D, EmbedID, Parameter, Inception
 
-// initial_W / initial_b: copied (converted to dtype); null = Chainer's initialisation.
+// BEGIN GENERATED connection (scripts/gen_functions.py; edit src/ops/manifest.py)
+// New Linear function object y = x W^T + b.
 FuncPtr linear_new(int64_t in_size, int64_t out_size, DType dtype, double wscale, double bias,
                    bool nobias, const Array* initial_W, const Array* initial_b);
-FuncPtr parameter_new(const Array& initial);  // copied
-// Convolution2D (NCHW): a function object holding "W" (out, in, kh, kw) and,
-// unless nobias, "b" (out); initial_W/initial_b null = Chainer 1.0.1's init.
+// New Parameter function object that outputs its parameter W.
+FuncPtr parameter_new(const Array& initial);
+// New Convolution2D function object (NCHW).
 FuncPtr convolution_2d_new(int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw,
                            int64_t sy, int64_t sx, int64_t ph, int64_t pw, DType dtype,
                            double wscale, double bias, bool nobias, const Array* initial_W,
                            const Array* initial_b);
+// New EmbedID function object: rows of W by int32 ids.
+FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array* initial_W);
+// New Inception (GoogLeNet) module function object.
+FuncPtr inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5,
+                      int64_t out5, int64_t proj_pool, DType dtype);
+// END GENERATED connection
 // A node of Convolution2D `conv` that reads its W (and b) at params[offset]
 // (and [offset + 1]) instead of its own list.
 FuncPtr convolution_2d_rebind(const FuncPtr& conv, std::shared_ptr<Parameters> params,
                               size_t offset);
-// Inception (GoogLeNet) module: parameters "conv1/W", "conv1/b", "conv3/...",
-// "conv5/...", "proj3/...", "proj5/...", "projp/..." (Chainer's FunctionSet order).
-FuncPtr inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5,
-                      int64_t out5, int64_t proj_pool, DType dtype);
-
-// EmbedID function object (initial_W: copied; null = N(0, 1) samples).
-FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array* initial_W);
 // (end of connection)
 
 // ---- loss: softmax_cross_entropy, mean_squared_error, BinaryHierarchicalSoftmax
 
+// BEGIN GENERATED loss (scripts/gen_functions.py; edit src/ops/manifest.py)
+// Mean cross entropy of softmax(x) against int32 labels t.
 VarPtr softmax_cross_entropy(const VarPtr& x, const VarPtr& t);
+// Mean squared error over all elements.
 VarPtr mean_squared_error(const VarPtr& x0, const VarPtr& x1);
+// END GENERATED loss
 // BinaryHierarchicalSoftmax function object; `tree` holds 2 * n_internal
 // child codes as documented at ch_functions_binary_hierarchical_softmax_new.
 FuncPtr binary_hierarchical_softmax_new(int64_t in_size, const int32_t* tree, int64_t n_internal,
@@ -98,42 +142,53 @@ std::vector<int32_t> hsm_create_huffman_tree(const double* counts, int64_t n_wor
 
 // ---- evaluation: accuracy
 
+// BEGIN GENERATED evaluation (scripts/gen_functions.py; edit src/ops/manifest.py)
+// Classification accuracy (not differentiable).
 VarPtr accuracy(const VarPtr& y, const VarPtr& t);
+// END GENERATED evaluation
 // (end of evaluation)
 
 // ---- noise: dropout
 
-VarPtr dropout(const VarPtr& x, double ratio, bool train);  // test mode: returns x
+// BEGIN GENERATED noise (scripts/gen_functions.py; edit src/ops/manifest.py)
+// Dropout: zero elements with probability ratio, scale the rest by 1/(1-ratio).
+VarPtr dropout(const VarPtr& x, double ratio, bool train);
+// END GENERATED noise
 // (end of noise)
 
 // ---- normalization: BatchNormalization, local_response_normalization
 
+// BEGIN GENERATED normalization (scripts/gen_functions.py; edit src/ops/manifest.py)
+// Local response normalization across channels.
+VarPtr local_response_normalization(const VarPtr& x, int64_t n, double k, double alpha,
+                                    double beta);
+// New BatchNormalization function object over features of shape `size`.
+FuncPtr batch_normalization_new(const Shape& size, double decay, double eps, DType dtype);
+// END GENERATED normalization
 // Running statistics of a BatchNormalization, shared by its applications.
 struct BatchNormState {
   Array avg_mean, avg_var;
   int64_t n = 0;  // batches seen in finetune mode since start_finetuning
 };
-// BatchNormalization over the feature shape `size` (gamma ones, beta zeros).
-// Applied through clone() it uses the process default mode (train or test).
-FuncPtr batch_normalization_new(const Shape& size, double decay, double eps, DType dtype);
 // An unapplied node of `bn` in the given mode (Error if bn is not one).
 FuncPtr batch_normalization_node(const FuncPtr& bn, bool train, bool finetune);
 std::shared_ptr<BatchNormState> batch_normalization_state(const FuncPtr& bn);
-VarPtr local_response_normalization(const VarPtr& x, int64_t n, double k, double alpha,
-                                    double beta);
 
 // (end of normalization)
 
 // ---- pooling: max_pooling_2d, average_pooling_2d
 
-// stride <= 0 means the window size (the seed's stride=None).
+// BEGIN GENERATED pooling (scripts/gen_functions.py; edit src/ops/manifest.py)
+// Spatial max pooling of NCHW x.
 VarPtr max_pooling_2d(const VarPtr& x, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph,
                       int64_t pw, bool cover_all);
+// Spatial average pooling of NCHW x; padding counts as zeros.
+VarPtr average_pooling_2d(const VarPtr& x, int64_t kh, int64_t kw, int64_t sy, int64_t sx,
+                          int64_t ph, int64_t pw);
+// END GENERATED pooling
 // An unapplied max pooling node (for composite functions such as Inception).
 FuncPtr max_pooling_2d_node(int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw,
                             bool cover_all);
-VarPtr average_pooling_2d(const VarPtr& x, int64_t kh, int64_t kw, int64_t sy, int64_t sx,
-                          int64_t ph, int64_t pw);
 
 // (end of pooling)
 

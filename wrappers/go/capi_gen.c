@@ -436,6 +436,13 @@ gres g_ch_functions_log(ch_variable* x) {
   return r;
 }
 
+gres g_ch_functions_square(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_square(&out, x));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_sum(ch_variable* x) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_sum(&out, x));

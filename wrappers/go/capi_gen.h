@@ -90,6 +90,7 @@ gres g_ch_functions_pow_scalar(ch_variable* x, double p);
 gres g_ch_functions_rpow_scalar(ch_variable* x, double s);
 gres g_ch_functions_exp(ch_variable* x);
 gres g_ch_functions_log(ch_variable* x);
+gres g_ch_functions_square(ch_variable* x);
 gres g_ch_functions_sum(ch_variable* x);
 gres g_ch_functions_sum_axis(ch_variable* x, int32_t axis, int32_t keepdims);
 gres g_ch_functions_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb);

@@ -52,7 +52,8 @@ def param_name(p):
     return re.match(r"^.*?(\w+)$", p, re.S).group(1)
 
 
-def main():
+def render():
+    """{path relative to this folder: text} of the generated files."""
     decls = []
     for fname in sorted(os.listdir(INCLUDE)):
         # distributed.h is libchainerc_mpi's, which this package does not link
@@ -97,9 +98,14 @@ def main():
         h.append(sig + ";")
         c.append(sig + " {\n" + body + "\n}\n")
     h += ["", "#endif"]
-    open(os.path.join(HERE, "capi_gen.h"), "w").write("\n".join(h) + "\n")
-    open(os.path.join(HERE, "capi_gen.c"), "w").write("\n".join(c))
-    print("gen_capi.py: %d helpers" % len(decls))
+    return {"capi_gen.h": "\n".join(h) + "\n", "capi_gen.c": "\n".join(c)}
+
+
+def main():
+    for rel, text in render().items():
+        with open(os.path.join(HERE, rel), "w") as f:
+            f.write(text)
+    print("gen_capi.py: %d helpers" % text.count("\ngres g_"))
 
 
 if __name__ == "__main__":

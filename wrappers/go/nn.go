@@ -40,18 +40,6 @@ func fn1(r C.gres, keep ...any) (*Function, error) {
 
 // ---- activation
 
-func Relu(x *Variable) (*Variable, error)    { return out1(C.g_ch_functions_relu(x.p), x) }
-func Sigmoid(x *Variable) (*Variable, error) { return out1(C.g_ch_functions_sigmoid(x.p), x) }
-func Tanh(x *Variable) (*Variable, error)    { return out1(C.g_ch_functions_tanh(x.p), x) }
-
-// Softmax along axis 1.
-func Softmax(x *Variable) (*Variable, error) { return out1(C.g_ch_functions_softmax(x.p), x) }
-
-// LeakyRelu: x for x >= 0, slope*x otherwise (Chainer's default slope 0.2).
-func LeakyRelu(x *Variable, slope float64) (*Variable, error) {
-	return out1(C.g_ch_functions_leaky_relu(x.p, C.double(slope)), x)
-}
-
 // LSTM returns the new cell state and output from the previous cell state
 // and the (N, 4*units) input.
 func LSTM(cPrev, x *Variable) (c, h *Variable, err error) {
@@ -86,51 +74,7 @@ func Concat(xs []*Variable, axis int) (*Variable, error) {
 	return out1(r)
 }
 
-// Copy to a device.
-func Copy(x *Variable, dst Device) (*Variable, error) {
-	return out1(C.g_ch_functions_copy(x.p, dst.c()), x)
-}
-
-// ---- math
-
-// MatMul is the matrix product of a (optionally transposed) and b.
-func MatMul(a, b *Variable, transA, transB bool) (*Variable, error) {
-	return out1(C.g_ch_functions_matmul(a.p, b.p, b32(transA), b32(transB)), a, b)
-}
-
-// BatchMatMul is the batched matrix product.
-func BatchMatMul(a, b *Variable, transA, transB bool) (*Variable, error) {
-	return out1(C.g_ch_functions_batch_matmul(a.p, b.p, b32(transA), b32(transB)), a, b)
-}
-
-// ---- loss, evaluation, noise
-
-// SoftmaxCrossEntropy of (N, C) scores and int32 labels.
-func SoftmaxCrossEntropy(x, t *Variable) (*Variable, error) {
-	return out1(C.g_ch_functions_softmax_cross_entropy(x.p, t.p), x, t)
-}
-
-// MeanSquaredError of two variables of one shape.
-func MeanSquaredError(x0, x1 *Variable) (*Variable, error) {
-	return out1(C.g_ch_functions_mean_squared_error(x0.p, x1.p), x0, x1)
-}
-
-// Accuracy: the fraction of rows whose argmax is the label.
-func Accuracy(y, t *Variable) (*Variable, error) {
-	return out1(C.g_ch_functions_accuracy(y.p, t.p), y, t)
-}
-
-// Dropout with ratio (Chainer's default 0.5).
-func Dropout(x *Variable, ratio float64, mode Mode) (*Variable, error) {
-	return out1(C.g_ch_functions_dropout(x.p, C.double(ratio), C.int32_t(mode)), x)
-}
-
-// ---- normalization, pooling
-
-// LocalResponseNormalization (Chainer's defaults n=5, k=2, alpha=1e-4, beta=0.75).
-func LocalResponseNormalization(x *Variable, n int, k, alpha, beta float64) (*Variable, error) {
-	return out1(C.g_ch_functions_local_response_normalization(x.p, C.int32_t(n), C.double(k), C.double(alpha), C.double(beta)), x)
-}
+// ---- pooling
 
 // Pool2D describes a 2-d pooling window: kernel, stride, padding.
 type Pool2D struct {

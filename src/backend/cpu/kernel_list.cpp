@@ -4,7 +4,12 @@
 
 namespace chainerc::cpu {
 
+// The kernels src/ops/manifest.py declares, from the list scripts/gen_functions.py
+// writes (ops/generated/kernels.cpp).
+void register_generated_kernels();
+
 void register_kernels() {
+  register_generated_kernels();
   register_arithmetic_kernels();
   register_reduction_kernels();
 

@@ -131,6 +131,20 @@ struct Log {
     return log(x);
   }
 };
+// x * x, and its gradient from x: 2 x gy (the kernels square and square_grad,
+// declared in src/ops/manifest.py).
+struct Square {
+  template <typename T>
+  CH_HOST_DEVICE T operator()(T x) const {
+    return x * x;
+  }
+};
+struct SquareGrad {
+  template <typename T>
+  CH_HOST_DEVICE T operator()(T gy, T x) const {
+    return T(2) * x * gy;
+  }
+};
 // exp's gradient from y: gy * y; log's from x: gy / x.
 struct ExpGrad {
   template <typename T>

@@ -5,7 +5,7 @@
 //! BinaryHierarchicalSoftmax) are `Function` objects applied with
 //! `Function::apply1`, whose parameters (`Function::parameters`) are shared
 //! by every application, optimizers update them in place.
-use crate::array::{Array, Device, Dtype};
+use crate::array::{Array, Dtype};
 use crate::config::Mode;
 use crate::error::{check, Result};
 use crate::function::Function;
@@ -23,32 +23,11 @@ fn wrap_fn(st: sys::ch_status, out: *mut sys::ch_function) -> Result<Function> {
     Ok(unsafe { Function::from_raw(out) })
 }
 
-macro_rules! unary {
-    ($(#[$doc:meta])* $name:ident, $c:ident) => {
-        $(#[$doc])*
-        pub fn $name(x: &Variable) -> Result<Variable> {
-            let mut out = ptr::null_mut();
-            wrap_out(unsafe { sys::$c(&mut out, x.as_ptr()) }, out)
-        }
-    };
-}
+// The plain functions (activation, array, math, loss, evaluation, noise,
+// normalization), generated from src/ops/manifest.py (scripts/gen_functions.py).
+include!("nn_gen.rs");
 
 // ---- activation
-unary!(/// max(0, x)
-    relu, ch_functions_relu);
-unary!(/// 1 / (1 + exp(-x))
-    sigmoid, ch_functions_sigmoid);
-unary!(/// tanh(x)
-    tanh, ch_functions_tanh);
-unary!(/// Softmax along axis 1.
-    softmax, ch_functions_softmax);
-
-/// x for x >= 0, slope * x otherwise (Chainer's default slope: 0.2).
-pub fn leaky_relu(x: &Variable, slope: f64) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_leaky_relu(&mut out, x.as_ptr(), slope) }, out)
-}
-
 /// LSTM unit: (c, h) from the previous cell state and the (N, 4 * units) input.
 pub fn lstm(c_prev: &Variable, x: &Variable) -> Result<(Variable, Variable)> {
     let (mut c, mut h) = (ptr::null_mut(), ptr::null_mut());
@@ -57,68 +36,13 @@ pub fn lstm(c_prev: &Variable, x: &Variable) -> Result<(Variable, Variable)> {
 }
 
 // ---- array
-/// Permute the axes.
-pub fn transpose(x: &Variable, axes: &[i32]) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_transpose(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32) }, out)
-}
 /// Concatenate along `axis` (Chainer's default: 1).
 pub fn concat(xs: &[&Variable], axis: i32) -> Result<Variable> {
     let ps: Vec<*mut sys::ch_variable> = xs.iter().map(|v| v.as_ptr()).collect();
     let mut out = ptr::null_mut();
     wrap_out(unsafe { sys::ch_functions_concat(&mut out, ps.as_ptr(), ps.len(), axis) }, out)
 }
-/// Copy to a device.
-pub fn copy(x: &Variable, dst: Device) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_copy(&mut out, x.as_ptr(), dst.raw()) }, out)
-}
-
-// ---- math
-/// Matrix product (optionally transposed operands).
-pub fn matmul(a: &Variable, b: &Variable, transa: bool, transb: bool) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_matmul(&mut out, a.as_ptr(), b.as_ptr(), transa as i32, transb as i32) }, out)
-}
-/// Batched matrix product.
-pub fn batch_matmul(a: &Variable, b: &Variable, transa: bool, transb: bool) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(
-        unsafe { sys::ch_functions_batch_matmul(&mut out, a.as_ptr(), b.as_ptr(), transa as i32, transb as i32) },
-        out,
-    )
-}
-
-// ---- loss, evaluation
-/// Mean softmax cross entropy of (N, C) scores and int32 labels t.
-pub fn softmax_cross_entropy(x: &Variable, t: &Variable) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_softmax_cross_entropy(&mut out, x.as_ptr(), t.as_ptr()) }, out)
-}
-/// Mean squared error.
-pub fn mean_squared_error(x0: &Variable, x1: &Variable) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_mean_squared_error(&mut out, x0.as_ptr(), x1.as_ptr()) }, out)
-}
-/// Fraction of rows whose argmax equals the label.
-pub fn accuracy(y: &Variable, t: &Variable) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_accuracy(&mut out, y.as_ptr(), t.as_ptr()) }, out)
-}
-
-// ---- noise
-/// Dropout with `ratio` (Chainer's default 0.5) in train mode.
-pub fn dropout(x: &Variable, ratio: f64, mode: Mode) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_dropout(&mut out, x.as_ptr(), ratio, mode.raw()) }, out)
-}
-
-// ---- normalization, pooling
-/// Local response normalization (Chainer's defaults n=5, k=2, alpha=1e-4, beta=0.75).
-pub fn local_response_normalization(x: &Variable, n: i32, k: f64, alpha: f64, beta: f64) -> Result<Variable> {
-    let mut out = ptr::null_mut();
-    wrap_out(unsafe { sys::ch_functions_local_response_normalization(&mut out, x.as_ptr(), n, k, alpha, beta) }, out)
-}
+// ---- pooling
 /// 2-d max pooling: kernel (kh, kw), stride (sy, sx), padding (ph, pw).
 pub fn max_pooling_2d(x: &Variable, k: (i64, i64), s: (i64, i64), p: (i64, i64), cover_all: bool) -> Result<Variable> {
     let mut out = ptr::null_mut();

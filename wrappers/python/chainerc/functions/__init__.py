@@ -1,8 +1,9 @@
 """chainerc.functions: the built-in differentiable functions of
 include/ch/functions.h (Chainer's chainer.functions).
 
-Every plain function is one `_define` line: its Python signature and the C
-entry point. Argument kinds in the signature:
+Every plain function is one `_define` call: its Python signature and the C
+entry point, generated into _generated.py from src/ops/manifest.py
+(scripts/gen_functions.py). Argument kinds in the signature:
   x        a variable (a Variable, or an array made into one)
   name:d   a float (C double)           name:i   an int (C int32)
   name:q   an int (C int64)
@@ -126,29 +127,10 @@ def _define(signature, cname, doc=""):
     return f
 
 
-# --- basic math (Variable operators are these too) ----------------------------------
-_define("add(a, b)", "ch_functions_add", "a + b with NumPy broadcasting.")
-_define("sub(a, b)", "ch_functions_sub", "a - b with NumPy broadcasting.")
-_define("mul(a, b)", "ch_functions_mul", "a * b with NumPy broadcasting.")
-_define("div(a, b)", "ch_functions_div", "a / b with NumPy broadcasting.")
-_define("add_scalar(x, s:d)", "ch_functions_add_scalar", "x + s.")
-_define("sub_scalar(x, s:d)", "ch_functions_sub_scalar", "x - s.")
-_define("rsub_scalar(x, s:d)", "ch_functions_rsub_scalar", "s - x.")
-_define("mul_scalar(x, s:d)", "ch_functions_mul_scalar", "x * s.")
-_define("div_scalar(x, s:d)", "ch_functions_div_scalar", "x / s.")
-_define("rdiv_scalar(x, s:d)", "ch_functions_rdiv_scalar", "s / x.")
-_define("neg(x)", "ch_functions_neg", "-x.")
-_define("pow_scalar(x, p:d)", "ch_functions_pow_scalar", "x ** p.")
-_define("rpow_scalar(x, s:d)", "ch_functions_rpow_scalar", "s ** x (s > 0).")
-_define("exp(x)", "ch_functions_exp", "Elementwise exponential function.")
-_define("log(x)", "ch_functions_log", "Elementwise natural logarithm.")
-_define("identity(x)", "ch_functions_identity", "Returns its input; gradient passes through.")
-_define("reshape(x, shape:s)", "ch_functions_reshape",
-        "Same data, another shape of the same size (one extent may be -1).")
-_define("broadcast_to(x, shape:s)", "ch_functions_broadcast_to",
-        "Broadcast to `shape` by NumPy's rules.")
-_define("_sum_all(x)", "ch_functions_sum")
-_define("_sum_axis(x, axis:i, keepdims:b=False)", "ch_functions_sum_axis")
+# --- the plain functions, generated from src/ops/manifest.py ---------------------------
+from . import _generated  # noqa: E402
+
+_generated.define_all(_define)
 
 
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - Chainer's name
@@ -164,7 +146,6 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - Chainer's name
 # --- neural-network functions: see _nn.py and _link.py ---------------------------------
 from . import _nn  # noqa: E402
 
-_nn.define_all(_define)
 for _name in ("max_pooling_2d", "average_pooling_2d", "transpose", "concat", "copy", "lstm"):
     if hasattr(_nn, _name):
         globals()[_name] = getattr(_nn, _name)

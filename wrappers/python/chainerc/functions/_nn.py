@@ -1,6 +1,7 @@
-"""Neural-network built-ins (activation, array, math, loss, evaluation, noise,
-normalization, pooling) of include/ch/functions.h. Each entry is skipped when
-the loaded library lacks it."""
+"""Neural-network built-ins of include/ch/functions.h whose Python signature
+is not the C one (poolings with ksize/stride/pad pairs, transpose, concat,
+copy, lstm); the plain ones are generated (_generated.py). Each is skipped
+when the loaded library lacks it."""
 
 import ctypes
 
@@ -16,38 +17,6 @@ def _pair(v):
     if isinstance(v, (tuple, list)):
         return int(v[0]), int(v[1])
     return int(v), int(v)
-
-
-def define_all(define):
-    d = define
-    # activation
-    d("relu(x)", "ch_functions_relu", "Rectified linear unit max(0, x).")
-    d("leaky_relu(x, slope:d=0.2)", "ch_functions_leaky_relu", "Leaky ReLU (slope for x < 0).")
-    d("sigmoid(x)", "ch_functions_sigmoid", "Logistic sigmoid 1 / (1 + exp(-x)).")
-    d("tanh(x)", "ch_functions_tanh", "Hyperbolic tangent.")
-    d("softmax(x)", "ch_functions_softmax", "Softmax along axis 1.")
-    # math
-    d("matmul(a, b, transa:b=False, transb:b=False)", "ch_functions_matmul",
-      "Matrix product op(a) op(b) of 2-D operands.")
-    d("batch_matmul(a, b, transa:b=False, transb:b=False)", "ch_functions_batch_matmul",
-      "Batched matrix product.")
-    # loss and evaluation
-    d("softmax_cross_entropy(x, t)", "ch_functions_softmax_cross_entropy",
-      "Mean cross entropy of softmax(x) against int32 labels t.")
-    d("mean_squared_error(x0, x1)", "ch_functions_mean_squared_error",
-      "Mean squared error over all elements.")
-    d("accuracy(y, t)", "ch_functions_accuracy", "Classification accuracy (not differentiable).")
-    # noise: train None follows chainerc.set_train (train by default, as Chainer)
-    d("dropout(x, ratio:d=0.5, train:m=None)", "ch_functions_dropout",
-      "Dropout: zero elements with probability ratio, scale the rest by 1/(1-ratio).")
-    # normalization
-    d("local_response_normalization(x, n:i=5, k:d=2, alpha:d=1e-4, beta:d=0.75)",
-      "ch_functions_local_response_normalization", "Local response normalization across channels.")
-    # pooling (raw entry points; the Chainer signatures are below)
-    d("_max_pooling_2d(x, kh:q, kw:q, sy:q, sx:q, ph:q, pw:q, cover_all:b)",
-      "ch_functions_max_pooling_2d")
-    d("_average_pooling_2d(x, kh:q, kw:q, sy:q, sx:q, ph:q, pw:q)",
-      "ch_functions_average_pooling_2d")
 
 
 def max_pooling_2d(x, ksize, stride=None, pad=0, cover_all=True):

@@ -312,6 +312,7 @@ extern "C" {
     pub fn ch_functions_rpow_scalar(out: *mut *mut ch_variable, x: *mut ch_variable, s: f64) -> ch_status;
     pub fn ch_functions_exp(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_log(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_square(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sum(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sum_axis(out: *mut *mut ch_variable, x: *mut ch_variable, axis: i32, keepdims: i32) -> ch_status;
     pub fn ch_functions_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
