@@ -64,8 +64,13 @@ ch_status ch_variable_grad(ch_array** out, const ch_variable* variable) {
 ch_status ch_variable_set_grad(ch_variable* variable, ch_array* grad) {
   CH_API_BEGIN
   VarPtr v = variable_of(variable, __func__, "variable");
+  // The replaced gradient and gradient graph go last, once every field holds
+  // its new value: letting them go may run a wrapped buffer's release
+  // callback, which may call this function on the same variable.
+  Array old_grad;
+  VarPtr old_graph;
   if (!grad) {
-    v->grad = Array();
+    old_grad.swap(v->grad);
   } else {
     const Array& g = array_of(grad, __func__, "grad");
     // One status per mismatch: shape first, then dtype, then device.
@@ -76,10 +81,12 @@ ch_status ch_variable_set_grad(ch_variable* variable, ch_array* grad) {
                                           : CH_ERR_DEVICE,
            __func__, ": grad is a ", g.describe(), " but the variable's data is a ",
            v->data.describe());
-    v->grad = g;
+    Array next = g;
+    old_grad.swap(v->grad);
+    v->grad.swap(next);
   }
-  v->grad_var.reset();    // a double-backprop pass's gradient graph: no longer the grad
-  v->grad_owned = false;  // the caller may hold this buffer: never add into it in place
+  old_graph.swap(v->grad_var);  // a double-backprop pass's gradient graph: no longer the grad
+  v->grad_owned = false;        // the caller may hold this buffer: never add into it in place
   v->grad_epoch = 0;
   CH_API_END
 }

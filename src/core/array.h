@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "dtype.h"
@@ -198,6 +199,30 @@ class Array {
   Array() = default;  // the "none" array: defined() is false
   Array(std::shared_ptr<Buffer> buffer, DType dtype, const Shape& shape)
       : buffer_(std::move(buffer)), dtype_(dtype), shape_(shape) {}
+  Array(const Array&) = default;
+  Array(Array&&) noexcept = default;
+  // Assignment stores the whole new value before the old one is let go.
+  // Letting go of a wrapped buffer runs its release callback, which may call
+  // back into the library and read or assign this very array (a variable's
+  // grad or data). Member-wise assignment would let go half-way through
+  // (std::shared_ptr's copy assignment drops the old count before it stores
+  // the new pointer): a nested assignment then takes a reference that the
+  // outer one overwrites, and the buffer it names is never freed.
+  Array& operator=(const Array& o) {
+    Array replaced(o);
+    swap(replaced);  // now holds the previous value, let go on return
+    return *this;
+  }
+  Array& operator=(Array&& o) noexcept {
+    Array replaced(std::move(o));
+    swap(replaced);
+    return *this;
+  }
+  void swap(Array& o) noexcept {
+    buffer_.swap(o.buffer_);
+    std::swap(dtype_, o.dtype_);
+    std::swap(shape_, o.shape_);
+  }
 
   // Uninitialized / filled / copied arrays on `device` (CPU or CUDA).
   static Array empty(DType dtype, const Shape& shape, Device device = Device{});

@@ -5,6 +5,7 @@
 // summed (the seed's splitter).
 #include <algorithm>
 #include <atomic>
+#include <string>
 
 #include "backward_checks.h"
 #include "device_backend.h"
@@ -15,6 +16,54 @@ namespace chainerc {
 namespace {
 
 std::atomic<uint64_t> g_epoch{0};
+
+// The passes of this engine running on this thread, innermost first. A
+// backward callback may start another pass (ch_variable_backward). The
+// fields this engine keeps on the graph (a variable's grad and grad_epoch, a
+// node's visit_epoch) belong to the pass that set them until it returns: a
+// nested pass that took them over would replace a gradient the outer pass is
+// still summing, or make it run a node twice (wrong gradients, no error). So
+// a nested pass refuses, before it changes anything the outer pass owns, to
+// reach such a field; on a graph of its own it runs as any pass does.
+struct RunningPass {
+  uint64_t epoch;
+  const Function* node = nullptr;  // whose backward is running now
+  RunningPass* outer;
+};
+thread_local RunningPass* t_running = nullptr;
+
+struct PassScope {
+  RunningPass pass;
+  explicit PassScope(uint64_t epoch) : pass{epoch, nullptr, t_running} { t_running = &pass; }
+  ~PassScope() { t_running = pass.outer; }
+  PassScope(const PassScope&) = delete;
+  PassScope& operator=(const PassScope&) = delete;
+};
+
+const RunningPass* owner_of(uint64_t epoch, const RunningPass* from) noexcept {
+  if (epoch == 0) return nullptr;  // a gradient the user set
+  for (const RunningPass* p = from; p; p = p->outer)
+    if (p->epoch == epoch) return p;
+  return nullptr;
+}
+
+[[noreturn]] void fail_owned(const RunningPass& p, const char* who, const std::string& what) {
+  fail(CH_ERR_GRAPH, who, ": called from inside the backward of '", p.node ? p.node->name() : "?",
+       "', it reached ", what,
+       ", which that outer backward pass is still processing; a backward started from a "
+       "callback must work on a graph the outer pass does not reach (run it after the outer "
+       "backward returns, or use ch_grad, which keeps its gradients to itself)");
+}
+
+// Refuses what `what()` names (a variable's gradient or a node) when a pass
+// enclosing the current one (from `from` outwards) owns it; the name is made
+// only then.
+template <typename What>
+void refuse_if_owned(uint64_t epoch, const RunningPass* from, const char* who, What&& what) {
+  if (const RunningPass* p = owner_of(epoch, from)) fail_owned(*p, who, what());
+}
+
+const RunningPass* enclosing() noexcept { return t_running ? t_running->outer : nullptr; }
 
 struct QueueEntry {
   int64_t rank;
@@ -50,10 +99,16 @@ void check_unchanged(const Function& f, size_t i, const Array& now, const Array&
          " (ch_variable_set_data replaced it); backward needs data of the shape forward saw");
 }
 
-void accumulate(VariableImpl& x, Array gx, uint64_t epoch) {
+void accumulate(const Function& f, size_t i, VariableImpl& x, Array gx, uint64_t epoch) {
+  refuse_if_owned(x.grad_epoch, enclosing(), "backward", [&] {
+    return "the gradient of input " + std::to_string(i) + " of '" + f.name() + "'";
+  });
   if (x.grad_epoch != epoch || !x.grad.defined()) {
-    x.grad = std::move(gx);  // may alias another gradient: never written in place
-    x.grad_var.reset();      // a double-backprop pass's gradient graph, now stale
+    // What is replaced goes once every field is set: letting go of a wrapped
+    // buffer runs its release callback, which may set this very gradient.
+    Array old_grad = std::move(x.grad);
+    VarPtr old_graph = std::move(x.grad_var);  // a double-backprop pass's graph, now stale
+    x.grad = std::move(gx);                    // may alias another gradient: never written in place
     x.grad_epoch = epoch;
     x.grad_owned = false;
   } else {
@@ -70,8 +125,16 @@ void accumulate(VariableImpl& x, Array gx, uint64_t epoch) {
 
 uint64_t next_backward_epoch() noexcept { return ++g_epoch; }
 
+void refuse_if_a_pass_owns(const VariableImpl& x, const char* who) {
+  refuse_if_owned(x.grad_epoch, t_running, who,
+                  [] { return std::string("a variable's gradient"); });
+}
+
 void backward(const VarPtr& root, bool retain_grad) {
   const uint64_t epoch = ++g_epoch;
+  PassScope running(epoch);
+  refuse_if_owned(root->grad_epoch, enclosing(), "backward",
+                  [] { return std::string("the variable it starts from"); });
   if (!root->grad.defined()) {
     if (root->data.size() != 1)
       fail(CH_ERR_GRAPH, "backward: the variable has shape ", root->data.shape().to_string(),
@@ -89,6 +152,8 @@ void backward(const VarPtr& root, bool retain_grad) {
   std::vector<QueueEntry> heap;
   uint64_t order = 0;
   auto push = [&](const FuncPtr& f) {
+    refuse_if_owned(f->visit_epoch, enclosing(), "backward",
+                    [&] { return std::string("'") + f->name() + "'"; });
     f->visit_epoch = epoch;
     heap.push_back(QueueEntry{f->rank, order++, f});
     std::push_heap(heap.begin(), heap.end());
@@ -136,9 +201,15 @@ void backward(const VarPtr& root, bool retain_grad) {
     if (unchained) continue;
     // Nothing wants a gradient from this node: no input, no parameter.
     if (!f->inputs.empty() && f->inputs.size() <= 64 && mask == 0 && !f->has_parameters()) continue;
+    for (size_t i = 0; i < f->outputs.size(); ++i)
+      if (VarPtr y = f->outputs[i].lock())
+        refuse_if_owned(y->grad_epoch, enclosing(), "backward", [&] {
+          return "the gradient of output " + std::to_string(i) + " of '" + f->name() + "'";
+        });
     f->input_grad_mask = f->inputs.size() <= 64 ? mask : ~uint64_t{0};
     for (size_t i = 0; i < f->outputs.size(); ++i)
       gouts.push_back(output_grad(*f, i, epoch, retain_grad, root));
+    running.pass.node = f.get();
 
     xs.assign(f->inputs.begin(), f->inputs.end());
     Arrays gxs;
@@ -164,7 +235,7 @@ void backward(const VarPtr& root, bool retain_grad) {
     for (size_t i = 0; i < gxs.size(); ++i) {
       if (!gxs[i].defined() || !xs[i]->requires_grad) continue;
       VariableImpl& x = *xs[i];
-      accumulate(x, std::move(gxs[i]), epoch);
+      accumulate(*f, i, x, std::move(gxs[i]), epoch);
       if (x.creator && x.creator->visit_epoch != epoch) push(x.creator);
     }
     xs.clear();  // no reference outlives this node's step

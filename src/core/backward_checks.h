@@ -9,6 +9,10 @@
 
 namespace chainerc {
 
+// Error(CH_ERR_GRAPH) naming `who` when a backward() pass running on this
+// thread (whose callback called `who`) still owns x's gradient (backward.cpp).
+void refuse_if_a_pass_owns(const VariableImpl& x, const char* who);
+
 // Input i's gradient must be like the input.
 inline void check_grad(const Function& f, size_t i, const Array& gx, const Array& x) {
   if (gx.dtype() != x.dtype() || gx.shape() != x.shape() || gx.device() != x.device())

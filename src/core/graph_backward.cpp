@@ -115,7 +115,10 @@ class Pass {
         if (VarPtr y = w.lock()) {
           auto it = grads.find(y.get());
           if (it == grads.end()) continue;
-          if (opt_.retain_grad) store_field(*y, it->second.grad);
+          if (opt_.retain_grad) {
+            refuse_if_a_pass_owns(*y, "backward");
+            store_field(*y, it->second.grad);
+          }
           if (!is_target(y.get()) && !is_root(y.get())) grads.erase(it);
         }
       for (size_t i = 0; i < gxs.size(); ++i) {
@@ -132,6 +135,10 @@ class Pass {
   }
 
   static void store_field(VariableImpl& x, const VarPtr& g) {
+    // The replaced values go once every field is set (their release
+    // callbacks may set this very gradient).
+    Array old_grad = std::move(x.grad);
+    VarPtr old_graph = std::move(x.grad_var);
     x.grad = g->data;
     x.grad_var = g;
     x.grad_epoch = next_backward_epoch();  // not 0: not a gradient the user set
@@ -344,8 +351,13 @@ void backward_ex(const VarPtr& root, const BackwardOptions& options) {
   Pass pass(options, false);
   pass.set_roots({root});
   pass.seed(root, seed);
+  // Called from a backward callback, it must not replace what the running
+  // pass (backward.cpp) is summing: all is checked before anything is stored.
+  refuse_if_a_pass_owns(*root, "backward");
   Pass::store_field(*root, seed);
   pass.run({root});
+  for (auto& [ptr, e] : pass.grads)
+    if (e.var != root && !e.var->creator) refuse_if_a_pass_owns(*e.var, "backward");
   for (auto& [ptr, e] : pass.grads)
     if (e.var != root && !e.var->creator) Pass::store_field(*e.var, e.grad);
 }

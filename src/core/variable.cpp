@@ -117,8 +117,13 @@ void Function::unchain() {
       if (y->creator.get() == this) y->creator.reset();
   // Keep the count (graph inspection still reports the arity); drop the links.
   drop_input_counts(*this);
+  // Letting go of an input may run release callbacks that inspect or unchain
+  // this very node: each link is null before what it held goes (reset), and
+  // the saved arrays leave the node whole before any of them goes (clear()
+  // would destroy them while the vector still counts them).
   for (VarPtr& x : inputs) x.reset();
-  forward_inputs.clear();
+  Arrays saved;
+  saved.swap(forward_inputs);
 }
 
 namespace {

@@ -13,69 +13,20 @@
 //    extents must finish at once (libFuzzer's -timeout catches a hang).
 // Host allocations above 4 MiB are refused (as the system would refuse
 // them: CH_ERR_OUT_OF_MEMORY), so an extreme shape never reaches malloc.
-#include <array>
 #include <cstring>
 #include <vector>
 
 #include "core/allocator.h"
+#include "fuzz_decode.h"
 #include "fuzz_util.h"
 
 namespace {
 
-class Bytes {
- public:
-  Bytes(const uint8_t* d, size_t n) : d_(d), n_(n) {}
-  bool more() const { return at_ < n_; }
-  unsigned byte() { return at_ < n_ ? d_[at_++] : 0; }
-  unsigned pick(unsigned n) { return n ? byte() % n : 0; }
-  double value() { return (static_cast<int>(byte()) - 128) / 16.0; }
-  int64_t extent() {
-    static const int64_t kExtents[] = {0,
-                                       1,
-                                       2,
-                                       3,
-                                       4,
-                                       int64_t{1} << 20,
-                                       int64_t{1} << 31,
-                                       int64_t{1} << 40,
-                                       int64_t{1} << 62,
-                                       INT64_MAX};
-    return kExtents[pick(sizeof kExtents / sizeof kExtents[0])];
-  }
-  int64_t small_or_extreme() { return pick(4) ? static_cast<int64_t>(pick(4)) : extent(); }
+using chfuzz::Bytes;
+using chfuzz::Pool;
 
- private:
-  const uint8_t* d_;
-  size_t n_, at_ = 0;
-};
-
-// Pools of handles shared with the callbacks. A slot is empty or holds one
-// reference; taking a slot's handle out empties it first, so a callback
-// that releases a slot while the pool is being cleared never releases twice.
-template <typename T, ch_status (*Release)(T*), size_t N>
-class Pool {
- public:
-  T* get(unsigned i) const { return slots_[i % N]; }
-  void put(unsigned i, T* h) {
-    T* old = slots_[i % N];
-    slots_[i % N] = h;
-    if (old) Release(old);
-  }
-  void release(unsigned i) { put(i, nullptr); }
-  bool clear() {  // true when it released something (callbacks may refill slots)
-    bool any = false;
-    for (size_t i = 0; i < N; ++i)
-      if (slots_[i]) {
-        any = true;
-        release(static_cast<unsigned>(i));
-      }
-    return any;
-  }
-
- private:
-  std::array<T*, N> slots_{};
-};
-
+// Pools of handles shared with the callbacks (fuzz_decode.h: a callback that
+// releases a slot while the pool is being cleared never releases twice).
 Pool<ch_array, ch_array_release, 8> g_arrays;
 Pool<ch_variable, ch_variable_release, 16> g_vars;
 Pool<ch_function, ch_function_release, 4> g_fns;

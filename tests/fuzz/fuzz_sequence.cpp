@@ -11,51 +11,15 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include <array>
 #include <vector>
 
+#include "fuzz_decode.h"
 #include "fuzz_util.h"
 
 namespace {
 
-// The input, consumed byte by byte (zeros once it is exhausted).
-class Bytes {
- public:
-  Bytes(const uint8_t* d, size_t n) : d_(d), n_(n) {}
-  bool more() const { return at_ < n_; }
-  unsigned byte() { return at_ < n_ ? d_[at_++] : 0; }
-  unsigned pick(unsigned n) { return n ? byte() % n : 0; }
-  double value() { return (static_cast<int>(byte()) - 128) / 16.0; }
-
- private:
-  const uint8_t* d_;
-  size_t n_, at_ = 0;
-};
-
-// A fixed-size pool of handles; a slot is empty (nullptr) or holds one reference.
-template <typename T, ch_status (*Release)(T*), size_t N>
-class Pool {
- public:
-  ~Pool() { clear(); }
-  T*& at(unsigned i) { return slots_[i % N]; }
-  T* get(Bytes& b) { return at(b.byte()); }
-  // Stores a new reference, releasing what the slot held.
-  void put(unsigned i, T* h) {
-    T*& s = at(i);
-    if (s) Release(s);
-    s = h;
-  }
-  void release(unsigned i) { put(i, nullptr); }
-  void clear() {
-    for (T*& s : slots_) {
-      if (s) Release(s);
-      s = nullptr;
-    }
-  }
-
- private:
-  std::array<T*, N> slots_{};
-};
+using chfuzz::Bytes;
+using chfuzz::Pool;
 
 // Whether the user function's callbacks fail (set per operation).
 bool g_fail_forward = false;
