@@ -46,6 +46,11 @@ on_exit() {
 trap on_exit EXIT
 
 t0=$SECONDS
+# One apt-get call for everything this run needs: the packaging checks'
+# tools too when they will run (scripts/packaging.sh then finds them there).
+if [ "${CH_SKIP_PACKAGING:-0}" != "1" ]; then
+  CH_APT_PACKAGES+=("${CH_PACKAGING_APT_PACKAGES[@]}")
+fi
 ch_ensure_deps
 
 build_dir="${CH_BUILD_DIR:-build}"
