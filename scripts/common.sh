@@ -154,6 +154,21 @@ fi
 export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$CH_ROOT}"
 
+# The sanitized clang build of scripts/test.sh's sanitizer+fuzz pass
+# (build-sanitize/) and of scripts/fuzz.sh: -O1 with line tables only (-g1;
+# assertions kept), the usual setting for sanitizer builds (full -g made the
+# debug information of the instrumented code most of the compile time).
+# -Dwerror=false: clang's warnings differ from gcc's, whose -Werror build
+# (the default pass) holds the project to no warnings.
+# shellcheck disable=SC2054,SC2034  # meson's commas; used by test.sh and fuzz.sh
+CH_SANITIZE_ARGS=(-Doptimization=1 -Ddebug=false -Db_ndebug=false -Dc_args=-g1 -Dcpp_args=-g1
+  -Db_sanitize=address,undefined -Db_lundef=false -Dfuzzing=true -Dwerror=false
+  -Dbenchmarks=disabled -Dcuda=disabled)
+# The same without the tests (scripts/fuzz.sh, or CI's fuzzing when the
+# sanitizer tests are skipped): the library and the fuzz targets only.
+# shellcheck disable=SC2034  # used by test.sh and fuzz.sh
+CH_FUZZ_ARGS=("${CH_SANITIZE_ARGS[@]}" -Dtests=false -Dexamples=false)
+
 # Jobs for ninja: the cores we have (the CI machine has 2).
 ch_jobs() { nproc 2>/dev/null || echo 2; }
 
