@@ -155,12 +155,15 @@ fi
 # ThreadSanitizer pass: the library and the thread stress test only
 # (-Dstress_tests=true with -Dtests=false). OpenBLAS and oneDNN are not
 # instrumented: BLAS runs on the calling thread and oneDNN is left out.
+# -O1 with line tables (-g1; assertions kept), as the sanitizer pass: full
+# debug information of the instrumented code made up much of its compile
+# time, and TSan's reports need only file and line.
 if [ "${CH_SKIP_TSAN:-0}" = "1" ]; then
   ch_log "CH_SKIP_TSAN=1: skipping the ThreadSanitizer pass"
 else
   OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
     run_pass tsan build-tsan 1 \
-    --buildtype=debugoptimized -Dtests=false -Dstress_tests=true -Dexamples=false \
+    -Doptimization=1 -Ddebug=false -Db_ndebug=false -Dc_args=-g1 -Dcpp_args=-g1 -Dtests=false -Dstress_tests=true -Dexamples=false \
     -Dbenchmarks=disabled -Dcuda=disabled -Ddnnl=disabled -Db_sanitize=thread -Db_lundef=false
 fi
 
