@@ -81,15 +81,32 @@ sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNA
   hash -r
 }
 
+# ch_ensure_deps: CH_APT_PACKAGES in one apt-get call (scripts/test.sh adds the
+# packaging tools to it when the packaging checks will run, and python3-pip
+# joins when pip is needed), then the PyPI packages in one pip call.
 ch_ensure_deps() {
-  local missing=()
-  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  local missing=() pip_missing=()
+  if command -v python3 >/dev/null 2>&1; then
+    ch_meson_ok || pip_missing+=("meson>=${CH_MIN_MESON}")
+    python3 -c 'import numpy' >/dev/null 2>&1 || pip_missing+=(numpy)
+    # scripts/plot_log.py and its test (example_plot) draw with matplotlib.
+    python3 -c 'import matplotlib' >/dev/null 2>&1 || pip_missing+=(matplotlib)
+  else
+    missing+=(python3)
+    pip_missing+=("meson>=${CH_MIN_MESON}" numpy matplotlib)
+  fi
+  # pip itself comes from Debian, in the same apt-get call.
+  if [ "${#pip_missing[@]}" -gt 0 ] && ! python3 -m pip --version >/dev/null 2>&1; then
+    missing+=(python3-pip)
+  fi
   mapfile -t -O "${#missing[@]}" missing < <(ch_apt_missing "${CH_APT_PACKAGES[@]}")
   if [ "${#missing[@]}" -gt 0 ]; then
     ch_apt_install "${missing[@]}"
   fi
+  if [ "${#pip_missing[@]}" -gt 0 ]; then
+    ch_pip_install "${pip_missing[@]}"
+  fi
   if ! ch_meson_ok; then
-    ch_pip_install "meson>=${CH_MIN_MESON}"
     # pip may have put the script where PATH does not look (e.g. ~/.local/bin).
     for dir in /usr/local/bin "$HOME/.local/bin"; do
       case ":$PATH:" in *":$dir:"*) ;; *) [ -x "$dir/meson" ] && PATH="$dir:$PATH" ;; esac
@@ -97,13 +114,6 @@ ch_ensure_deps() {
     export PATH
     hash -r
     ch_meson_ok || ch_die "meson >= ${CH_MIN_MESON} still not found after pip install"
-  fi
-  if ! python3 -c 'import numpy' >/dev/null 2>&1; then
-    ch_pip_install numpy
-  fi
-  # scripts/plot_log.py and its test (example_plot) draw with matplotlib.
-  if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
-    ch_pip_install matplotlib
   fi
 }
 
@@ -143,6 +153,21 @@ fi
 # the folder that first compiled an object.
 export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$CH_ROOT}"
+
+# The sanitized clang build of scripts/test.sh's sanitizer+fuzz pass
+# (build-sanitize/) and of scripts/fuzz.sh: -O1 with line tables only (-g1;
+# assertions kept), the usual setting for sanitizer builds (full -g made the
+# debug information of the instrumented code most of the compile time).
+# -Dwerror=false: clang's warnings differ from gcc's, whose -Werror build
+# (the default pass) holds the project to no warnings.
+# shellcheck disable=SC2054,SC2034  # meson's commas; used by test.sh and fuzz.sh
+CH_SANITIZE_ARGS=(-Doptimization=1 -Ddebug=false -Db_ndebug=false -Dc_args=-g1 -Dcpp_args=-g1
+  -Db_sanitize=address,undefined -Db_lundef=false -Dfuzzing=true -Dwerror=false
+  -Dbenchmarks=disabled -Dcuda=disabled)
+# The same without the tests (scripts/fuzz.sh, or CI's fuzzing when the
+# sanitizer tests are skipped): the library and the fuzz targets only.
+# shellcheck disable=SC2034  # used by test.sh and fuzz.sh
+CH_FUZZ_ARGS=("${CH_SANITIZE_ARGS[@]}" -Dtests=false -Dexamples=false)
 
 # Jobs for ninja: the cores we have (the CI machine has 2).
 ch_jobs() { nproc 2>/dev/null || echo 2; }

@@ -5,10 +5,12 @@
 #
 # SECONDS per target (default 600); TARGETs among idx, npz, user_kernel,
 # sequence (default: all), run one after another with libFuzzer's -jobs /
-# -workers set to the core count. Builds build-fuzz as scripts/test.sh's fuzz
-# pass does (clang, libFuzzer, AddressSanitizer + UndefinedBehaviorSanitizer).
-# New inputs accumulate in build-fuzz/tests/fuzz/work-<target>/ (reused by the
-# next run); a crash leaves build-fuzz/tests/fuzz/work-<target>/crash-<sha1>:
+# -workers set to the core count. Uses scripts/test.sh's sanitizer+fuzz build
+# (build-sanitize/, clang, libFuzzer, AddressSanitizer + UndefinedBehaviorSanitizer)
+# when test.sh configured one, building only the targets there; else builds
+# the lean build-fuzz/ with the same options (the library and the targets).
+# New inputs accumulate in <build>/tests/fuzz/work-<target>/ (reused by the
+# next run); a crash leaves <build>/tests/fuzz/work-<target>/crash-<sha1>:
 # copy it into tests/fuzz/corpus/<target>/ as a regression input (replayed by
 # test_fuzz_corpus) once fixed. Prints the executions per target; exits 1 when
 # a target crashed.
@@ -25,11 +27,15 @@ targets=("$@")
 
 ch_ensure_deps
 dir=build-fuzz
-CC=clang CXX=clang++ ch_configure "$dir" \
-  --buildtype=debugoptimized -Doptimization=1 -Dwerror=false -Dfuzzing=true -Dtests=false \
-  -Dexamples=false -Dbenchmarks=disabled -Dcuda=disabled \
-  -Db_sanitize=address,undefined -Db_lundef=false || ch_die "meson setup $dir failed"
-ch_build "$dir" || ch_die "build of $dir failed"
+san_dir="${CH_SANITIZE_BUILD_DIR:-build-sanitize}"
+if [ -f "$san_dir/build.ninja" ] && [ -f "$san_dir/.ch-setup-args" ] &&
+   [ "$(cat "$san_dir/.ch-setup-args")" = "$(printf '%s\n' "${CH_SANITIZE_ARGS[@]}")" ]; then
+  dir="$san_dir"
+else
+  CC=clang CXX=clang++ ch_configure "$dir" "${CH_FUZZ_ARGS[@]}" || ch_die "meson setup $dir failed"
+fi
+ch_log "ninja -C $dir (the fuzz targets)"
+ninja -C "$dir" -j "$(ch_jobs)" "${targets[@]/#/tests/fuzz/fuzz_}" || ch_die "build of $dir failed"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"

@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds chainerc, and runs the tests in three passes:
-#   1. build/           the default (release) configuration;
-#   2. build-sanitize/  -O1 -g1 with AddressSanitizer (leak checks on) and
-#                       UndefinedBehaviorSanitizer (halting on the first report);
+# Installs what is missing, builds chainerc, and runs the tests in these passes:
+#   1. build/           the default (release) configuration, CUDA backend included
+#                       where nvcc is found;
+#   2. build-sanitize/  clang, -O1 -g1 with AddressSanitizer (leak checks on),
+#                       UndefinedBehaviorSanitizer (halting on the first report)
+#                       and libFuzzer's coverage: every test program, and the
+#                       fuzz targets of tests/fuzz (suite 'fuzz': each target
+#                       fuzzed for a fixed number of runs, one test each);
 #   3. build-emulated/  -Dcuda-emulation=true, lean: the library and the gpu test
-#                       suite only, run on the emulated CUDA devices (cuda/emulation/).
+#                       suite only, run on the emulated CUDA devices (cuda/emulation/);
+#   4. build-tsan/      ThreadSanitizer, lean: the library and the thread stress test;
+# then the language wrappers' suites and the packaging checks.
 # The last line printed is "N passed, N failed" (", N skipped" when some were),
-# counting each GoogleTest case of every test program in both passes, and each
+# counting each GoogleTest case of every test program in every pass, and each
 # other test as one. Exits non-zero when anything failed or did not build.
 #
 # Environment:
-#   CH_SKIP_SANITIZE=1     skip the sanitizer pass (quick local runs)
+#   CH_SKIP_SANITIZE=1     skip the sanitizer tests (quick local runs); the fuzz
+#                          targets are then built in the lean build-fuzz/ (library
+#                          and targets only, as scripts/fuzz.sh)
 #   CH_SKIP_WRAPPERS=1     skip the language wrappers' suites (wrappers/*/test.sh; after
 #                          the emulated pass, their GPU tests also run against
 #                          build-emulated's library)
-#   CH_SKIP_FUZZ=1         skip the fuzz pass (build-fuzz: clang, libFuzzer, ASan+UBSan,
-#                          each target of tests/fuzz fuzzed for 15 s, one test each)
+#   CH_SKIP_FUZZ=1         skip the fuzz suite (suite 'fuzz' of build-sanitize/)
 #   CH_SKIP_TSAN=1         skip the ThreadSanitizer pass (build-tsan: the library and
 #                          tests/reliability/test_thread_stress only)
 #   CH_SKIP_PACKAGING=1    skip the packaging checks (scripts/packaging.sh: the Debian
@@ -25,8 +32,8 @@
 #   CH_SANITIZE_BUILD_DIR  build folder of the second pass (default: build-sanitize)
 #   CH_SKIP_EMULATED=1     skip the emulated-GPU pass
 #   CH_EMULATED_BUILD_DIR  build folder of the emulated-GPU pass (default: build-emulated)
-#   CH_MESON_ARGS          extra `meson setup` options for both passes
-#   CH_TEST_ARGS           extra `meson test` arguments for both passes
+#   CH_MESON_ARGS          extra `meson setup` options for every pass
+#   CH_TEST_ARGS           extra `meson test` arguments for every pass
 set -euo pipefail
 
 # shellcheck source=scripts/common.sh
@@ -46,11 +53,17 @@ on_exit() {
 trap on_exit EXIT
 
 t0=$SECONDS
+# One apt-get call for everything this run needs: the packaging checks'
+# tools too when they will run (scripts/packaging.sh then finds them there).
+if [ "${CH_SKIP_PACKAGING:-0}" != "1" ]; then
+  CH_APT_PACKAGES+=("${CH_PACKAGING_APT_PACKAGES[@]}")
+fi
 ch_ensure_deps
 
 build_dir="${CH_BUILD_DIR:-build}"
 sanitize_dir="${CH_SANITIZE_BUILD_DIR:-build-sanitize}"
 summary_args=()
+pass_test_args=()  # extra `meson test` arguments of the next run_pass
 # The measured GEMM choices (src/backend/cpu/gemm_cache.h) of the wrappers'
 # suites go to the build folder, not ~/.cache (meson test sets its own).
 export CH_GEMM_CACHE_DIR="${CH_GEMM_CACHE_DIR:-$CH_ROOT/$build_dir/gemm-cache}"
@@ -71,10 +84,10 @@ run_pass() {
   fi
   # A stale log must never be read as this run's result.
   rm -f "$dir/meson-logs/testlog.json" "$dir/meson-logs/testlog.junit.xml"
-  local test_args=()
+  local test_args=("${pass_test_args[@]+"${pass_test_args[@]}"}")
   if [ -n "${CH_TEST_ARGS:-}" ]; then
     # shellcheck disable=SC2206
-    test_args=(${CH_TEST_ARGS})
+    test_args+=(${CH_TEST_ARGS})
   fi
   ch_log "meson test -C $dir"
   # meson test's own status is not used: summarize.py reads its logs.
@@ -86,8 +99,20 @@ run_pass() {
 
 run_pass default "$build_dir" 1
 
-if [ "${CH_SKIP_SANITIZE:-0}" = "1" ]; then
-  ch_log "CH_SKIP_SANITIZE=1: skipping the sanitizer pass"
+# The sanitizer pass and the fuzz pass share one clang build (build-sanitize/,
+# CH_SANITIZE_ARGS in scripts/common.sh): the library with AddressSanitizer,
+# UndefinedBehaviorSanitizer and libFuzzer's coverage instrumentation, linked
+# by the test programs (ASan+UBSan halting on the first report) and by the
+# fuzz targets of tests/fuzz (suite 'fuzz', a fixed number of runs each from
+# its seed corpus). Two builds of the same sanitized library (gcc for the
+# tests, clang for the fuzzers) were the two largest compiles of a cold run.
+# Without the CUDA backend: no GPU runs here, the .cu files are compiled by
+# the default pass and executed by the emulated one.
+san_tests=1 fuzz_tests=1
+[ "${CH_SKIP_SANITIZE:-0}" = "1" ] && san_tests=0
+[ "${CH_SKIP_FUZZ:-0}" = "1" ] && fuzz_tests=0
+if [ "$san_tests" = 0 ] && [ "$fuzz_tests" = 0 ]; then
+  ch_log "CH_SKIP_SANITIZE=1 CH_SKIP_FUZZ=1: skipping the sanitizer and fuzz passes"
 else
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
   # LeakSanitizer cannot run under ptrace or in some sandboxes; it then fails
@@ -95,7 +120,7 @@ else
   # report a failure per test.
   probe_dir="$(mktemp -d)"
   printf 'int main(void) { return 0; }\n' >"$probe_dir/probe.c"
-  if cc -fsanitize=address "$probe_dir/probe.c" -o "$probe_dir/probe" 2>/dev/null &&
+  if clang -fsanitize=address "$probe_dir/probe.c" -o "$probe_dir/probe" 2>/dev/null &&
      ! "$probe_dir/probe" >/dev/null 2>"$probe_dir/err"; then
     if grep -q "LeakSanitizer" "$probe_dir/err"; then
       ch_log "WARNING: LeakSanitizer does not work here ($(head -n1 "$probe_dir/err")); leak checks off"
@@ -104,16 +129,16 @@ else
   fi
   rm -rf "$probe_dir"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
-  # Without the CUDA backend: no GPU runs here, the .cu files are compiled by
-  # the default pass and executed by the emulated one, and nvcc would double
-  # the pass's build time. -O1 with line tables only (-g1; assertions kept):
-  # the usual setting for sanitizer builds, and the pass's build from cold took
-  # 8 min on the 2-core VM against about twice that at -O2 -g (whose debug
-  # information for the instrumented code was most of the compile time), with
-  # the same 31 test programs passing in 29 s.
-  run_pass sanitize "$sanitize_dir" 3 \
-    -Doptimization=1 -Ddebug=false -Db_ndebug=false -Dc_args=-g1 -Dcpp_args=-g1 \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled -Dcuda=disabled
+  if [ "$san_tests" = 1 ]; then
+    name=sanitize
+    [ "$fuzz_tests" = 1 ] && name=sanitize+fuzz
+    [ "$fuzz_tests" = 0 ] && pass_test_args=(--no-suite fuzz)
+    CC=clang CXX=clang++ run_pass "$name" "$sanitize_dir" 3 "${CH_SANITIZE_ARGS[@]}"
+    pass_test_args=()
+  else
+    # Fuzzing alone: the lean build of scripts/fuzz.sh (library and targets).
+    CC=clang CXX=clang++ run_pass fuzz build-fuzz 1 "${CH_FUZZ_ARGS[@]}"
+  fi
 fi
 
 # The gpu suite on emulated CUDA devices: CUDA code run on the CPU (each CUDA
@@ -127,28 +152,18 @@ else
     -Dcuda-emulation=true -Dexamples=false -Dbenchmarks=disabled -Doptimization=0
 fi
 
-# Fuzz pass: a lean clang build (the library and the fuzz targets only, with
-# libFuzzer's coverage, AddressSanitizer and UndefinedBehaviorSanitizer); its
-# meson tests fuzz each target of tests/fuzz for a fixed time from its seed
-# corpus (tests/fuzz/meson.build). scripts/fuzz.sh runs them longer.
-if [ "${CH_SKIP_FUZZ:-0}" = "1" ]; then
-  ch_log "CH_SKIP_FUZZ=1: skipping the fuzz pass"
-else
-  CC=clang CXX=clang++ run_pass fuzz build-fuzz 1 \
-    --buildtype=debugoptimized -Doptimization=1 -Dwerror=false -Dfuzzing=true -Dtests=false \
-    -Dexamples=false -Dbenchmarks=disabled -Dcuda=disabled \
-    -Db_sanitize=address,undefined -Db_lundef=false
-fi
-
 # ThreadSanitizer pass: the library and the thread stress test only
 # (-Dstress_tests=true with -Dtests=false). OpenBLAS and oneDNN are not
 # instrumented: BLAS runs on the calling thread and oneDNN is left out.
+# -O1 with line tables (-g1; assertions kept), as the sanitizer pass: full
+# debug information of the instrumented code made up much of its compile
+# time, and TSan's reports need only file and line.
 if [ "${CH_SKIP_TSAN:-0}" = "1" ]; then
   ch_log "CH_SKIP_TSAN=1: skipping the ThreadSanitizer pass"
 else
   OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
     run_pass tsan build-tsan 1 \
-    --buildtype=debugoptimized -Dtests=false -Dstress_tests=true -Dexamples=false \
+    -Doptimization=1 -Ddebug=false -Db_ndebug=false -Dc_args=-g1 -Dcpp_args=-g1 -Dtests=false -Dstress_tests=true -Dexamples=false \
     -Dbenchmarks=disabled -Dcuda=disabled -Ddnnl=disabled -Db_sanitize=thread -Db_lundef=false
 fi
 

@@ -26,8 +26,8 @@ LINKER_DEFINED = {"_init", "_fini", "_edata", "_end", "__bss_start"}
 # Symbols that sanitizer or coverage instrumentation adds to instrumented code.
 INSTRUMENTATION_PREFIXES = ("__odr_asan", "__asan", "__ubsan", "__sanitizer", "__gcov", "__llvm")
 # Compiler-generated helpers in object files (hidden, weak): exception-table
-# references and x86 PIC thunks.
-OBJECT_HELPER_PREFIXES = ("DW.ref.", "__x86.get_pc_thunk")
+# references, x86 PIC thunks, and clang's terminate call for noexcept code.
+OBJECT_HELPER_PREFIXES = ("DW.ref.", "__x86.get_pc_thunk", "__clang_call_terminate")
 
 
 def nm_symbols(nm, args, path):

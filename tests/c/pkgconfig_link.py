@@ -81,13 +81,26 @@ def build_option(builddir, name):
     return None
 
 
-def instrumentation_flags(builddir):
+def is_clang(cc):
+    try:
+        out = subprocess.run(cc + ["--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             universal_newlines=True).stdout
+    except OSError:
+        return False
+    return "clang" in out
+
+
+def instrumentation_flags(builddir, cc):
     flags = []
     sanitize = build_option(builddir, "b_sanitize")
     if isinstance(sanitize, list):
         sanitize = ",".join(sanitize)
     if sanitize and sanitize != "none":
         flags.append("-fsanitize=" + sanitize)
+        if "undefined" in sanitize and is_clang(cc):
+            # clang's UBSan checks of C++ code (vptr, function) live in its C++
+            # runtime, which a C link leaves out; it needs libstdc++ itself.
+            flags += ["-fsanitize-link-c++-runtime", "-lstdc++"]
     if build_option(builddir, "b_coverage") is True:
         flags.append("--coverage")
     return flags
@@ -147,7 +160,7 @@ def main(argv):
         return 1
     builddir = os.path.abspath(args.builddir)
     source = os.path.abspath(args.source)
-    extra = instrumentation_flags(builddir)
+    extra = instrumentation_flags(builddir, cc)
     cflags_strict = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror"]
 
     tmp = tempfile.mkdtemp(prefix="chainerc-pkgconfig-")

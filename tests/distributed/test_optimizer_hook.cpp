@@ -54,8 +54,8 @@ struct Fixture {
 };
 
 TEST(OptimizerUpdateHook, RunsBeforeTheUpdateWithTheCallersHandle) {
+  Probe probe;  // outlives the optimizer, whose release runs probe_destroy
   Fixture f;
-  Probe probe;
   ASSERT_EQ(ch_optimizer_set_update_hook(f.opt, probe_hook, &probe, probe_destroy), CH_OK);
   ch_optimizer* other = ch_optimizer_retain(f.opt);
   ASSERT_EQ(ch_optimizer_update(other), CH_OK);
@@ -70,8 +70,8 @@ TEST(OptimizerUpdateHook, RunsBeforeTheUpdateWithTheCallersHandle) {
 }
 
 TEST(OptimizerUpdateHook, AFailingHookFailsTheUpdateWithItsStatusAndChangesNothingElse) {
+  Probe probe;  // outlives the optimizer, whose release runs probe_destroy
   Fixture f;
-  Probe probe;
   probe.result = CH_ERR_INVALID_ARGUMENT;
   ASSERT_EQ(ch_optimizer_set_update_hook(f.opt, probe_hook, &probe, probe_destroy), CH_OK);
   EXPECT_EQ(ch_optimizer_update(f.opt), CH_ERR_INVALID_ARGUMENT);
