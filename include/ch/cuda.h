@@ -62,12 +62,22 @@ CH_API ch_status ch_cuda_seed(int32_t index, uint64_t seed);
 
 /* --- streams ------------------------------------------------------------ */
 
+/* chainerc's work on a CUDA device (kernels, copies, cuBLAS, cuRAND, cuDNN)
+ * runs on that device's engine stream, a non-blocking stream
+ * (cudaStreamNonBlocking): it does not wait for CUDA's legacy default stream
+ * (NULL), nor that for it. Host code that queues its own device work next to
+ * chainerc's (kernels, cudaMemcpyAsync, NCCL) queues it on this stream.
+ * The cudaStream_t of device `device`'s engine stream; NULL when the device
+ * does not exist. Borrowed; valid for the life of the process. Cannot fail. */
+CH_API void* ch_cuda_engine_stream(int32_t device);
+
 typedef struct ch_stream ch_stream;
 
-/* A new stream on CUDA device `device`. It is ordered with the device's
- * default stream, on which chainerc's own work runs: work queued on the
- * stream starts after earlier default-stream work and before later
- * default-stream work. *out: new reference; release with ch_stream_release. */
+/* A new stream on CUDA device `device` (non-blocking). It is ordered with the
+ * device's engine stream, on which chainerc's own work runs: work queued on
+ * the stream through chainerc starts after earlier engine work and before
+ * later engine work (events, no host synchronisation).
+ * *out: new reference; release with ch_stream_release. */
 CH_API ch_status ch_stream_new(ch_stream** out, ch_device device);
 /* Wait until everything queued on `stream` is done; then drop the arrays the
  * stream kept alive for its asynchronous copies. */
@@ -102,8 +112,8 @@ CH_API int32_t ch_array_is_pinned(const ch_array* array);
  * ch_stream_synchronize(stream). The stream keeps both arrays' memory alive
  * until then. A pageable (not pinned) host source makes the copy synchronous
  * on the host side. *out: new reference; release with ch_array_release. */
-CH_API ch_status ch_array_to_device_async(ch_array** out, const ch_array* array,
-                                          ch_device device, ch_stream* stream);
+CH_API ch_status ch_array_to_device_async(ch_array** out, const ch_array* array, ch_device device,
+                                          ch_stream* stream);
 /* Copy the elements of `src` into `dst` (same dtype and size) on `stream`,
  * as ch_array_to_device_async does. */
 CH_API ch_status ch_array_copy_from_async(ch_array* dst, const ch_array* src, ch_stream* stream);

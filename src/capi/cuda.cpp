@@ -86,6 +86,16 @@ ch_status ch_cuda_seed(int32_t index, uint64_t seed) {
   CH_API_END
 }
 
+void* ch_cuda_engine_stream(int32_t device) {
+  try {
+    DeviceBackend* b = cuda_backend();
+    if (!b || device < 0 || device >= b->device_count()) return nullptr;
+    return b->engine_stream(device);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
 ch_status ch_stream_new(ch_stream** out, ch_device device) {
   CH_API_BEGIN
   require_out(out, __func__);
