@@ -2122,4 +2122,6 @@ inline void report_live_handles() noexcept { ch_debug_report_live_handles(); }
 
 }  // namespace ch
 
+#include <ch/cuda_graph.hpp>  // ch::CudaGraph
+
 #endif  // CH_CH_HPP
