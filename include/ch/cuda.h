@@ -112,8 +112,8 @@ CH_API int32_t ch_array_is_pinned(const ch_array* array);
  * ch_stream_synchronize(stream). The stream keeps both arrays' memory alive
  * until then. A pageable (not pinned) host source makes the copy synchronous
  * on the host side. *out: new reference; release with ch_array_release. */
-CH_API ch_status ch_array_to_device_async(ch_array** out, const ch_array* array, ch_device device,
-                                          ch_stream* stream);
+CH_API ch_status ch_array_to_device_async(ch_array** out, const ch_array* array,
+                                          ch_device device, ch_stream* stream);
 /* Copy the elements of `src` into `dst` (same dtype and size) on `stream`,
  * as ch_array_to_device_async does. */
 CH_API ch_status ch_array_copy_from_async(ch_array* dst, const ch_array* src, ch_stream* stream);

@@ -49,14 +49,14 @@ extern "C" {
 #endif
 
 /* Forward: compute outputs from `inputs` (n_inputs borrowed arrays). */
-typedef ch_status (*ch_forward_callback)(void* user_data, ch_context* ctx, ch_array* const* inputs,
-                                         size_t n_inputs);
+typedef ch_status (*ch_forward_callback)(void* user_data, ch_context* ctx,
+                                         ch_array* const* inputs, size_t n_inputs);
 /* Backward: compute input gradients from inputs, outputs and grad_outputs (one
  * per output; zeros where no gradient flowed back). */
-typedef ch_status (*ch_backward_callback)(void* user_data, ch_context* ctx, ch_array* const* inputs,
-                                          size_t n_inputs, ch_array* const* outputs,
-                                          size_t n_outputs, ch_array* const* grad_outputs,
-                                          size_t n_grad_outputs);
+typedef ch_status (*ch_backward_callback)(void* user_data, ch_context* ctx,
+                                          ch_array* const* inputs, size_t n_inputs,
+                                          ch_array* const* outputs, size_t n_outputs,
+                                          ch_array* const* grad_outputs, size_t n_grad_outputs);
 
 /* Graph backward (double backprop): compute the input gradients from the
  * input variables, the output variables and the output gradients (one per
@@ -73,7 +73,8 @@ typedef ch_status (*ch_graph_backward_callback)(void* user_data, ch_context* ctx
                                                 ch_variable* const* inputs, size_t n_inputs,
                                                 ch_variable* const* outputs, size_t n_outputs,
                                                 ch_variable* const* grad_outputs,
-                                                size_t n_grad_outputs, ch_variable** grad_inputs);
+                                                size_t n_grad_outputs,
+                                                ch_variable** grad_inputs);
 
 /* Version 2 appends graph_backward; a version-1 definition (a struct that
  * ends before it) is read as such. */
@@ -89,9 +90,9 @@ typedef struct ch_function_def {
   ch_backward_callback backward_cpu;
   ch_forward_callback forward_gpu;
   ch_backward_callback backward_gpu;
-  void* user_data;                  /* passed to every callback */
-  void (*destroy)(void* user_data); /* called once, when the object and
-                                       every application of it are gone */
+  void* user_data;                     /* passed to every callback */
+  void (*destroy)(void* user_data);    /* called once, when the object and
+                                          every application of it are gone */
   /* Version 2. Optional: makes the function twice differentiable. Without
    * it a double-backprop pass through the function fails with CH_ERR_GRAPH
    * naming it. */
@@ -147,7 +148,8 @@ CH_API size_t ch_function_output_count(const ch_function* function);
  * may have been released (see ch/variable.h). */
 CH_API ch_status ch_function_input(ch_variable** out, const ch_function* function, size_t index);
 /* Output variable i, or NULL if it has been freed. *out: new reference. */
-CH_API ch_status ch_function_output(ch_variable** out, const ch_function* function, size_t index);
+CH_API ch_status ch_function_output(ch_variable** out, const ch_function* function,
+                                    size_t index);
 /* Remove this application from the graph (the seed's Function.unchain). */
 CH_API ch_status ch_function_unchain(ch_function* function);
 
@@ -156,8 +158,8 @@ CH_API ch_status ch_function_unchain(ch_function* function);
 /* Give the function object a parameter array and its gradient array (same
  * shape and dtype), both shared, not copied. The backward callback updates
  * the gradient in place; optimizers update the parameter in place. */
-CH_API ch_status ch_function_add_parameter(ch_function* function, const char* name, ch_array* param,
-                                           ch_array* grad);
+CH_API ch_status ch_function_add_parameter(ch_function* function, const char* name,
+                                           ch_array* param, ch_array* grad);
 CH_API size_t ch_function_parameter_count(const ch_function* function);
 /* Parameter i, its gradient and its name. Each out may be NULL.
  * *param, *grad: new references. *name: borrowed; valid while the function is. */
