@@ -198,7 +198,7 @@ if [ "${CH_SKIP_WRAPPERS:-0}" != "1" ]; then
       ch_log "wrapper GPU tests on the emulated devices: $lang"
       t=$SECONDS
       CHAINERC_LIB_DIR="$emu_lib_dir" CHAINERC_LIBRARY="$emu_lib_dir/libchainerc.so" \
-        CHAINERC_TEST_PATHS="tests/test_cuda.py" \
+        CHAINERC_TEST_PATHS="tests/test_cuda.py tests/test_cuda_graph.py" \
         CHAINERC_TEST_RUN='^(TestDevicesAndCopies|TestUserKernels|TestGPUCallback.*|TestGPUTraining.*)$' \
         CHAINERC_TEST_TARGETS="devices gpu_callback gpu_training" \
         bash "$suite" >"$log" 2>&1 || true

@@ -39,8 +39,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # The test programs of the gpu suite (tests/gpu/meson.build) and the benchmark.
 # The emulated build has a few more (user kernels, the emulator itself).
 PROGRAMS="tests/gpu/test_gpu tests/gpu/test_gpu_internal tests/gpu/test_gpu_functions
-tests/gpu/test_gpu_training tests/gpu/test_gpu_callbacks tests/gpu/test_gpu_user_kernels
-tests/gpu/test_gpu_user_kernels_shared tests/gpu/test_emulator bench/gpu/gpu_bench"
+tests/gpu/test_gpu_training tests/gpu/test_gpu_callbacks tests/gpu/test_gpu_graph
+tests/gpu/test_gpu_user_kernels tests/gpu/test_gpu_user_kernels_shared tests/gpu/test_emulator
+bench/gpu/gpu_bench"
 MAX_PACKAGE_BYTES=$((64 * 1024 * 1024))
 
 # ---------------------------------------------------------------- packing
@@ -220,7 +221,7 @@ run_suite() {
   shift 2
   local runs=() prog
   for prog in test_gpu test_gpu_internal test_gpu_functions test_gpu_training test_gpu_callbacks \
-      test_gpu_user_kernels test_gpu_user_kernels_shared test_emulator; do
+      test_gpu_graph test_gpu_user_kernels test_gpu_user_kernels_shared test_emulator; do
     [ -x "$bin/$prog" ] && runs+=("$prog")
   done
   local total=0 failed=0 skipped=0 broken=()

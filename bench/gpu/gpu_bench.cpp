@@ -17,11 +17,16 @@
 //                kernels one step launches (chainerc::cuda::launch_count, plus cuBLAS GEMM
 //                calls; cuDNN's kernels are not counted). PyTorch eager's figures come from
 //                bench/gpu/torch_peer.py through --peer FILE.
+//   graph        the 784-100-100-10 MLP's step eager and captured as a CUDA graph
+//                (ch_cuda_graph_*) and replayed: ms/step (median and spread of 5 runs),
+//                launches and graph launches per step, host synchronisations per step on the
+//                emulated devices; against PyTorch eager's MLP row of `train` (the goal:
+//                replay at least 10x faster).
 //
 // --smoke: tiny sizes, one iteration of everything, checks of the results; for the emulated
 // devices in CI (meson test gpu_bench_smoke), so that the benchmark does not rot.
 //
-// Usage: gpu_bench [--smoke] [--device N] [--only elementwise,bandwidth,gemm,train]
+// Usage: gpu_bench [--smoke] [--device N] [--only elementwise,bandwidth,gemm,train,graph]
 //                  [--models mlp,mlp-large,convnet] [--steps N] [--batch N] [--peer FILE]
 //
 // Linked against the static library: the launch counter and chainerc::cuda::gemm are
@@ -51,6 +56,9 @@
 #include "core/dtype.h"
 #include "cuda/runtime/launch_count.h"
 #include "cuda/runtime/libraries.h"
+#if defined(CH_CUDA_EMULATION)
+#include <cuda_runtime_api.h>  // the emulator's synchronisation counter
+#endif
 
 namespace {
 
@@ -548,11 +556,124 @@ void bench_train(const char* self, const std::vector<std::string>& models, int64
   if (!errors.empty()) bench::die("a training run failed");
 }
 
+// ---- a training step replayed as a CUDA graph ------------------------------------------
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+uint64_t host_syncs() {
+#if defined(CH_CUDA_EMULATION)
+  return chainerc::cuda::emu::host_synchronizations();
+#else
+  return 0;  // counted by the emulator only
+#endif
+}
+
+// The small MLP's SGD step on one batch kept on the device: eager, and
+// captured once (ch_cuda_graph_*) and replayed. Each path timed in `reps`
+// runs of `steps` steps (a synchronisation before and after each run);
+// medians and the spread of the runs. On the emulated devices nothing is
+// timed: the launches and host synchronisations per step are the figures.
+void bench_graph(int64_t steps) {
+  const Model m = model_named("mlp");
+  ch_config_seed(1);
+  CH_BENCH_CHECK(ch_cuda_seed(g_device, 1));
+  const int64_t batch = g_batch;
+  std::mt19937 gen(4321);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::vector<float> hx(static_cast<size_t>(batch) * 784);
+  std::vector<int32_t> ht(static_cast<size_t>(batch));
+  for (float& v : hx) v = u(gen);
+  for (int32_t& v : ht) v = static_cast<int32_t>(gen() % 10);
+  const int64_t shape[2] = {batch, 784};
+  ch_array *xa, *ta;
+  CH_BENCH_CHECK(ch_array_new(&xa, CH_FLOAT32, shape, 2, hx.data(), dev()));
+  CH_BENCH_CHECK(ch_array_new(&ta, CH_INT32, &batch, 1, ht.data(), dev()));
+  Net net(m);
+  ch_array* last = nullptr;
+  auto eager = [&] {
+    ch_array_release(last);
+    last = net.step(xa, ta);
+  };
+  for (int i = 0; i < 3; ++i) eager();  // warm-up: pools, cuBLAS, optimizer state
+  sync();
+  const uint64_t s0 = host_syncs();
+  const auto eager_launches = count_launches(eager);
+  const uint64_t eager_syncs = host_syncs() - s0;
+  sync();
+  CH_BENCH_CHECK(ch_cuda_graph_begin_capture(dev()));
+  ch_array* captured = net.step(xa, ta);
+  ch_cuda_graph* graph = nullptr;
+  CH_BENCH_CHECK(ch_cuda_graph_end_capture(&graph, dev()));
+  auto replay = [&] { CH_BENCH_CHECK(ch_cuda_graph_replay(graph)); };
+  replay();
+  sync();
+  const uint64_t s1 = host_syncs();
+  const auto replay_launches = count_launches(replay);
+  const uint64_t replay_syncs = host_syncs() - s1;
+  sync();
+  double loss = 0;
+  CH_BENCH_CHECK(ch_array_get(&loss, captured, 0));
+  if (!std::isfinite(loss) || loss <= 0) bench::die("graph: the replayed loss is not finite");
+  const int reps = g_smoke ? 1 : 5;
+  std::vector<double> eager_ms, replay_ms;
+  for (int r = 0; r < reps && !g_smoke; ++r) {
+    for (auto* v : {&eager_ms, &replay_ms}) {
+      sync();
+      const double t0 = bench::now_s();
+      for (int64_t i = 0; i < steps; ++i) v == &eager_ms ? eager() : replay();
+      sync();
+      v->push_back((bench::now_s() - t0) * 1e3 / static_cast<double>(steps));
+    }
+  }
+  std::printf("### Small MLP step replayed as a CUDA graph (batch %lld, cuda:%d)\n\n",
+              static_cast<long long>(batch), g_device);
+  std::printf(
+      "| path | ms/step (median of %d runs of %lld steps) | min - max | kernels + cuBLAS calls "
+      "launched / step | graph launches / step | host syncs / step (emulator) |\n",
+      reps, static_cast<long long>(steps));
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+  auto row = [&](const char* name, const std::vector<double>& ms,
+                 std::pair<uint64_t, uint64_t> launched, int graphs, uint64_t syncs) {
+    const bool timed = !ms.empty();
+    const std::string med = timed ? fmt("%.4f", median_of(ms)) : "n/a";
+    const std::string spread = timed
+                                   ? fmt("%.4f", *std::min_element(ms.begin(), ms.end())) + " - " +
+                                         fmt("%.4f", *std::max_element(ms.begin(), ms.end()))
+                                   : "n/a";
+#if defined(CH_CUDA_EMULATION)
+    const std::string sync_text = std::to_string(syncs);
+#else
+    const std::string sync_text = syncs ? std::to_string(syncs) : "n/a";
+#endif
+    std::printf("| %s | %s | %s | %llu + %llu | %d | %s |\n", name, med.c_str(), spread.c_str(),
+                static_cast<unsigned long long>(launched.first),
+                static_cast<unsigned long long>(launched.second), graphs, sync_text.c_str());
+  };
+  row("eager", eager_ms, eager_launches, 0, eager_syncs);
+  row("graph replay", replay_ms, replay_launches, 1, replay_syncs);
+  if (!eager_ms.empty())
+    std::printf("\nReplay speed-up over chainerc eager: %.2fx (medians). ",
+                median_of(eager_ms) / median_of(replay_ms));
+  std::printf(
+      "\nThe graph records %lld kernels and cuBLAS calls. Goal: the replayed step at least 10x "
+      "PyTorch eager's (the training table's PyTorch column, same model and batch).\n\n",
+      static_cast<long long>(ch_cuda_graph_size(graph)));
+  std::fflush(stdout);
+  ch_array_release(captured);
+  ch_array_release(last);
+  CH_BENCH_CHECK(ch_cuda_graph_release(graph));
+  ch_array_release(xa);
+  ch_array_release(ta);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 7 && std::strcmp(argv[1], "--child") == 0) return run_child(argv);
-  std::vector<std::string> only = {"elementwise", "bandwidth", "gemm", "train"};
+  std::vector<std::string> only = {"elementwise", "bandwidth", "gemm", "train", "graph"};
   std::vector<std::string> models = {"mlp", "mlp-large", "convnet"};
   int64_t steps = 0;
   std::string peer;
@@ -578,7 +699,7 @@ int main(int argc, char** argv) {
       peer = next();
     } else {
       std::printf(
-          "usage: gpu_bench [--smoke] [--device N] [--only elementwise,bandwidth,gemm,train] "
+          "usage: gpu_bench [--smoke] [--device N] [--only elementwise,bandwidth,gemm,train,graph] "
           "[--models mlp,mlp-large,convnet] [--steps N] [--batch N] [--peer FILE]\n");
       return a == "--help" ? 0 : 2;
     }
@@ -604,6 +725,7 @@ int main(int argc, char** argv) {
   if (wants("bandwidth")) gpu_bench::bench_bandwidth(g_device, g_smoke);
   if (wants("gemm")) bench_gemm();
   if (wants("train")) bench_train(argv[0], models, steps, peer);
+  if (wants("graph")) bench_graph(steps);
   std::fflush(stdout);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "cuda/runtime/cuda_util.h"
 #include "cuda/runtime/lazy_libraries.h"
 #include "cuda/runtime/memory.h"
+#include "cuda/runtime/streams.h"
 #include "cudnn_util.h"
 
 namespace chainerc::cuda::cudnn {
@@ -61,7 +62,7 @@ void make_handle(DeviceCudnn& d, int32_t device) {
   cudnnHandle_t h = nullptr;
   const cudnnStatus_t st = cudnnCreate(&h);
   if (st == CUDNN_STATUS_SUCCESS) {
-    const cudnnStatus_t ss = cudnnSetStream(h, nullptr);
+    const cudnnStatus_t ss = cudnnSetStream(h, engine_stream(device));
     if (ss == CUDNN_STATUS_SUCCESS)
       d.handle = h;
     else {

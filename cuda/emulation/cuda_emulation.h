@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -73,9 +74,22 @@ void set_max_dynamic_shared(const void* kernel, size_t bytes);
 cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
                         void (*body)(void*), void* ctx, const void* kernel);
 // The same for a kernel without attributes (user kernels' table,
-// user_kernel_abi.h).
+// user_kernel_abi.h). Both run the grid before they return (after the
+// stream's earlier work); refused on a stream being captured.
 cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
                         void (*body)(void*), void* ctx);
+// A launch that owns its body (launch.h): queued on `stream` as a GPU queues
+// it (run at once where nothing on the stream waits, else when the stream's
+// earlier work and the events it waits for are done; recorded when the
+// stream is being captured into a graph).
+cudaError_t launch_grid_owned(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                              std::function<void()> body, const void* kernel);
+// The emulated streams (runtime.cpp): queue `work` on `stream` (null: the
+// legacy default stream of the current device) as above; its error is the
+// call's when it runs at once, else the stream's next synchronisation's.
+cudaError_t submit(cudaStream_t stream, std::function<cudaError_t()> work);
+// Run `work` now, after everything queued on `stream` before it.
+cudaError_t run_on_stream_now(cudaStream_t stream, const std::function<cudaError_t()>& work);
 
 template <typename T>
 uint64_t to_bits(T v) {

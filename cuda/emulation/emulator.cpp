@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -351,13 +352,11 @@ void set_max_dynamic_shared(const void* kernel, size_t bytes) {
   max_shared_attr()[kernel] = bytes;
 }
 
-cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
-                        void (*body)(void*), void* ctx) {
-  return launch_grid(grid, block, shared_bytes, stream, body, ctx, nullptr);
-}
+namespace {
 
-cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t,
-                        void (*body)(void*), void* ctx, const void* kernel) {
+// The launch limits, checked when the launch is queued (as on a GPU, where a
+// bad configuration fails the launch call itself).
+cudaError_t validate(dim3 grid, dim3 block, size_t shared_bytes, const void* kernel) {
   std::string why;
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   const unsigned bd[3] = {block.x, block.y, block.z};
@@ -389,16 +388,16 @@ cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t
     set_last_error(cudaErrorInvalidValue);
     return cudaErrorInvalidValue;
   }
-  if (!why.empty()) {
-    t_last_message = "launch refused: " + why;
-    set_last_error(cudaErrorInvalidConfiguration);
-    return cudaErrorInvalidConfiguration;
-  }
   if (t_fiber) {
     t_last_message = "launch from inside a kernel (dynamic parallelism) is not emulated";
     set_last_error(cudaErrorLaunchFailure);
     return cudaErrorLaunchFailure;
   }
+  return cudaSuccess;
+}
+
+// Runs every thread of the grid now, on the calling thread.
+cudaError_t run_grid(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), void* ctx) {
   Scheduler* sp = scheduler();
   if (!sp) {
     t_last_message = "could not map the emulator's fiber stacks";
@@ -408,7 +407,7 @@ cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t
   Scheduler& s = *sp;
   s.body = body;
   s.ctx = ctx;
-  s.count = static_cast<unsigned>(threads);
+  s.count = block.x * block.y * block.z;
   s.error.clear();
   s.dynamic.assign(shared_bytes + 16, 0xff);
   BlockState saved = t_block;
@@ -429,6 +428,34 @@ cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t
     return cudaErrorLaunchFailure;
   }
   return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                        void (*body)(void*), void* ctx) {
+  return launch_grid(grid, block, shared_bytes, stream, body, ctx, nullptr);
+}
+
+cudaError_t launch_grid(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                        void (*body)(void*), void* ctx, const void* kernel) {
+  const cudaError_t e = validate(grid, block, shared_bytes, kernel);
+  if (e != cudaSuccess) return e;
+  // The context lives on the caller's stack: the stream's earlier work runs
+  // first, then this launch, before the call returns.
+  return run_on_stream_now(stream, [&] { return run_grid(grid, block, shared_bytes, body, ctx); });
+}
+
+cudaError_t launch_grid_owned(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                              std::function<void()> body, const void* kernel) {
+  const cudaError_t e = validate(grid, block, shared_bytes, kernel);
+  if (e != cudaSuccess) return e;
+  auto fn = std::make_shared<std::function<void()>>(std::move(body));
+  return submit(stream, [grid, block, shared_bytes, fn] {
+    return run_grid(
+        grid, block, shared_bytes, [](void* c) { (*static_cast<std::function<void()>*>(c))(); },
+        fn.get());
+  });
 }
 
 const char* last_launch_message() { return t_last_message.c_str(); }

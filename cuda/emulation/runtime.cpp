@@ -7,9 +7,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_emulation.h"
@@ -17,12 +21,56 @@
 #include "include/cuda_runtime_api.h"
 #include "include/curand.h"
 
+// ---- streams, events and graphs ----
+//
+// Each stream is an in-order queue. Work runs at once when nothing queued on
+// its stream waits (the usual case: results as soon as the call returns);
+// otherwise it waits in the queue: behind an event of another stream that has
+// not completed (cudaStreamWaitEvent), or on a stream a test holds
+// (emu::hold_stream: a GPU that has not reached that work yet). Completion is
+// counted per stream (work issued, work done), so an event completes when
+// the work before its record has run, and cudaEventQuery can say
+// cudaErrorNotReady. The legacy default stream (null) and the blocking
+// streams (cudaStreamDefault) wait for each other; cudaStreamNonBlocking
+// streams wait for nothing implicitly. Synchronising calls run what they wait
+// for (holds or not). A stream under capture records its work into a graph
+// instead of running it; cudaGraphLaunch queues the recorded work again.
+
+struct Capture {
+  std::vector<std::function<cudaError_t()>> work;
+  cudaStreamCaptureMode mode;
+  std::thread::id thread;
+  cudaError_t invalid = cudaSuccess;  // the first refused call
+};
+
 struct CUstream_st {
+  explicit CUstream_st(int d) : device(d) {}
   int device;
+  unsigned flags = cudaStreamDefault;
+  bool legacy = false;
+  bool held = false;
+  uint64_t issued = 0, done = 0;
+  struct Item {
+    std::function<cudaError_t()> work;  // empty: a wait for `after`
+    CUstream_st* after = nullptr;
+    uint64_t after_done = 0;
+  };
+  std::deque<Item> queue;
+  cudaError_t async_error = cudaSuccess;  // of work that ran later than its call
+  Capture* capture = nullptr;
 };
 struct CUevent_st {
   int device;
+  CUstream_st* stream = nullptr;  // where last recorded (null: complete)
+  uint64_t done_at = 0;           // complete once stream->done reaches it
 };
+struct CUgraph_st {
+  std::vector<std::function<cudaError_t()>> work;
+};
+struct CUgraphExec_st {
+  std::shared_ptr<const std::vector<std::function<cudaError_t()>>> work;
+};
+
 struct cublasContext {
   int device;
   cudaStream_t stream;
@@ -34,6 +82,7 @@ struct curandGenerator_st {
   int device;
   unsigned long long seed;
   unsigned long long offset;
+  cudaStream_t stream = nullptr;
 };
 
 namespace chainerc::cuda::emu {
@@ -152,6 +201,18 @@ const char* cudaGetErrorName(cudaError_t e) {
       return "cudaErrorLaunchOutOfResources";
     case cudaErrorLaunchFailure:
       return "cudaErrorLaunchFailure";
+    case cudaErrorIllegalState:
+      return "cudaErrorIllegalState";
+    case cudaErrorStreamCaptureUnsupported:
+      return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated:
+      return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureIsolation:
+      return "cudaErrorStreamCaptureIsolation";
+    case cudaErrorStreamCaptureImplicit:
+      return "cudaErrorStreamCaptureImplicit";
+    case cudaErrorStreamCaptureWrongThread:
+      return "cudaErrorStreamCaptureWrongThread";
   }
   return "cudaErrorUnknown";
 }
@@ -252,14 +313,185 @@ cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, 
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize() {
-  touch(t_device);
+namespace {
+
+std::recursive_mutex& sched_mutex() {
+  static auto* m = new std::recursive_mutex;  // never destroyed
+  return *m;
+}
+std::vector<CUstream_st*>& all_streams() {
+  static auto* v = [] {
+    auto* r = new std::vector<CUstream_st*>;
+    for (int d = 0; d < kDevices; ++d) {
+      auto* s = new CUstream_st(d);
+      s->legacy = true;
+      r->push_back(s);
+    }
+    return r;
+  }();
+  return *v;
+}
+CUstream_st* legacy_stream(int device) { return all_streams()[static_cast<size_t>(device)]; }
+CUstream_st* resolve(cudaStream_t s) { return s ? s : legacy_stream(t_device); }
+
+thread_local Capture* t_capture = nullptr;  // this thread's capture in progress
+thread_local cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;
+std::atomic<uint64_t> g_graph_launches{0}, g_graph_work{0};
+
+// Whether this thread's capture forbids calls that are not stream-ordered
+// (cudaMalloc, synchronisations): they then invalidate it.
+cudaError_t refuse_in_capture(cudaError_t why = cudaErrorStreamCaptureUnsupported) {
+  Capture* c = t_capture;
+  if (!c || c->mode == cudaStreamCaptureModeRelaxed ||
+      t_capture_mode == cudaStreamCaptureModeRelaxed)
+    return cudaSuccess;
+  if (c->invalid == cudaSuccess) c->invalid = why;
+  return fail(why);
+}
+
+// Runs `s`'s queue until s->done reaches `upto`. Without `force` it stops at
+// a hold or at a wait whose event has not completed; with it, it runs what
+// the wait needs first.
+void drain(CUstream_st* s, uint64_t upto, bool force) {
+  while (s->done < upto && !s->queue.empty()) {
+    if (s->held && !force) return;
+    CUstream_st::Item& front = s->queue.front();
+    if (front.after && front.after->done < front.after_done) {
+      if (!force) return;
+      drain(front.after, front.after_done, true);
+    }
+    CUstream_st::Item item = std::move(front);
+    s->queue.pop_front();
+    if (item.work) {
+      const cudaError_t e = item.work();
+      if (e != cudaSuccess && s->async_error == cudaSuccess) s->async_error = e;
+    }
+    ++s->done;
+  }
+}
+void drain_all(CUstream_st* s, bool force) { drain(s, s->issued, force); }
+
+// Lets every stream run what no longer waits.
+void pump() {
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (CUstream_st* s : all_streams()) {
+      if (s->queue.empty() || s->held || s->device < 0) continue;
+      const uint64_t before = s->done;
+      drain_all(s, false);
+      progress = progress || s->done != before;
+    }
+  }
+}
+
+// The legacy stream and the blocking streams of a device wait for each
+// other: before work on one, the other's queued work runs.
+void implicit_order(CUstream_st* s) {
+  if (s->flags & cudaStreamNonBlocking) return;
+  for (CUstream_st* o : all_streams())
+    if (o != s && o->device == s->device && !(o->flags & cudaStreamNonBlocking) &&
+        (s->legacy || o->legacy) && !o->queue.empty())
+      drain_all(o, true);
+}
+
+// Work on the legacy stream while this thread captures: on a GPU it is not
+// captured, so the graph would miss it; refused here, so that engine work
+// that escapes the capturing stream is found.
+cudaError_t legacy_in_capture(CUstream_st* s) {
+  return s->legacy ? refuse_in_capture(cudaErrorStreamCaptureImplicit) : cudaSuccess;
+}
+
+}  // namespace
+
+namespace chainerc::cuda::emu {
+
+cudaError_t submit(cudaStream_t stream, std::function<cudaError_t()> work) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+  CUstream_st* s = resolve(stream);
+  if (cudaError_t e = legacy_in_capture(s)) return e;
+  touch(s->device);
+  if (s->capture) {
+    s->capture->work.push_back(std::move(work));
+    return cudaSuccess;
+  }
+  implicit_order(s);
+  ++s->issued;
+  if (s->queue.empty() && !s->held) {
+    const cudaError_t e = work();
+    ++s->done;
+    return e == cudaSuccess ? e : fail(e);
+  }
+  s->queue.push_back({std::move(work)});
+  return cudaSuccess;
+}
+
+cudaError_t run_on_stream_now(cudaStream_t stream, const std::function<cudaError_t()>& work) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+  CUstream_st* s = resolve(stream);
+  if (s->capture) {
+    if (s->capture->invalid == cudaSuccess) s->capture->invalid = cudaErrorStreamCaptureUnsupported;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  if (cudaError_t e = legacy_in_capture(s)) return e;
+  implicit_order(s);
+  drain_all(s, true);
+  ++s->issued;
+  const cudaError_t e = work();
+  ++s->done;
+  pump();
+  return e == cudaSuccess ? e : fail(e);
+}
+
+void hold_stream(cudaStream_t stream, bool held) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  resolve(stream)->held = held;
+  if (!held) pump();
+}
+
+size_t stream_pending(cudaStream_t stream) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  return resolve(stream)->queue.size();
+}
+
+uint64_t graph_launches() { return g_graph_launches.load(); }
+uint64_t graph_work_replayed() { return g_graph_work.load(); }
+
+}  // namespace chainerc::cuda::emu
+
+namespace {
+// Synchronising calls: refused during this thread's capture; counted.
+cudaError_t begin_sync() {
+  if (cudaError_t e = refuse_in_capture()) return e;
   count_sync();
   return cudaSuccess;
+}
+cudaError_t take_async_error(CUstream_st* s) {
+  const cudaError_t e = s->async_error;
+  s->async_error = cudaSuccess;
+  return e == cudaSuccess ? e : fail(e);
+}
+}  // namespace
+
+cudaError_t cudaDeviceSynchronize() {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  touch(t_device);
+  if (cudaError_t e = begin_sync()) return e;
+  cudaError_t first = cudaSuccess;
+  for (CUstream_st* s : all_streams())
+    if (s->device == t_device) {
+      drain_all(s, true);
+      const cudaError_t e = take_async_error(s);
+      if (first == cudaSuccess) first = e;
+    }
+  pump();
+  return first;
 }
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
   if (!ptr) return fail(cudaErrorInvalidValue);
+  if (cudaError_t e = refuse_in_capture()) return e;
   touch(t_device);
   *ptr = nullptr;
   if (size == 0) return cudaSuccess;
@@ -277,6 +509,15 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
 cudaError_t cudaFree(void* ptr) {
   touch(t_device);
   if (!ptr) return cudaSuccess;
+  if (cudaError_t e = refuse_in_capture()) return e;
+  {
+    // cudaFree waits for the device's work, as on a GPU.
+    std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+    const int owner = device_of(ptr, nullptr);
+    for (CUstream_st* s : all_streams())
+      if (s->device == owner) drain_all(s, true);
+    pump();
+  }
   Runtime& r = rt();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.allocations.find(static_cast<const char*>(ptr));
@@ -289,6 +530,7 @@ cudaError_t cudaFree(void* ptr) {
 
 cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
   if (!ptr) return fail(cudaErrorInvalidValue);
+  if (cudaError_t e = refuse_in_capture()) return e;
   touch(t_device);
   void* p = std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
   if (!p) return fail(cudaErrorMemoryAllocation);
@@ -312,13 +554,26 @@ cudaError_t cudaFreeHost(void* ptr) {
 namespace {
 cudaError_t copy_bytes(void* dst, const void* src, size_t count, cudaMemcpyKind kind);
 cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device, size_t count);
+
+// Host memory that is neither device nor page-locked memory.
+bool pageable(const void* p) {
+  std::lock_guard<std::mutex> lock(rt().mutex);
+  return find(p, 1, nullptr) == nullptr;
+}
 }  // namespace
 
 // cudaMemcpy waits for the device (the legacy default stream's work before
-// it, and the copy itself); the Async forms do not.
+// it, with the blocking streams', and the copy itself); not for the
+// non-blocking streams. The Async forms are queued.
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  count_sync();
-  return copy_bytes(dst, src, count, kind);
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (cudaError_t e = begin_sync()) return e;
+  CUstream_st* s = legacy_stream(t_device);
+  implicit_order(s);
+  drain_all(s, true);
+  const cudaError_t e = copy_bytes(dst, src, count, kind);
+  pump();
+  return e;
 }
 
 namespace {
@@ -334,15 +589,39 @@ cudaError_t copy_bytes(void* dst, const void* src, size_t count, cudaMemcpyKind 
 }
 }  // namespace
 
+// As the runtime documents: with pageable host memory the call waits (for
+// the stream's earlier work, then the copy), so the host may reuse its
+// buffer on return; with page-locked or device memory it is queued.
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                             cudaStream_t stream) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
   if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
-  return copy_bytes(dst, src, count, kind);
+  if (count == 0) return cudaSuccess;
+  if (!dst || !src || static_cast<int>(kind) < 0 || kind > cudaMemcpyDefault)
+    return fail(cudaErrorInvalidValue);
+  if (check_range(dst, count) != cudaSuccess || check_range(src, count) != cudaSuccess)
+    return fail(cudaErrorInvalidValue);
+  if (pageable(dst) || pageable(src)) {
+    if (resolve(stream)->capture) {
+      Capture* c = resolve(stream)->capture;
+      if (c->invalid == cudaSuccess) c->invalid = cudaErrorStreamCaptureUnsupported;
+      return fail(cudaErrorStreamCaptureUnsupported);
+    }
+    if (cudaError_t e = begin_sync()) return e;
+    return run_on_stream_now(stream, [=] { return copy_bytes(dst, src, count, kind); });
+  }
+  return submit(stream, [=] { return copy_bytes(dst, src, count, kind); });
 }
 
 cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device,
                            size_t count) {
-  count_sync();
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (cudaError_t e = begin_sync()) return e;
+  for (int d : {dst_device, src_device})
+    if (d >= 0 && d < kDevices) {
+      implicit_order(legacy_stream(d));
+      drain_all(legacy_stream(d), true);
+    }
   return copy_peer(dst, dst_device, src, src_device, count);
 }
 
@@ -361,32 +640,54 @@ cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device,
                                 size_t count, cudaStream_t stream) {
   if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
-  return copy_peer(dst, dst_device, src, src_device, count);
+  if (dst_device < 0 || dst_device >= kDevices || src_device < 0 || src_device >= kDevices)
+    return fail(cudaErrorInvalidDevice);
+  return submit(stream, [=] { return copy_peer(dst, dst_device, src, src_device, count); });
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
   if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
   if (count && check_range(ptr, count) != cudaSuccess) return fail(cudaErrorInvalidValue);
-  if (count) std::memset(ptr, value, count);
-  return cudaSuccess;
+  if (!count) return cudaSuccess;
+  return submit(stream, [=] {
+    std::memset(ptr, value, count);
+    return cudaSuccess;
+  });
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
   if (!stream) return fail(cudaErrorInvalidValue);
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
   touch(t_device);
-  *stream = new CUstream_st{t_device};
+  auto* s = new CUstream_st(t_device);
+  s->flags = flags;
+  all_streams().push_back(s);
+  *stream = s;
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
   if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
-  count_sync();
-  return cudaSuccess;
+  CUstream_st* s = resolve(stream);
+  if (s->capture) {
+    if (s->capture->invalid == cudaSuccess) s->capture->invalid = cudaErrorStreamCaptureUnsupported;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  if (cudaError_t e = begin_sync()) return e;
+  implicit_order(s);
+  drain_all(s, true);
+  pump();
+  return take_async_error(s);
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  if (!stream || !valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
-  stream->device = -1;  // a second destroy is an error, not a crash (memory kept)
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (!stream || !valid_stream(stream) || stream->legacy)
+    return fail(cudaErrorInvalidResourceHandle);
+  drain_all(stream, true);  // its work completes, as on a GPU
+  stream->device = -1;      // a second destroy is an error, not a crash (memory kept)
+  pump();
   return cudaSuccess;
 }
 
@@ -398,29 +699,136 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int) {
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
   if (!event || event->device < 0 || !valid_stream(stream))
     return fail(cudaErrorInvalidResourceHandle);
   // The real runtime requires the stream and the event on the same device.
-  int on = stream ? stream->device : t_device;
-  if (on != event->device) return fail(cudaErrorInvalidResourceHandle);
+  CUstream_st* s = resolve(stream);
+  if (s->device != event->device) return fail(cudaErrorInvalidResourceHandle);
+  if (cudaError_t e = legacy_in_capture(s)) return e;
+  if (s->capture) {  // an event inside a graph: complete for work outside it
+    event->stream = nullptr;
+    return cudaSuccess;
+  }
+  implicit_order(s);
+  event->stream = s;
+  event->done_at = s->issued;
   return cudaSuccess;
 }
 
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (!event || event->device < 0) return fail(cudaErrorInvalidResourceHandle);
+  // cudaErrorNotReady is an answer, not an error: the last error is left.
+  return !event->stream || event->stream->done >= event->done_at ? cudaSuccess : cudaErrorNotReady;
+}
+
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
   if (!event || event->device < 0 || !valid_stream(stream))
     return fail(cudaErrorInvalidResourceHandle);
+  CUstream_st* s = resolve(stream);
+  const bool complete = !event->stream || event->stream->done >= event->done_at;
+  if (s->capture) {
+    // A capture cannot wait for work outside it (cudaErrorStreamCaptureIsolation).
+    if (complete) return cudaSuccess;
+    if (s->capture->invalid == cudaSuccess) s->capture->invalid = cudaErrorStreamCaptureIsolation;
+    return fail(cudaErrorStreamCaptureIsolation);
+  }
+  if (complete) return cudaSuccess;
+  ++s->issued;
+  s->queue.push_back({{}, event->stream, event->done_at});
   return cudaSuccess;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
   if (!event || event->device < 0) return fail(cudaErrorInvalidResourceHandle);
-  count_sync();
+  if (cudaError_t e = begin_sync()) return e;
+  if (event->stream) drain(event->stream, event->done_at, true);
+  pump();
   return cudaSuccess;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   if (!event || event->device < 0) return fail(cudaErrorInvalidResourceHandle);
   delete event;
+  return cudaSuccess;
+}
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  if (!mode) return fail(cudaErrorInvalidValue);
+  std::swap(*mode, t_capture_mode);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+  if (!stream) return fail(cudaErrorStreamCaptureUnsupported);  // not the legacy stream
+  if (stream->capture || t_capture) return fail(cudaErrorIllegalState);
+  stream->capture = new Capture{{}, mode, std::this_thread::get_id()};
+  t_capture = stream->capture;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (!graph) return fail(cudaErrorInvalidValue);
+  *graph = nullptr;
+  if (!stream || !valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+  Capture* c = stream->capture;
+  if (!c) return fail(cudaErrorIllegalState);
+  if (c->mode != cudaStreamCaptureModeRelaxed && c->thread != std::this_thread::get_id())
+    return fail(cudaErrorStreamCaptureWrongThread);
+  stream->capture = nullptr;
+  if (t_capture == c) t_capture = nullptr;
+  const cudaError_t invalid = c->invalid;
+  if (invalid == cudaSuccess) *graph = new CUgraph_st{std::move(c->work)};
+  delete c;
+  return invalid == cudaSuccess ? cudaSuccess : fail(cudaErrorStreamCaptureInvalidated);
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  std::lock_guard<std::recursive_mutex> lock(sched_mutex());
+  if (!status) return fail(cudaErrorInvalidValue);
+  if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+  const Capture* c = resolve(stream)->capture;
+  *status = !c                          ? cudaStreamCaptureStatusNone
+            : c->invalid == cudaSuccess ? cudaStreamCaptureStatusActive
+                                        : cudaStreamCaptureStatusInvalidated;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  if (!exec || !graph) return fail(cudaErrorInvalidValue);
+  *exec = new CUgraphExec_st{
+      std::make_shared<const std::vector<std::function<cudaError_t()>>>(graph->work)};
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  if (!exec) return fail(cudaErrorInvalidResourceHandle);
+  auto work = exec->work;
+  g_graph_launches.fetch_add(1);
+  return submit(stream, [work] {
+    for (const auto& w : *work) {
+      g_graph_work.fetch_add(1, std::memory_order_relaxed);
+      if (cudaError_t e = w()) return e;
+    }
+    return cudaSuccess;
+  });
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  if (!exec) return fail(cudaErrorInvalidResourceHandle);
+  delete exec;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  if (!graph) return fail(cudaErrorInvalidResourceHandle);
+  delete graph;
   return cudaSuccess;
 }
 
@@ -555,21 +963,34 @@ std::vector<float> tf32_copy(const float* p, long long rows, long long cols, int
 
 }  // namespace
 
+// The checks run at the call, as cuBLAS's; the product is queued on the
+// handle's stream (values and math mode taken now, as a captured GEMM keeps
+// them).
+cublasStatus_t queue_gemm(cublasHandle_t h, std::function<cudaError_t()> work) {
+  return chainerc::cuda::emu::submit(h->stream, std::move(work)) == cudaSuccess
+             ? CUBLAS_STATUS_SUCCESS
+             : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                            int n, int k, const float* alpha, const float* A, int lda,
                            const float* B, int ldb, const float* beta, float* C, int ldc) {
   cublasStatus_t s = gemm_checks(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   if (s != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0) return s;
-  if (h->math == CUBLAS_TF32_TENSOR_OP_MATH && k > 0) {
-    const auto a = tf32_copy(A, ta == CUBLAS_OP_N ? m : k, ta == CUBLAS_OP_N ? k : m, lda);
-    const auto b = tf32_copy(B, tb == CUBLAS_OP_N ? k : n, tb == CUBLAS_OP_N ? n : k, ldb);
-    cblas_sgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, *alpha, a.data(), lda, b.data(),
-                ldb, *beta, C, ldc);
-    return CUBLAS_STATUS_SUCCESS;
-  }
-  cblas_sgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, *alpha, A, lda, B, ldb, *beta, C,
-              ldc);
-  return CUBLAS_STATUS_SUCCESS;
+  const float al = *alpha, be = *beta;
+  const bool tf32 = h->math == CUBLAS_TF32_TENSOR_OP_MATH && k > 0;
+  return queue_gemm(h, [=] {
+    if (tf32) {
+      const auto a = tf32_copy(A, ta == CUBLAS_OP_N ? m : k, ta == CUBLAS_OP_N ? k : m, lda);
+      const auto b = tf32_copy(B, tb == CUBLAS_OP_N ? k : n, tb == CUBLAS_OP_N ? n : k, ldb);
+      cblas_sgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, al, a.data(), lda, b.data(),
+                  ldb, be, C, ldc);
+    } else {
+      cblas_sgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, al, A, lda, B, ldb, be, C,
+                  ldc);
+    }
+    return cudaSuccess;
+  });
 }
 
 cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
@@ -577,9 +998,11 @@ cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
                            const double* B, int ldb, const double* beta, double* C, int ldc) {
   cublasStatus_t s = gemm_checks(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   if (s != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0) return s;
-  cblas_dgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, *alpha, A, lda, B, ldb, *beta, C,
-              ldc);
-  return CUBLAS_STATUS_SUCCESS;
+  const double al = *alpha, be = *beta;
+  return queue_gemm(h, [=] {
+    cblas_dgemm(CblasColMajor, cblas_op(ta), cblas_op(tb), m, n, k, al, A, lda, B, ldb, be, C, ldc);
+    return cudaSuccess;
+  });
 }
 
 template <typename T, typename Gemm>
@@ -628,9 +1051,22 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Sample `i` of generator g: 64 random bits.
-uint64_t bits(const curandGenerator_st* g, uint64_t i) {
-  return mix(mix(g->seed) ^ (g->offset + i));
+// Sample `i` after `offset` of the generator with `seed`: 64 random bits.
+uint64_t bits(uint64_t seed, uint64_t offset, uint64_t i) { return mix(mix(seed) ^ (offset + i)); }
+
+// The samples are drawn on the generator's stream; the offset advances at
+// the call (so a captured generation repeats its numbers, as cuRAND's does).
+curandStatus_t queue_random(curandGenerator_t g, std::function<void(uint64_t, uint64_t)> draw,
+                            size_t n) {
+  const uint64_t seed = g->seed, offset = g->offset;
+  g->offset += n;
+  return chainerc::cuda::emu::submit(g->stream,
+                                     [=] {
+                                       draw(seed, offset);
+                                       return cudaSuccess;
+                                     }) == cudaSuccess
+             ? CURAND_STATUS_SUCCESS
+             : CURAND_STATUS_LAUNCH_FAILURE;
 }
 
 template <typename T>
@@ -638,14 +1074,17 @@ curandStatus_t uniform(curandGenerator_t g, T* out, size_t n) {
   if (!g) return CURAND_STATUS_NOT_INITIALIZED;
   size_t left = 0;
   if (n && (device_of(out, &left) < 0 || left < n * sizeof(T))) return CURAND_STATUS_LAUNCH_FAILURE;
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t b = bits(g, i);
-    // (0, 1]: (k + 1) / 2^p for k uniform in [0, 2^p).
-    out[i] = sizeof(T) == 4 ? static_cast<T>(static_cast<float>((b >> 40) + 1) * 0x1p-24f)
-                            : static_cast<T>(static_cast<double>((b >> 11) + 1) * 0x1p-53);
-  }
-  g->offset += n;
-  return CURAND_STATUS_SUCCESS;
+  return queue_random(
+      g,
+      [out, n](uint64_t seed, uint64_t offset) {
+        for (size_t i = 0; i < n; ++i) {
+          uint64_t b = bits(seed, offset, i);
+          // (0, 1]: (k + 1) / 2^p for k uniform in [0, 2^p).
+          out[i] = sizeof(T) == 4 ? static_cast<T>(static_cast<float>((b >> 40) + 1) * 0x1p-24f)
+                                  : static_cast<T>(static_cast<double>((b >> 11) + 1) * 0x1p-53);
+        }
+      },
+      n);
 }
 
 template <typename T>
@@ -654,15 +1093,18 @@ curandStatus_t normal(curandGenerator_t g, T* out, size_t n, T mean, T stddev) {
   if (n % 2) return CURAND_STATUS_LENGTH_NOT_MULTIPLE;
   size_t left = 0;
   if (n && (device_of(out, &left) < 0 || left < n * sizeof(T))) return CURAND_STATUS_LAUNCH_FAILURE;
-  for (size_t i = 0; i < n; i += 2) {
-    double u1 = static_cast<double>((bits(g, i) >> 11) + 1) * 0x1p-53;
-    double u2 = static_cast<double>(bits(g, i + 1) >> 11) * 0x1p-53;
-    double r = std::sqrt(-2.0 * std::log(u1)), t = 2.0 * M_PI * u2;
-    out[i] = static_cast<T>(mean + stddev * r * std::cos(t));
-    out[i + 1] = static_cast<T>(mean + stddev * r * std::sin(t));
-  }
-  g->offset += n;
-  return CURAND_STATUS_SUCCESS;
+  return queue_random(
+      g,
+      [out, n, mean, stddev](uint64_t seed, uint64_t offset) {
+        for (size_t i = 0; i < n; i += 2) {
+          double u1 = static_cast<double>((bits(seed, offset, i) >> 11) + 1) * 0x1p-53;
+          double u2 = static_cast<double>(bits(seed, offset, i + 1) >> 11) * 0x1p-53;
+          double r = std::sqrt(-2.0 * std::log(u1)), t = 2.0 * M_PI * u2;
+          out[i] = static_cast<T>(mean + stddev * r * std::cos(t));
+          out[i + 1] = static_cast<T>(mean + stddev * r * std::sin(t));
+        }
+      },
+      n);
 }
 
 }  // namespace
@@ -690,7 +1132,9 @@ curandStatus_t curandSetGeneratorOffset(curandGenerator_t g, unsigned long long 
 }
 curandStatus_t curandSetStream(curandGenerator_t g, cudaStream_t s) {
   if (!g) return CURAND_STATUS_NOT_INITIALIZED;
-  return valid_stream(s) ? CURAND_STATUS_SUCCESS : CURAND_STATUS_LAUNCH_FAILURE;
+  if (!valid_stream(s)) return CURAND_STATUS_LAUNCH_FAILURE;
+  g->stream = s;
+  return CURAND_STATUS_SUCCESS;
 }
 curandStatus_t curandGenerateUniform(curandGenerator_t g, float* out, size_t n) {
   return uniform(g, out, n);

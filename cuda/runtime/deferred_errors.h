@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace chainerc::cuda {
@@ -34,5 +35,15 @@ void report_deferred_checks(int32_t device);
 
 // Checks launched on `device` and not yet read (tests).
 int64_t pending_deferred_checks(int32_t device);
+
+// CUDA graph capture (graph.h): between begin_capture_checks and
+// end_capture_checks, each check takes a slot of the graph's own (kept from
+// other checks until the graph's CapturedChecks is destroyed); each replay
+// makes those slots pending again (replayed_checks), so a bad label in a
+// replayed step is reported at the next synchronisation as in an eager one.
+struct CapturedChecks;
+void begin_capture_checks(int32_t device);
+std::shared_ptr<CapturedChecks> end_capture_checks(int32_t device);
+void replayed_checks(const CapturedChecks& checks);
 
 }  // namespace chainerc::cuda

@@ -11,6 +11,7 @@
 #include "lazy_libraries.h"
 #endif
 #include "memory.h"
+#include "streams.h"
 
 namespace chainerc::cuda {
 namespace {
@@ -93,7 +94,7 @@ cublasHandle_t cublas_handle(int32_t device) {
     // cudaMalloc; it is held for the life of the handle.
     try {
       // cublasSetStream resets the workspace to cuBLAS's own: stream first.
-      check_blas(cublasSetStream(h, nullptr), "cublasSetStream");
+      check_blas(cublasSetStream(h, engine_stream(device)), "cublasSetStream");
       void* ws = device_allocator(device, "cuBLAS").allocate(kCublasWorkspace);
       check_blas(cublasSetWorkspace(h, ws, kCublasWorkspace), "cublasSetWorkspace");
     } catch (...) {
@@ -115,7 +116,7 @@ curandGenerator_t curand_generator(int32_t device, std::unique_lock<std::mutex>&
     check_rand(curandCreateGenerator(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10), "curandCreateGenerator");
     try {
       reseed(g, device_seed(random::initial_seed(), device));
-      check_rand(curandSetStream(g, nullptr), "curandSetStream");
+      check_rand(curandSetStream(g, engine_stream(device)), "curandSetStream");
     } catch (...) {
       curandDestroyGenerator(g);
       throw;
@@ -136,71 +137,89 @@ void seed_generator(int32_t device, uint64_t seed) {
 
 namespace chainerc::cuda {
 
-void gemm(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n, int k,
-          double alpha, const void* a, int lda, const void* b, int ldb, double beta, void* c,
-          int ldc) {
+namespace {
+
+// What gemm and gemm_strided_batched share: the dtype check, the handle, the
+// lock under which the math mode is set and the call is issued, the count,
+// and the refusal message.
+template <typename Call32, typename Call64>
+void issue_gemm(int32_t device, DType dtype, const char* what, Call32 call32, Call64 call64,
+                const std::string& arguments, const char* name32, const char* name64) {
   if (dtype != DType::Float32 && dtype != DType::Float64)
-    fail(CH_ERR_DTYPE, "GEMM on cuda:", device, ": dtype ", dtype_name(dtype),
+    fail(CH_ERR_DTYPE, what, " on cuda:", device, ": dtype ", dtype_name(dtype),
          " is not supported (float32 or float64 expected)");
   cublasHandle_t h = cublas_handle(device);
   DeviceGuard guard(device);
-  const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   std::lock_guard<std::mutex> lock(libraries_of(device, "cuBLAS").gemm_mutex);
-  cublasStatus_t st;
   gemm_call_counter.fetch_add(1, std::memory_order_relaxed);
+  cublasStatus_t st;
   if (dtype == DType::Float32) {
     // ch_config_set_allow_tf32: TF32 tensor cores for float32, or not.
     check_blas(cublasSetMathMode(
                    h, config::allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
                "cublasSetMathMode");
-    const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-    st = cublasSgemm(h, ta, tb, m, n, k, &al, static_cast<const float*>(a), lda,
-                     static_cast<const float*>(b), ldb, &be, static_cast<float*>(c), ldc);
+    st = call32(h);
   } else {
-    st = cublasDgemm(h, ta, tb, m, n, k, &alpha, static_cast<const double*>(a), lda,
-                     static_cast<const double*>(b), ldb, &beta, static_cast<double*>(c), ldc);
+    st = call64(h);
   }
   if (st == CUBLAS_STATUS_INVALID_VALUE)
-    fail(CH_ERR_INVALID_ARGUMENT, "GEMM on cuda:", device, ": cuBLAS refused m=", m, " n=", n,
-         " k=", k, " lda=", lda, " ldb=", ldb, " ldc=", ldc, " (trans_a=", trans_a,
-         ", trans_b=", trans_b, "): ", cublasGetStatusString(st));
-  check_blas(st, dtype == DType::Float32 ? "cublasSgemm" : "cublasDgemm");
+    fail(CH_ERR_INVALID_ARGUMENT, what, " on cuda:", device, ": cuBLAS refused ", arguments, ": ",
+         cublasGetStatusString(st));
+  check_blas(st, dtype == DType::Float32 ? name32 : name64);
+}
+
+std::string describe(int m, int n, int k, int lda, int ldb, int ldc, bool trans_a, bool trans_b,
+                     const char* more) {
+  return "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+         " lda=" + std::to_string(lda) + " ldb=" + std::to_string(ldb) +
+         " ldc=" + std::to_string(ldc) + more + " (trans_a=" + std::to_string(trans_a) +
+         ", trans_b=" + std::to_string(trans_b) + ")";
+}
+
+}  // namespace
+
+void gemm(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n, int k,
+          double alpha, const void* a, int lda, const void* b, int ldb, double beta, void* c,
+          int ldc) {
+  const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  issue_gemm(
+      device, dtype, "GEMM",
+      [&](cublasHandle_t h) {
+        const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
+        return cublasSgemm(h, ta, tb, m, n, k, &al, static_cast<const float*>(a), lda,
+                           static_cast<const float*>(b), ldb, &be, static_cast<float*>(c), ldc);
+      },
+      [&](cublasHandle_t h) {
+        return cublasDgemm(h, ta, tb, m, n, k, &alpha, static_cast<const double*>(a), lda,
+                           static_cast<const double*>(b), ldb, &beta, static_cast<double*>(c), ldc);
+      },
+      describe(m, n, k, lda, ldb, ldc, trans_a, trans_b, ""), "cublasSgemm", "cublasDgemm");
 }
 
 void gemm_strided_batched(int32_t device, DType dtype, bool trans_a, bool trans_b, int m, int n,
                           int k, double alpha, const void* a, int lda, int64_t stride_a,
                           const void* b, int ldb, int64_t stride_b, double beta, void* c, int ldc,
                           int64_t stride_c, int batch) {
-  if (dtype != DType::Float32 && dtype != DType::Float64)
-    fail(CH_ERR_DTYPE, "GEMM on cuda:", device, ": dtype ", dtype_name(dtype),
-         " is not supported (float32 or float64 expected)");
-  cublasHandle_t h = cublas_handle(device);
-  DeviceGuard guard(device);
   const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  std::lock_guard<std::mutex> lock(libraries_of(device, "cuBLAS").gemm_mutex);
-  cublasStatus_t st;
-  gemm_call_counter.fetch_add(1, std::memory_order_relaxed);
-  if (dtype == DType::Float32) {
-    check_blas(cublasSetMathMode(
-                   h, config::allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
-               "cublasSetMathMode");
-    const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-    st = cublasSgemmStridedBatched(h, ta, tb, m, n, k, &al, static_cast<const float*>(a), lda,
-                                   stride_a, static_cast<const float*>(b), ldb, stride_b, &be,
-                                   static_cast<float*>(c), ldc, stride_c, batch);
-  } else {
-    st = cublasDgemmStridedBatched(h, ta, tb, m, n, k, &alpha, static_cast<const double*>(a), lda,
-                                   stride_a, static_cast<const double*>(b), ldb, stride_b, &beta,
-                                   static_cast<double*>(c), ldc, stride_c, batch);
-  }
-  if (st == CUBLAS_STATUS_INVALID_VALUE)
-    fail(CH_ERR_INVALID_ARGUMENT, "batched GEMM on cuda:", device, ": cuBLAS refused m=", m,
-         " n=", n, " k=", k, " lda=", lda, " ldb=", ldb, " ldc=", ldc, " batch=", batch,
-         " (trans_a=", trans_a, ", trans_b=", trans_b, "): ", cublasGetStatusString(st));
-  check_blas(st,
-             dtype == DType::Float32 ? "cublasSgemmStridedBatched" : "cublasDgemmStridedBatched");
+  const std::string more = " batch=" + std::to_string(batch);
+  issue_gemm(
+      device, dtype, "batched GEMM",
+      [&](cublasHandle_t h) {
+        const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
+        return cublasSgemmStridedBatched(h, ta, tb, m, n, k, &al, static_cast<const float*>(a), lda,
+                                         stride_a, static_cast<const float*>(b), ldb, stride_b, &be,
+                                         static_cast<float*>(c), ldc, stride_c, batch);
+      },
+      [&](cublasHandle_t h) {
+        return cublasDgemmStridedBatched(h, ta, tb, m, n, k, &alpha, static_cast<const double*>(a),
+                                         lda, stride_a, static_cast<const double*>(b), ldb,
+                                         stride_b, &beta, static_cast<double*>(c), ldc, stride_c,
+                                         batch);
+      },
+      describe(m, n, k, lda, ldb, ldc, trans_a, trans_b, more.c_str()), "cublasSgemmStridedBatched",
+      "cublasDgemmStridedBatched");
 }
 
 }  // namespace chainerc::cuda

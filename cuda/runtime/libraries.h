@@ -2,7 +2,7 @@
 // a cuBLAS handle (its workspace from the device's caching allocator) and a
 // cuRAND generator seeded from CH_SEED (mixed with the device index, so each
 // device draws a different, reproducible sequence) or from entropy.
-// Both work on the device's default stream.
+// Both work on the device's engine stream (streams.h).
 #pragma once
 
 #include <cublas_v2.h>
@@ -29,7 +29,7 @@ uint64_t device_seed(uint64_t base, int32_t device);
 void check_blas(cublasStatus_t st, const char* call);
 
 // The one GEMM entry point of the CUDA backend: column-major
-// C = alpha * op(A) * op(B) + beta * C on device `device`'s default stream,
+// C = alpha * op(A) * op(B) + beta * C on device `device`'s engine stream,
 // op(A) m x k, op(B) k x n, C m x n, as cublas<t>gemm (float32 or float64).
 // Under -Dcuda-emulation=true a reference over OpenBLAS with cuBLAS's checks.
 // Arguments cuBLAS refuses throw Error(CH_ERR_INVALID_ARGUMENT) naming them.

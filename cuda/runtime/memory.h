@@ -1,6 +1,8 @@
 // Device memory of the CUDA backend: one caching allocator per device over
 // cudaMalloc/cudaFree (see src/core/caching_allocator.h). Kernels, cuBLAS and
-// cuDNN workspaces all take their memory from here.
+// cuDNN workspaces all take their memory from here. The allocator's stream
+// key null stands for the device's engine stream (streams.h); blocks used on
+// other streams too are told so with record_stream.
 #pragma once
 
 #include <cstdint>

@@ -109,8 +109,12 @@ CH_API ch_status ch_memory_empty_cache(ch_device device);
  * ch_functions_copy, which moves its input to another device). */
 
 /* A copy of `array` on `device`: host to device, device to host, between
- * devices or on the same device (always a new buffer). The copy is complete
- * when the call returns. *out: new reference; release with ch_array_release. */
+ * devices or on the same device (always a new buffer). The source may be
+ * changed once the call returns and the result reads as the copy; a copy to
+ * a CUDA device may still be queued there (through page-locked staging
+ * memory and the device's copy stream, overlapping the work queued before
+ * it; <ch/cuda.h>), a copy to the host is complete.
+ * *out: new reference; release with ch_array_release. */
 CH_API ch_status ch_array_to_device(ch_array** out, const ch_array* array, ch_device device);
 /* Copy the elements of `src` into `dst` (same dtype and number of elements,
  * any devices); complete when the call returns. */

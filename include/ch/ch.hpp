@@ -44,4 +44,6 @@
 #include <ch/optimizer.hpp>
 #include <ch/variable.hpp>
 
+#include <ch/cuda_graph.hpp>  // ch::CudaGraph
+
 #endif  // CH_CH_HPP

@@ -197,10 +197,12 @@ CH_API ch_status ch_context_function(ch_function** out, const ch_context* ctx);
  * for an invalid context. Cannot fail. */
 CH_API ch_device ch_context_device(const ch_context* ctx);
 /* The CUDA stream (a cudaStream_t) a GPU callback queues its work on: the
- * stream chainerc's own kernels of this device use. Today that is CUDA's
- * default (legacy) stream, which is the NULL cudaStream_t, so the result is
- * NULL: pass it as is to cudaMemcpyAsync / kernel launches / cublasSetStream.
- * NULL also for a CPU callback or an invalid context. Borrowed. Cannot fail. */
+ * stream chainerc's own kernels of this device use (the device's engine
+ * stream, non-blocking: it does not wait for CUDA's legacy default stream, so
+ * work queued on NULL instead is NOT ordered with chainerc's). Pass it to
+ * cudaMemcpyAsync / kernel launches / cublasSetStream. NULL for a CPU
+ * callback or an invalid context. Borrowed; valid for the life of the
+ * process. Cannot fail. */
 CH_API void* ch_context_stream(const ch_context* ctx);
 
 #ifdef __cplusplus

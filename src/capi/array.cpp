@@ -40,13 +40,14 @@ ch_status ch_array_new(ch_array** out, ch_dtype dtype, const int64_t* shape, int
                        const void* data, ch_device device) {
   CH_API_BEGIN
   require_out(out, __func__);
-  Array a = Array::empty(dtype_arg(dtype, __func__), Shape::from_c(shape, ndim, __func__),
-                         device_arg(device, __func__));
-  if (a.nbytes()) {
-    if (!data) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": data is NULL for ", a.describe());
-    copy_bytes(a.raw(), a.device(), data, Device{}, a.nbytes());
-  }
-  *out = new_array_handle(std::move(a));
+  const DType dt = dtype_arg(dtype, __func__);
+  const Shape s = Shape::from_c(shape, ndim, __func__);
+  const Device d = device_arg(device, __func__);
+  const size_t nbytes = s.checked_nbytes(dtype_size(dt), __func__);
+  if (nbytes && !data)
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": data is NULL for ",
+         Array::empty(dt, s, d).describe());
+  *out = new_array_handle(Array::from_host(dt, s, data, d));
   CH_API_END
 }
 

@@ -22,6 +22,21 @@ Stream& stream_of(const ch_stream* h, const char* who) {
   return handle_object<Stream>(h, HandleKind::Stream, who, "stream");
 }
 
+DeviceGraph& graph_of(const ch_cuda_graph* h, const char* who) {
+  return handle_object<DeviceGraph>(h, HandleKind::CudaGraph, who, "graph");
+}
+
+// The CUDA backend of a device that can capture: CH_ERR_DEVICE otherwise.
+DeviceBackend& capture_backend(ch_device device, const char* who) {
+  const Device d = Device::from_c(device);
+  if (d.type != CH_DEVICE_CUDA)
+    fail(CH_ERR_DEVICE, who, ": graphs capture a CUDA device's work, not ", d.to_string(),
+         "'s (CPU work runs at once and cannot be replayed)");
+  if (!cuda_backend())
+    fail(CH_ERR_UNSUPPORTED, who, ": this build of chainerc has no CUDA backend");
+  return backend_for(d, who);
+}
+
 }  // namespace
 
 extern "C" {
@@ -84,6 +99,16 @@ ch_status ch_cuda_seed(int32_t index, uint64_t seed) {
     cuda_device(index, __func__).seed(index, seed);
   }
   CH_API_END
+}
+
+void* ch_cuda_engine_stream(int32_t device) {
+  try {
+    DeviceBackend* b = cuda_backend();
+    if (!b || device < 0 || device >= b->device_count()) return nullptr;
+    return b->engine_stream(device);
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 ch_status ch_stream_new(ch_stream** out, ch_device device) {
@@ -162,6 +187,73 @@ ch_status ch_array_copy_from_async(ch_array* dst, const ch_array* src, ch_stream
   const Array& d = mutable_array_of(dst, __func__, "dst");
   const Array& s = array_of(src, __func__, "src");
   stream_of(stream, __func__).copy_async(d, s, __func__);
+  CH_API_END
+}
+
+ch_status ch_cuda_graph_begin_capture(ch_device device) {
+  CH_API_BEGIN
+  capture_backend(device, __func__).begin_capture(device.index);
+  CH_API_END
+}
+
+ch_status ch_cuda_graph_end_capture(ch_cuda_graph** out, ch_device device) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  std::shared_ptr<DeviceGraph> g = capture_backend(device, __func__).end_capture(device.index);
+  *out = static_cast<ch_cuda_graph*>(handle_new(HandleKind::CudaGraph, std::move(g)));
+  CH_API_END
+}
+
+ch_status ch_cuda_graph_replay(ch_cuda_graph* graph) {
+  CH_API_BEGIN
+  graph_of(graph, __func__).replay();
+  CH_API_END
+}
+
+ch_status ch_cuda_graph_replay_with(ch_cuda_graph* graph, ch_array* const* targets,
+                                    const ch_array* const* values, int32_t n) {
+  CH_API_BEGIN
+  DeviceGraph& g = graph_of(graph, __func__);
+  if (n < 0) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": n = ", n, " is negative");
+  if (n > 0 && (!targets || !values))
+    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": targets or values is NULL with n = ", n);
+  std::vector<std::pair<const Array*, const Array*>> copies;
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string t = "targets[" + std::to_string(i) + "]";
+    const std::string v = "values[" + std::to_string(i) + "]";
+    const Array& dst = mutable_array_of(targets[i], __func__, t.c_str());
+    const Array& src = array_of(values[i], __func__, v.c_str());
+    if (dst.device() != g.device())
+      fail(CH_ERR_DEVICE, __func__, ": ", t, " is a ", dst.describe(), ", not on the graph's ",
+           g.device().to_string());
+    if (dst.dtype() != src.dtype())
+      fail(CH_ERR_DTYPE, __func__, ": ", v, " is a ", src.describe(), " but ", t, " is a ",
+           dst.describe(), " (a replay reads the captured dtype)");
+    if (dst.shape() != src.shape())
+      fail(CH_ERR_SHAPE, __func__, ": ", v, " is a ", src.describe(), " but ", t, " is a ",
+           dst.describe(), " (a replay cannot change shapes: capture a graph for each)");
+    copies.emplace_back(&dst, &src);
+  }
+  for (auto& c : copies)
+    copy_bytes(c.first->raw_for_write(), c.first->device(), c.second->raw(), c.second->device(),
+               c.second->nbytes());
+  g.replay();
+  CH_API_END
+}
+
+ch_device ch_cuda_graph_device(const ch_cuda_graph* graph) {
+  const std::shared_ptr<void>* p = handle_find(graph, HandleKind::CudaGraph);
+  return p ? static_cast<const DeviceGraph*>(p->get())->device().to_c() : ch_device{0, 0};
+}
+
+int64_t ch_cuda_graph_size(const ch_cuda_graph* graph) {
+  const std::shared_ptr<void>* p = handle_find(graph, HandleKind::CudaGraph);
+  return p ? static_cast<const DeviceGraph*>(p->get())->size() : -1;
+}
+
+ch_status ch_cuda_graph_release(ch_cuda_graph* graph) {
+  CH_API_BEGIN
+  handle_release(graph, HandleKind::CudaGraph, __func__);
   CH_API_END
 }
 

@@ -3,6 +3,7 @@
 
 #include "api.h"
 #include "capi/callback_function.h"
+#include "core/device_backend.h"
 
 using namespace chainerc;
 using namespace chainerc::capi;
@@ -273,10 +274,18 @@ ch_device ch_context_device(const ch_context* ctx) {
 }
 
 void* ch_context_stream(const ch_context* ctx) {
-  // chainerc's CUDA kernels are launched on the default stream (nullptr),
-  // whatever the context: see the contract in include/ch/function.h.
-  (void)ctx;
-  return nullptr;
+  // The engine stream of the callback's device, on which chainerc's CUDA
+  // kernels run: see the contract in include/ch/function.h.
+  const std::shared_ptr<void>* p = handle_find(ctx, HandleKind::Context);
+  if (!p) return nullptr;
+  const Device d = static_cast<const CallbackContext*>(p->get())->device;
+  if (d.is_cpu()) return nullptr;
+  try {
+    DeviceBackend* b = cuda_backend();
+    return b ? b->engine_stream(d.index) : nullptr;
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 ch_status ch_context_function(ch_function** out, const ch_context* ctx) {

@@ -115,6 +115,8 @@ std::string describe(HandleKind kind, const void* object) {
       return "elementwise kernel";
     case HandleKind::ReductionKernel:
       return "reduction kernel";
+    case HandleKind::CudaGraph:
+      return "CUDA graph";
   }
   return "";
 }
@@ -145,6 +147,8 @@ const char* handle_kind_name(HandleKind kind) {
       return "ch_elementwise_kernel";
     case HandleKind::ReductionKernel:
       return "ch_reduction_kernel";
+    case HandleKind::CudaGraph:
+      return "ch_cuda_graph";
   }
   return "handle";
 }

@@ -25,8 +25,9 @@ enum class HandleKind : uint8_t {
   Stream = 7,
   ElementwiseKernel = 8,
   ReductionKernel = 9,
+  CudaGraph = 10,
 };
-constexpr int kHandleKindCount = 10;            // one past the largest kind
+constexpr int kHandleKindCount = 11;            // one past the largest kind
 const char* handle_kind_name(HandleKind kind);  // "ch_array", ...
 
 // New handle with reference count 1 owning `object`. The object of a

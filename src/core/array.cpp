@@ -301,7 +301,24 @@ Array Array::reshaped(const Shape& shape) const {
 
 Array Array::copy() const { return to_device(device()); }
 
+Array Array::from_host(DType dtype, const Shape& shape, const void* data, Device device) {
+  const size_t n = shape.checked_nbytes(dtype_size(dtype), "array");
+  if (device.is_cpu() || n == 0) {
+    Array a = empty(dtype, shape, device);
+    copy_bytes(a.raw(), device, data, Device{}, n);
+    return a;
+  }
+  // A fresh device array: allocated for the backend's upload stream, so that
+  // its copy need not wait for the device's queued work.
+  DeviceBackend& b = backend_for(device, "copy");
+  Array a(Buffer::allocate(n, device, b.upload_stream(device.index)), dtype, shape);
+  b.upload(a.raw(), device.index, data, n);
+  return a;
+}
+
 Array Array::to_device(Device device, void* stream, bool pinned) const {
+  if (!stream && !device.is_cpu() && this->device().is_cpu())
+    return from_host(dtype_, shape_, raw(), device);
   Array out = pinned && device.is_cpu()
                   ? Array(Buffer::allocate_pinned(nbytes()), dtype_, shape_)
                   : Array(Buffer::allocate(nbytes(), device, stream), dtype_, shape_);

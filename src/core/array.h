@@ -274,6 +274,9 @@ class Array {
   // With a backend stream the copy is queued on it; `pinned` puts a CPU
   // result in page-locked memory.
   Array to_device(Device device, void* stream = nullptr, bool pinned = false) const;
+  // A new array on `device` holding the host bytes at `data` (which may be
+  // reused on return; a device copy may still be queued, see DeviceBackend::upload).
+  static Array from_host(DType dtype, const Shape& shape, const void* data, Device device);
   void fill(double value);               // any device
   double get(int64_t flat_index) const;  // element as double (any dtype, any device)
   std::string describe() const;          // "float32 array of shape (2, 3) on cpu"

@@ -45,17 +45,25 @@ void set_oom_hook(OomHook hook, void* user_data) {
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mutex_);
+  capture_pool_ = 0;
+  for (auto& be : pending_events_) raw_.event_release(be.second);
   release_cached();
   // Segments with blocks still in use are left alone (their arrays may still
   // read them); only the block records go.
-  for (Block* b : free_) delete b;
-  for (auto& kv : live_) delete kv.second;
+  std::set<Block*> blocks(free_.begin(), free_.end());
+  for (auto& kv : live_) blocks.insert(kv.second);
+  for (auto& be : pending_events_) blocks.insert(be.first);
+  for (auto& kv : held_) blocks.insert(kv.second.begin(), kv.second.end());
+  for (Block* b : blocks) delete b;
 }
 
-CachingAllocator::Block* CachingAllocator::take_free(size_t size, bool small, void* stream) {
+CachingAllocator::Block* CachingAllocator::take_free(size_t size, bool small, int pool,
+                                                     void* stream) {
   Block key{nullptr, size, stream, small};
+  key.pool = pool;
   auto it = free_.lower_bound(&key);
-  if (it == free_.end() || (*it)->small != small || (*it)->stream != stream) return nullptr;
+  if (it == free_.end() || (*it)->small != small || (*it)->pool != pool || (*it)->stream != stream)
+    return nullptr;
   Block* b = *it;
   free_.erase(it);
   return b;
@@ -66,6 +74,7 @@ void CachingAllocator::split(Block* b, size_t size) {
   bool worth = b->small ? rest >= kRound : rest > kSmallRequest;
   if (!worth) return;
   Block* r = new Block{b->ptr + size, rest, b->stream, b->small};
+  r->pool = b->pool;
   r->prev = b;
   r->next = b->next;
   if (b->next) b->next->prev = r;
@@ -75,23 +84,38 @@ void CachingAllocator::split(Block* b, size_t size) {
 }
 
 void* CachingAllocator::try_allocate(size_t size, bool small, void* stream) {
-  Block* b = take_free(size, small, stream);
+  if (!pending_events_.empty()) process_events();
+  Block* b = take_free(size, small, capture_pool_, stream);
+  // Short of memory: first wait for the events of the blocks freed while
+  // other streams used them (a host synchronisation, on this path only).
+  auto reclaim = [&] {
+    if (pending_events_.empty() || capture_pool_ != 0) return false;
+    wait_events();
+    b = take_free(size, small, capture_pool_, stream);
+    return b != nullptr;
+  };
   if (!b) {
-    size_t seg = small ? kSmallSegment : round_up(size, kLargeRound);
-    if (limit_ && reserved_ + seg > limit_) {
+    const size_t seg = small ? kSmallSegment : round_up(size, kLargeRound);
+    void* p = nullptr;
+    if (limit_ && reserved_ + seg > limit_ && !reclaim()) {
       release_cached();
       if (reserved_ + seg > limit_) return nullptr;
     }
-    void* p = raw_.allocate(seg);
-    if (!p) {
-      if (release_cached() == 0) return nullptr;
+    if (!b) {
       p = raw_.allocate(seg);
-      if (!p) return nullptr;
+      if (!p && !reclaim()) {
+        if (release_cached() == 0) return nullptr;
+        p = raw_.allocate(seg);
+        if (!p) return nullptr;
+      }
     }
-    stats_.cache_misses++;
-    reserved_ += seg;
-    b = new Block{static_cast<char*>(p), seg, stream, small};
-    segments_.emplace(b->ptr, seg);
+    if (p) {
+      stats_.cache_misses++;
+      reserved_ += seg;
+      b = new Block{static_cast<char*>(p), seg, stream, small};
+      b->pool = capture_pool_;
+      segments_.emplace(b->ptr, seg);
+    }
   }
   split(b, size);
   b->allocated = true;
@@ -105,6 +129,8 @@ void* CachingAllocator::try_allocate(size_t size, bool small, void* stream) {
 
 size_t CachingAllocator::release_cached() {
   size_t released = 0;
+  // During a capture nothing goes back (cudaFree is not stream-ordered).
+  if (capture_pool_ != 0) return 0;
   for (auto it = free_.begin(); it != free_.end();) {
     Block* b = *it;
     // A whole segment is free when its only block is free.
@@ -162,10 +188,36 @@ void CachingAllocator::deallocate(void* ptr) noexcept {
   if (it == live_.end()) return;
   Block* b = it->second;
   live_.erase(it);
+  if (capture_pool_ != 0 && b->pool != capture_pool_) {
+    // Used by the capture, perhaps: the graph's replays may still use it.
+    b->uses.clear();
+    held_[capture_pool_].push_back(b);
+    return;
+  }
+  for (void* s : b->uses) {
+    void* ev = nullptr;
+    try {
+      ev = raw_.record_event(s);  // null when the raw allocator waited instead
+    } catch (...) {
+    }
+    if (ev) {
+      pending_events_.emplace_back(b, ev);
+      ++b->events;
+    }
+  }
+  b->uses.clear();
+  if (b->events == 0) free_block(b);
+}
+
+void CachingAllocator::free_block(Block* b) {
   b->allocated = false;
   stats_.bytes_in_use -= static_cast<int64_t>(b->size);
-  // Merge with free neighbours; the lower block absorbs the upper one.
-  if (b->next && !b->next->allocated) {
+  // Merge with free neighbours of the same pool; the lower block absorbs the
+  // upper one.
+  auto mergeable = [b](const Block* n) {
+    return n && !n->allocated && n->events == 0 && n->pool == b->pool;
+  };
+  if (mergeable(b->next)) {
     Block* n = b->next;
     free_.erase(n);
     b->size += n->size;
@@ -173,7 +225,7 @@ void CachingAllocator::deallocate(void* ptr) noexcept {
     if (n->next) n->next->prev = b;
     delete n;
   }
-  if (b->prev && !b->prev->allocated) {
+  if (mergeable(b->prev)) {
     Block* p = b->prev;
     free_.erase(p);
     p->size += b->size;
@@ -184,6 +236,87 @@ void CachingAllocator::deallocate(void* ptr) noexcept {
   }
   free_.insert(b);
   stats_.bytes_cached = static_cast<int64_t>(reserved_) - stats_.bytes_in_use;
+}
+
+void CachingAllocator::process_events() {
+  std::vector<std::pair<Block*, void*>> still;
+  for (auto& be : pending_events_) {
+    if (!raw_.event_done(be.second)) {
+      still.push_back(be);
+      continue;
+    }
+    raw_.event_release(be.second);
+    if (--be.first->events == 0) free_block(be.first);
+  }
+  pending_events_.swap(still);
+}
+
+void CachingAllocator::wait_events() {
+  for (auto& be : pending_events_) raw_.event_wait(be.second);
+  process_events();
+}
+
+void CachingAllocator::record_stream(void* ptr, void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = live_.find(ptr);
+  if (it == live_.end()) return;
+  Block* b = it->second;
+  if (stream == b->stream) return;
+  for (void* s : b->uses)
+    if (s == stream) return;
+  b->uses.push_back(stream);
+}
+
+int CachingAllocator::begin_private_pool() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (capture_pool_ != 0)
+    fail(CH_ERR_INVALID_ARGUMENT, "memory of ", device_.to_string(),
+         ": a graph's private pool is open already (one capture at a time on a device)");
+  capture_pool_ = next_pool_++;
+  held_[capture_pool_];
+  return capture_pool_;
+}
+
+void CachingAllocator::end_private_pool() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  capture_pool_ = 0;
+}
+
+void CachingAllocator::release_private_pool(int id) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (id == 0) return;
+  if (capture_pool_ == id) capture_pool_ = 0;
+  // Every block of the pool joins the common cache: free ones re-keyed, the
+  // ones in use or waiting for events when they are freed.
+  std::vector<Block*> free_of_pool;
+  for (Block* b : free_)
+    if (b->pool == id) free_of_pool.push_back(b);
+  for (Block* b : free_of_pool) {
+    // Taken out, and counted in use until free_block puts it back, so that
+    // no neighbour merges with it meanwhile.
+    free_.erase(b);
+    b->pool = 0;
+    b->allocated = true;
+    stats_.bytes_in_use += static_cast<int64_t>(b->size);
+  }
+  for (auto& kv : live_)
+    if (kv.second->pool == id) kv.second->pool = 0;
+  for (auto& be : pending_events_)
+    if (be.first->pool == id) be.first->pool = 0;
+  for (Block* b : free_of_pool) free_block(b);
+  auto h = held_.find(id);
+  if (h != held_.end()) {
+    std::vector<Block*> held = std::move(h->second);
+    held_.erase(h);
+    for (Block* b : held) free_block(b);
+  }
+}
+
+size_t CachingAllocator::blocks_waiting_for_events() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::set<Block*> blocks;
+  for (auto& be : pending_events_) blocks.insert(be.first);
+  return blocks.size();
 }
 
 ch_memory_stats CachingAllocator::stats() {
@@ -198,6 +331,7 @@ size_t CachingAllocator::reserved() {
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (capture_pool_ == 0) wait_events();
   release_cached();
 }
 

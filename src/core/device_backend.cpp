@@ -19,6 +19,16 @@ void DeviceBackend::accumulate(Array& acc, const Array&) {
        " needs the device's add kernel, which this build does not have");
 }
 
+void DeviceBackend::begin_capture(int32_t index) {
+  fail(CH_ERR_UNSUPPORTED, "graph capture: device ", index,
+       " of this backend cannot capture its work into a graph");
+}
+
+std::shared_ptr<DeviceGraph> DeviceBackend::end_capture(int32_t index) {
+  fail(CH_ERR_UNSUPPORTED, "graph capture: device ", index,
+       " of this backend cannot capture its work into a graph");
+}
+
 DeviceBackend& backend_for(Device device, const char* who) {
   if (device.is_cpu()) {
     if (device.index != 0)

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "dtype.h"
@@ -19,8 +20,20 @@ namespace chainerc {
 class Array;
 
 // A backend's stream: an opaque handle (cudaStream_t for CUDA); null means
-// the device's default stream, on which the engine's own work runs.
+// the device's engine stream, on which the engine's own work runs.
 using StreamHandle = void*;
+
+// A captured sequence of a device's work (a CUDA graph), replayed as a whole
+// on the device's engine stream. Made by DeviceBackend::end_capture.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  virtual Device device() const = 0;
+  // Queue the captured work once more (no host synchronisation).
+  virtual void replay() = 0;
+  // Work items recorded (kernels, copies, memsets, library calls).
+  virtual int64_t size() const = 0;
+};
 
 class DeviceBackend {
  public:
@@ -42,10 +55,24 @@ class DeviceBackend {
   virtual void deallocate_pinned(void* ptr) noexcept = 0;
 
   // Copy nbytes between any two devices (CPU included). With a null stream
-  // the copy is complete when copy() returns; with a stream it is queued on
-  // it (asynchronous where the host side is page-locked).
+  // the copy is ordered with the engine's work: a copy to the host is
+  // complete when copy() returns, one from the host may still be queued
+  // (the source may be reused at once), one between devices is queued.
+  // With a stream it is queued on it (asynchronous where the host side is
+  // page-locked), after the engine's earlier work and before its later work.
   virtual void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
                     StreamHandle stream) = 0;
+  // Fresh arrays from host data: allocate on upload_stream(index), then
+  // upload() (the source may be reused on return; the engine's later work
+  // sees the data). Where the backend has a copy stream, the copy overlaps
+  // the engine's queued work. The defaults: the engine stream, copy().
+  virtual StreamHandle upload_stream(int32_t index) {
+    (void)index;
+    return nullptr;
+  }
+  virtual void upload(void* dst, int32_t index, const void* src, size_t nbytes) {
+    copy(dst, Device{CH_DEVICE_CUDA, index}, src, Device{}, nbytes, nullptr);
+  }
   // Set n elements of `dtype` at device memory `ptr` to `value`.
   virtual void fill(int32_t index, void* ptr, DType dtype, int64_t n, double value) = 0;
   // Fill a float array on the device from the device's cuRAND generator:
@@ -71,6 +98,20 @@ class DeviceBackend {
   virtual void stream_destroy(int32_t index, StreamHandle stream) noexcept = 0;
   // Reseed the random generator of device `index`.
   virtual void seed(int32_t index, uint64_t seed) = 0;
+  // The native handle of device `index`'s engine stream (host code queues its
+  // own work there to be ordered with the engine's); null where none.
+  virtual StreamHandle engine_stream(int32_t index) {
+    (void)index;
+    return nullptr;
+  }
+  // Graph capture of device `index`'s engine work (CUDA graphs). The
+  // defaults refuse with CH_ERR_UNSUPPORTED.
+  virtual void begin_capture(int32_t index);
+  virtual std::shared_ptr<DeviceGraph> end_capture(int32_t index);
+  virtual bool capturing(int32_t index) {
+    (void)index;
+    return false;
+  }
 
   // acc += x elementwise (float arrays of one shape and dtype on one device
   // of this backend): how backward sums the gradients a variable receives.

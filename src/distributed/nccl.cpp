@@ -123,7 +123,9 @@ void nccl_allreduce_mean(Comm& c, const std::vector<ch_array*>& arrays, ch_dtype
     check_cuda(cudaMalloc(&s.buffer, total), who, "cudaMalloc of the flat gradient buffer");
     s.capacity = total;
   }
-  cudaStream_t stream = nullptr;  // the default stream, ordered with chainerc's work
+  // The device's engine stream: ordered with chainerc's work, which does not
+  // wait for the legacy default stream.
+  cudaStream_t stream = static_cast<cudaStream_t>(ch_cuda_engine_stream(device));
   char* buf = static_cast<char*>(s.buffer);
   size_t off = 0;
   for (ch_array* a : arrays) {

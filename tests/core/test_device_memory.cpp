@@ -2,7 +2,8 @@
 //  - CachingAllocator over a fake raw allocator that can be made to fail:
 //    reuse, splitting and merging, statistics, streams, steady state, random
 //    stress without growth, the limit, the out-of-memory hook and its retry,
-//    empty_cache, and recovery after out-of-memory;
+//    empty_cache, and recovery after out-of-memory; blocks used on other
+//    streams reused after their events (record_stream); graph-private pools;
 //  - arrays on a CUDA device are never read on the host: every built-in
 //    function refuses them with CH_ERR_DEVICE (a fake device pointer that
 //    would crash if dereferenced);
@@ -398,6 +399,117 @@ TEST(CachingAllocator, EmptyCacheKeepsSegmentsInUse) {
   a.deallocate(p);
   a.empty_cache();
   EXPECT_EQ(raw.used, 0u);
+}
+
+// A raw allocator with streams: events it records complete when told to
+// (as a GPU finishes a stream's work), and waiting for one completes it.
+class FakeRawWithEvents final : public RawAllocator {
+ public:
+  FakeRaw raw;
+  struct Event {
+    void* stream;
+    bool done = false;
+  };
+  std::vector<Event*> events;
+  int waits = 0;
+  int released = 0;
+  void* allocate(size_t n) override { return raw.allocate(n); }
+  void deallocate(void* p, size_t n) noexcept override { raw.deallocate(p, n); }
+  void* record_event(void* stream) override {
+    events.push_back(new Event{stream});
+    return events.back();
+  }
+  bool event_done(void* e) override { return static_cast<Event*>(e)->done; }
+  void event_wait(void* e) override {
+    ++waits;
+    static_cast<Event*>(e)->done = true;
+  }
+  void event_release(void* e) noexcept override {
+    ++released;
+    (void)e;  // kept in `events` for the test to inspect
+  }
+  ~FakeRawWithEvents() override {
+    for (Event* e : events) delete e;
+  }
+};
+
+TEST(CachingAllocator, ABlockUsedOnAnotherStreamWaitsForItsEvent) {
+  FakeRawWithEvents raw;
+  CachingAllocator a(kDev, raw);
+  int s1 = 0, s2 = 0;
+  void* p = a.allocate(3 * MiB, &s1);  // a segment of its own
+  a.record_stream(p, &s2);
+  a.record_stream(p, &s2);  // once per stream
+  a.record_stream(p, &s1);  // its own stream: nothing
+  a.deallocate(p);
+  ASSERT_EQ(raw.events.size(), 1u);
+  EXPECT_EQ(raw.events[0]->stream, &s2);
+  EXPECT_EQ(a.blocks_waiting_for_events(), 1u);
+  EXPECT_EQ(a.stats().bytes_in_use, static_cast<int64_t>(4 * MiB)) << "counted until reusable";
+  void* q = a.allocate(3 * MiB, &s1);
+  EXPECT_NE(q, p) << "reused before the other stream was done with it";
+  raw.events[0]->done = true;
+  void* r = a.allocate(3 * MiB, &s1);
+  EXPECT_EQ(r, p);
+  EXPECT_EQ(raw.released, 1);
+  EXPECT_EQ(raw.waits, 0) << "no waiting where memory was there";
+  a.deallocate(q);
+  a.deallocate(r);
+  EXPECT_EQ(a.stats().bytes_in_use, 0);
+}
+
+TEST(CachingAllocator, ShortOfMemoryItWaitsForEventsBeforeFailing) {
+  FakeRawWithEvents raw;
+  raw.raw.capacity = 4 * MiB;
+  CachingAllocator a(kDev, raw);
+  int s1 = 0, s2 = 0;
+  void* p = a.allocate(3 * MiB, &s1);
+  a.record_stream(p, &s2);
+  a.deallocate(p);
+  void* q = a.allocate(3 * MiB, &s1);  // the device is full: the event is waited for
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(raw.waits, 1);
+  a.deallocate(q);
+  // empty_cache waits too, then returns the segment.
+  q = a.allocate(3 * MiB, &s1);
+  a.record_stream(q, &s2);
+  a.deallocate(q);
+  a.empty_cache();
+  EXPECT_EQ(raw.waits, 2);
+  EXPECT_EQ(raw.raw.used, 0u);
+}
+
+TEST(CachingAllocator, APrivatePoolKeepsItsMemoryUntilReleased) {
+  FakeRaw raw;
+  CachingAllocator a(kDev, raw);
+  void* before = a.allocate(4096);  // the common cache
+  const int pool = a.begin_private_pool();
+  EXPECT_GT(pool, 0);
+  EXPECT_EQ(error_of([&] { a.begin_private_pool(); }).status(), CH_ERR_INVALID_ARGUMENT);
+  void* in = a.allocate(4096);
+  EXPECT_EQ(raw.allocations, 2) << "the pool has segments of its own";
+  // Freed during the capture: a block from outside is held (the graph may
+  // use it), one of the pool's is reused within the capture.
+  a.deallocate(before);
+  void* again = a.allocate(4096);
+  EXPECT_NE(again, before);
+  a.deallocate(again);
+  EXPECT_EQ(a.allocate(4096), again);
+  a.empty_cache();  // nothing goes back during a capture
+  EXPECT_EQ(raw.live.size(), 2u);
+  a.end_private_pool();
+  // Outside: neither the pool's memory nor the held block.
+  void* outside = a.allocate(4096);
+  EXPECT_NE(outside, before);
+  EXPECT_NE(outside, in);
+  EXPECT_NE(outside, again);
+  a.deallocate(outside);
+  a.release_private_pool(pool);
+  a.deallocate(in);
+  a.deallocate(again);
+  EXPECT_EQ(a.stats().bytes_in_use, 0);
+  a.empty_cache();
+  EXPECT_EQ(raw.used, 0u) << "every segment returns after the pool's release";
 }
 
 // A CUDA array whose pointer would crash if the host touched it.

@@ -137,7 +137,9 @@ TEST(GpuCallbacks, ContextNamesTheDeviceAndStreamAndMakesTheDeviceCurrent) {
   EXPECT_EQ(seen.forward_cpu, 0);
   EXPECT_EQ(seen.device.type, CH_DEVICE_CUDA);
   EXPECT_EQ(seen.device.index, dev);
-  EXPECT_EQ(seen.stream, nullptr);  // the default stream, which chainerc's kernels use
+  // The device's engine stream, on which chainerc's kernels run.
+  EXPECT_EQ(seen.stream, ch_cuda_engine_stream(dev));
+  EXPECT_NE(seen.stream, nullptr);
   EXPECT_EQ(seen.current, dev);
   EXPECT_TRUE(seen.device_pointers);
   ASSERT_CH_OK(ch_cuda_current_device(&cur));
@@ -241,7 +243,7 @@ TEST(GpuCallbacks, CppFunctionBaseSeesItsDeviceAndStream) {
     EXPECT_EQ(f.gpu_calls, 1);
     EXPECT_EQ(f.seen.type, CH_DEVICE_CUDA);
     EXPECT_EQ(f.seen.index, dev);
-    EXPECT_EQ(f.stream, nullptr);
+    EXPECT_EQ(f.stream, ch_cuda_engine_stream(dev));
     EXPECT_EQ(f.current, dev);
     EXPECT_EQ(ch_array_device(y.data().get()).index, dev);
   }

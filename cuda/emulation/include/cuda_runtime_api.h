@@ -1,7 +1,9 @@
 // Emulated CUDA runtime API (-Dcuda-emulation=true): the subset chainerc's
 // CUDA backend calls, with the real runtime's names, error codes and
 // semantics, over host memory. Two devices, cuda:0 and cuda:1; streams are
-// in-order queues whose work runs synchronously when queued; the last error
+// in-order queues whose work runs when queued unless it must wait (for an
+// event of another stream, or a stream a test holds: runtime.cpp), with
+// events, graph capture and replay; the last error
 // is per thread and cleared by cudaGetLastError, as in the real runtime.
 // Implemented in cuda/emulation/runtime.cpp. Never part of a release build.
 #pragma once
@@ -22,10 +24,16 @@ enum cudaError {
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
+  cudaErrorIllegalState = 401,
   cudaErrorNotReady = 600,
   cudaErrorIllegalAddress = 700,
   cudaErrorLaunchOutOfResources = 701,
   cudaErrorLaunchFailure = 719,
+  cudaErrorStreamCaptureUnsupported = 900,
+  cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureIsolation = 905,
+  cudaErrorStreamCaptureImplicit = 906,
+  cudaErrorStreamCaptureWrongThread = 908,
 };
 typedef enum cudaError cudaError_t;
 
@@ -61,8 +69,23 @@ enum cudaFuncAttribute {
 
 struct CUstream_st;
 struct CUevent_st;
+struct CUgraph_st;
+struct CUgraphExec_st;
 typedef struct CUstream_st* cudaStream_t;
 typedef struct CUevent_st* cudaEvent_t;
+typedef struct CUgraph_st* cudaGraph_t;
+typedef struct CUgraphExec_st* cudaGraphExec_t;
+
+enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2,
+};
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2,
+};
 
 struct uint3 {
   unsigned int x, y, z;
@@ -108,7 +131,24 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
+
+// Graphs: work queued on a stream between cudaStreamBeginCapture and
+// cudaStreamEndCapture is recorded, not run; cudaGraphLaunch queues it again.
+// During a capture (not cudaStreamCaptureModeRelaxed) the capturing thread's
+// cudaMalloc, cudaFree, cudaHostAlloc, synchronisations and pageable copies
+// are refused and invalidate it, as on a GPU; so is work on the legacy
+// stream (stricter than a GPU, which would run it outside the graph).
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus* status);
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                 unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 
 // Emulator-only queries (not CUDA API), for the emulator's tests.
 namespace chainerc::cuda::emu {
@@ -128,4 +168,12 @@ size_t bytes_allocated(int device);
 const char* last_launch_message();
 // Records the first in-kernel error (divergent barrier, trap) for the launch.
 void set_last_error(cudaError_t e);
+// Hold a stream (true): its later work waits, as on a GPU that has not got
+// to it yet, until released (false) or a synchronisation waits for it.
+void hold_stream(cudaStream_t stream, bool held);
+// Work items queued on `stream` and not yet run.
+size_t stream_pending(cudaStream_t stream);
+// cudaGraphLaunch calls so far, and the recorded items they have run.
+uint64_t graph_launches();
+uint64_t graph_work_replayed();
 }  // namespace chainerc::cuda::emu

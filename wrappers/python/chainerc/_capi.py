@@ -286,6 +286,14 @@ _decl("ch_stream_native", c_void_p, [c_void_p], optional=True)
 _decl("ch_stream_device", Device, [c_void_p], optional=True)
 _decl("ch_array_to_device_async", S, [PP, c_void_p, Device, c_void_p], optional=True)
 _decl("ch_array_copy_from_async", S, [c_void_p, c_void_p, c_void_p], optional=True)
+_decl("ch_cuda_engine_stream", c_void_p, [c_int32], optional=True)
+_decl("ch_cuda_graph_begin_capture", S, [Device], optional=True)
+_decl("ch_cuda_graph_end_capture", S, [PP, Device], optional=True)
+_decl("ch_cuda_graph_replay", S, [c_void_p], optional=True)
+_decl("ch_cuda_graph_replay_with", S, [c_void_p, POINTER(c_void_p), POINTER(c_void_p), c_int32],
+      optional=True)
+_decl("ch_cuda_graph_size", c_int64, [c_void_p], optional=True)
+_decl("ch_cuda_graph_release", S, [c_void_p], optional=True)
 
 # --- kernel.h (user kernels: cuda.elementwise / cuda.reduce) ------------------
 _decl("ch_elementwise_kernel_new", S, [PP, c_char_p, c_char_p, c_char_p, c_char_p],

@@ -18,7 +18,7 @@ struct MulAdd {
 
 fn check_context(ctx: &Context<'_>, inputs: &[Array]) {
     assert_eq!(ctx.device(), Device::Cuda(0));
-    assert!(ctx.stream().is_null(), "the default stream is null");
+    assert!(!ctx.stream().is_null(), "the device's engine stream");
     assert_eq!(device::current_device().unwrap(), 0);
     for a in inputs {
         assert_eq!(a.device(), Device::Cuda(0));
