@@ -70,18 +70,84 @@ def load_manifest(path=MANIFEST):
         f.setdefault("go", camel(f["name"]))
         f.setdefault("ops_types", {})
         options = [a for a in f["args"] if a.kind not in ("var", "vars")]
-        if len(options) > 4 and not f.get("legacy_positional"):
-            # DESIGN.md: more than four options take a versioned options struct with a
-            # CH_..._INIT initialiser; only the entry points that predate the rule are
-            # positional.
-            raise ManifestError("%s has %d options: a new function with more than four takes "
-                                "a versioned options struct (see docs/adding-a-function.md)"
-                                % (f["name"], len(options)))
+        # DESIGN.md: more than four options take a versioned options struct with a
+        # CH_..._INIT initialiser (libgit2's pattern); only the entry points that predate
+        # the rule stay positional.
+        f["options_struct"] = len(options) > 4 and not f.get("legacy_positional")
+        if f["options_struct"]:
+            check_options_struct(f, options)
         for layer in f["hand"]:
             if layer not in LAYERS:
                 raise ManifestError("%s: unknown layer %r in hand" % (f["name"], layer))
         fns.append(f)
     return env["GROUPS"], fns
+
+
+# The option kinds an options struct holds: one C field each, with a default that the
+# _INIT initialiser can spell.
+STRUCT_KINDS = ("f64", "i32", "i64", "bool", "mode", "dtype", "device")
+
+
+def check_options_struct(f, options):
+    if any(a.kind not in ("var",) for a in f["args"][:len(f["args"]) - len(options)]) or any(
+            a.kind in ("var", "vars") for a in f["args"][len(f["args"]) - len(options):]):
+        raise ManifestError("%s: the options of a versioned options struct follow its "
+                            "variables (one 'var' each)" % f["name"])
+    for a in options:
+        if a.kind not in STRUCT_KINDS:
+            raise ManifestError("%s: option %s of kind %s cannot be a field of a versioned "
+                                "options struct (kinds %s)"
+                                % (f["name"], a.name, a.kind, ", ".join(STRUCT_KINDS)))
+        if a.default is None:
+            raise ManifestError("%s: option %s has no default; every field of a versioned "
+                                "options struct needs one (NULL options mean the defaults)"
+                                % (f["name"], a.name))
+
+
+def struct_name(f):
+    return "ch_%s_options" % f["name"]
+
+
+def struct_macro(f, what):
+    return "CH_%s_OPTIONS_%s" % (f["name"].upper(), what)
+
+
+def struct_options(f):
+    return [a for a in f["args"] if a.kind not in ("var", "vars")]
+
+
+def c_struct_default(a):
+    d = a.default
+    if a.kind == "mode":
+        return {"default": "CH_MODE_DEFAULT", "train": "CH_MODE_TRAIN", "test": "CH_MODE_TEST"}[d]
+    if a.kind == "bool":
+        return "1" if d else "0"
+    if a.kind == "dtype":
+        return "CH_%s" % str(d).upper()
+    if a.kind == "device":
+        return str(d)
+    if a.kind == "f64":
+        return repr(float(d))
+    return str(int(d))
+
+
+def c_struct(f):
+    """The options struct's typedef and macros (functions.h), before the declaration."""
+    opts = struct_options(f)
+    lines = ["/* The options of ch_functions_%s. Initialise with %s: it sets the" % (
+        f["name"], struct_macro(f, "INIT")),
+        " * version and gives every field (and fields added later) its default. */",
+        "#define %s 1" % struct_macro(f, "VERSION"),
+        "typedef struct %s {" % struct_name(f),
+        "  uint32_t version; /* %s */" % struct_macro(f, "VERSION")]
+    for a in opts:
+        c = a.c_params()[0]
+        note = "default %s" % c_struct_default(a) + (", %s" % a.unit if a.unit else "")
+        lines.append("  %s; /* %s */" % (c, note))
+    lines.append("} %s;" % struct_name(f))
+    lines.append("#define %s {%s}" % (struct_macro(f, "INIT"), ", ".join(
+        [struct_macro(f, "VERSION")] + [c_struct_default(a) for a in opts])))
+    return lines
 
 
 def camel(name):
@@ -129,7 +195,11 @@ def c_params(f):
     elif f["out"]:
         ps += [p.strip() for p in f["out"].split(",")]
     for a in f["args"]:
+        if f.get("options_struct") and a.kind not in ("var", "vars"):
+            continue
         ps += a.c_params()
+    if f.get("options_struct"):
+        ps.append("const %s* options" % struct_name(f))
     return ps
 
 
@@ -162,6 +232,10 @@ def doc_lines(f):
     lines = text.split("\n")
     if f["out"] == "var" and f["keeps"] != "inputs":
         lines.append("Backward keeps %s." % f["keeps"])
+    if f.get("options_struct"):
+        lines.append("options: NULL means the defaults (%s); a version this library does "
+                     "not know is" % struct_macro(f, "INIT"))
+        lines.append("CH_ERR_INVALID_ARGUMENT naming %s and the version." % struct_name(f))
     own = ownership(f)
     if own:
         lines += own.split("\n")
@@ -229,6 +303,8 @@ def render_functions_h(groups, fns):
         for f in fns:
             if f["group"] != g:
                 continue
+            if f.get("options_struct"):
+                out += c_struct(f)
             out.append(c_comment(doc_lines(f)))
             out.append(c_decl(f))
             out.append("")
@@ -239,8 +315,8 @@ def render_functions_h(groups, fns):
 
 # ---------------------------------------------------------------- src/capi/functions_gen.cpp
 
-def capi_arg(a):
-    n, k = a.name, a.kind
+def capi_arg(a, prefix=""):
+    n, k = prefix + a.name, a.kind
     return {
         "var": 'variable_of(%s, __func__, "%s")' % (n, n),
         "f64": n, "i32": n, "i64": n,
@@ -278,10 +354,23 @@ def render_capi(groups, fns):
         out += ["// ---- %s" % g, ""]
         for f in sel:
             wrap = "new_variable_handle" if f["out"] == "var" else "new_function_handle"
-            call = "ops::%s(%s)" % (f["ops"], ", ".join(capi_arg(a) for a in f["args"]))
+            st = f.get("options_struct")
+            call = "ops::%s(%s)" % (f["ops"], ", ".join(
+                capi_arg(a, "o." if st and a.kind not in ("var", "vars") else "")
+                for a in f["args"]))
             out += ["ch_status ch_functions_%s(%s) {" % (f["name"], ", ".join(c_params(f))),
-                    "  CH_API_BEGIN", "  require_out(out, __func__);",
-                    "  *out = %s(%s);" % (wrap, call), "  CH_API_END", "}", ""]
+                    "  CH_API_BEGIN", "  require_out(out, __func__);"]
+            if st:
+                # NULL is the defaults; the library reads every version up to its own.
+                out += ["  const %s defaults = %s;" % (struct_name(f), struct_macro(f, "INIT")),
+                        "  const %s& o = options ? *options : defaults;" % struct_name(f),
+                        "  if (o.version < 1 || o.version > %s)" % struct_macro(f, "VERSION"),
+                        '    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": %s version ", o.version,'
+                        % struct_name(f),
+                        '         "; this library knows versions 1..", %s,' % struct_macro(
+                            f, "VERSION"),
+                        '         " (initialise with %s)");' % struct_macro(f, "INIT")]
+            out += ["  *out = %s(%s);" % (wrap, call), "  CH_API_END", "}", ""]
     out += ['}  // extern "C"', ""]
     return clang_format("\n".join(out), "src/capi/functions_gen.cpp")
 
