@@ -186,6 +186,13 @@ def has(f, layer):
     return layer not in f["hand"]
 
 
+def no_struct_binding(f, layer):
+    # The wrappers' keyword/named-argument forms of an options struct are not generated yet.
+    if f.get("options_struct"):
+        raise ManifestError("%s: the %s binding of a function with a versioned options struct is "
+                            "not generated yet; add '%s' to hand" % (f["name"], layer, layer))
+
+
 def c_params(f):
     ps = []
     if f["out"] == "var":
@@ -431,7 +438,14 @@ def render_cpp_block(ns, fns):
         params, args = [], []
         defaults_ok = True
         rendered = []
+        st = f.get("options_struct")
+        if st:
+            # The C struct itself, defaulting to its initialiser: set the fields you
+            # need on a copy of CH_..._OPTIONS_INIT.
+            rendered.append("const %s& options = %s" % (struct_name(f), struct_macro(f, "INIT")))
         for a in reversed(f["args"]):
+            if st and a.kind not in ("var", "vars"):
+                continue
             n, k = a.name, a.kind
             t = {"var": "const Variable&", "f64": "double", "i32": "int32_t", "i64": "int64_t",
                  "bool": "bool", "mode": "int32_t", "shape": "const Shape&", "dtype": "ch_dtype",
@@ -446,12 +460,15 @@ def render_cpp_block(ns, fns):
         params = list(reversed(rendered))
         for a in f["args"]:
             n, k = a.name, a.kind
+            if st and k not in ("var", "vars"):
+                continue
             args.append({"var": n + ".get()", "bool": "%s ? 1 : 0" % n,
                          "shape": "%s.data(), detail::shape_ndim(%s)" % (n, n)}.get(k, n))
         out += ["/// %s" % f["brief"],
                 "inline Variable %s(%s) {" % (f["cpp"][1], ", ".join(params)),
                 "  ch_variable* out = nullptr;",
-                "  check(ch_functions_%s(%s));" % (f["name"], ", ".join(["&out"] + args)),
+                "  check(ch_functions_%s(%s));" % (f["name"], ", ".join(
+                    ["&out"] + args + (["&options"] if st else []))),
                 "  return Variable::adopt(out);", "}"]
     return clang_format("\n".join(out) + "\n", "include/ch/functions.hpp") if out else ""
 
@@ -482,6 +499,7 @@ def render_python(groups, fns):
             continue
         out.append("    # %s" % g)
         for f in sel:
+            no_struct_binding(f, "py")
             ps = []
             for a in f["args"]:
                 if a.kind not in PY_KIND:
@@ -521,6 +539,7 @@ def render_rust(mod, fns):
         if f["out"] != "var":
             raise ManifestError("%s: its Rust function is not mechanical; add 'rust' to hand"
                                 % f["name"])
+        no_struct_binding(f, "rust")
         params, args = [], []
         for a in f["args"]:
             n, k = a.name.lower(), a.kind
@@ -559,6 +578,7 @@ def render_go(fns):
     for f in fns:
         if not has(f, "go") or f["out"] != "var":
             continue
+        no_struct_binding(f, "go")
         params, args, keep, pre, post = [], [], [], [], []
         for i, a in enumerate(f["args"]):
             n, k = a.name, a.kind
@@ -645,6 +665,12 @@ def render_all_ops(fns):
             elif a.kind == "vars":
                 args.append("&%s, 1" % names[vi])
                 vi += 1
+            elif f.get("options_struct"):
+                if not any(x.startswith("static const %s" % struct_name(f)) for x in pre):
+                    vals = [str(next(it)) for _ in opts]
+                    pre.append("static const %s opt = {%s};" % (
+                        struct_name(f), ", ".join([struct_macro(f, "VERSION")] + vals)))
+                    args.append("&opt")
             elif a.kind == "shape":
                 v = next(it)
                 pre.append("static const int64_t s[] = {%s};" % ", ".join(str(x) for x in v))
