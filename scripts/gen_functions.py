@@ -539,7 +539,9 @@ def render_rust(mod, fns):
         if f["out"] != "var":
             raise ManifestError("%s: its Rust function is not mechanical; add 'rust' to hand"
                                 % f["name"])
-        no_struct_binding(f, "rust")
+        if f.get("options_struct"):
+            out += rust_struct_fn(f)
+            continue
         params, args = [], []
         for a in f["args"]:
             n, k = a.name.lower(), a.kind
@@ -568,6 +570,53 @@ def render_rust(mod, fns):
         out += ["    }", ""]
     out[-1:] = ["}", "", "pub use generated::*;"]
     return "\n".join(out) + "\n"
+
+
+RUST_FIELD = {"f64": ("f64", "%s", repr), "i32": ("i32", "%s", str), "i64": ("i64", "%s", str),
+              "bool": ("bool", "%s as i32", lambda d: "true" if d else "false"),
+              "mode": ("Mode", "%s.raw()",
+                       lambda d: {"default": "Mode::Default", "train": "Mode::Train",
+                                  "test": "Mode::Test"}[d])}
+
+
+def rust_struct_fn(f):
+    """A Rust options struct with Default (the manifest's defaults) and the function
+    taking it, which builds the C struct at the current version."""
+    opts = struct_options(f)
+    for a in opts:
+        if a.kind not in RUST_FIELD:
+            raise ManifestError("%s: option kind %s has no Rust options-struct rendering; add "
+                                "'rust' to hand" % (f["name"], a.kind))
+    ty = camel(f["rust"][1]) + "Options"
+    out = ["    /// The options of [`%s`] (C's `%s`); `Default` gives every field its "
+           "default." % (f["rust"][1], struct_name(f)),
+           "    #[derive(Debug, Clone, Copy, PartialEq)]", "    pub struct %s {" % ty]
+    for a in opts:
+        out.append("        /// Default %s%s." % (c_struct_default(a), ", " + a.unit if a.unit
+                                                 else ""))
+        out.append("        pub %s: %s," % (a.name.lower(), RUST_FIELD[a.kind][0]))
+    out += ["    }", "", "    impl Default for %s {" % ty, "        fn default() -> Self {",
+            "            Self {"]
+    for a in opts:
+        d = a.default
+        out.append("                %s: %s," % (
+            a.name.lower(), repr(float(d)) if a.kind == "f64" else RUST_FIELD[a.kind][2](d)))
+    out += ["            }", "        }", "    }", ""]
+    vars_ = [a for a in f["args"] if a.kind == "var"]
+    params = ["%s: &Variable" % a.name.lower() for a in vars_] + ["options: &%s" % ty]
+    out += ["    /// %s" % f["brief"], "    #[inline]",
+            "    pub fn %s(%s) -> Result<Variable> {" % (f["rust"][1], ", ".join(params)),
+            "        let o = sys::%s {" % struct_name(f),
+            "            version: sys::%s as u32," % struct_macro(f, "VERSION")]
+    for a in opts:
+        n = a.name.lower()
+        out.append("            %s: %s," % (n, RUST_FIELD[a.kind][1] % ("options." + n)))
+    out += ["        };", "        let mut out = ptr::null_mut();",
+            "        wrap_out(", "            unsafe { sys::ch_functions_%s(%s) }," % (
+                f["name"], ", ".join(["&mut out"] + ["%s.as_ptr()" % a.name.lower()
+                                                     for a in vars_] + ["&o"])),
+            "            out,", "        )", "    }", ""]
+    return out
 
 
 # ---------------------------------------------------------------- Go

@@ -48,7 +48,7 @@ def main(argv):
     fns.append(dict(name="probe_opts", chainer=None, group="activation",
                     args=[("x", "var")] + OPTIONS, out="var",
                     brief="A synthetic function with six options (test only).",
-                    hand=("py", "rust", "go"), cpp=("ch", "probe_opts"),
+                    hand=("py", "go"), cpp=("ch", "probe_opts"), rust=("functions", "probe_opts"),
                     test=["0.5", "1", "2", "0", "CH_MODE_TEST", "4.0"]))
     failures = []
 
@@ -137,8 +137,40 @@ int main(void) {
                                 src] + cxxinc, capture_output=True, text=True)
             expect(r.returncode == 0, "the generated %s compiles" % rel +
                    ("\n" + r.stderr[-3000:] if r.returncode else ""))
+        rust_check(root, tmp, files, expect)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
+
+
+def rust_check(root, tmp, files, expect):
+    """Type-check the Rust wrapper with the generated bindings (cargo check; the
+    sys crate links nothing under DOCS_RS). Skipped without cargo."""
+    cargo = shutil.which("cargo")
+    if not cargo:
+        print("skipped: the Rust binding (no cargo)")
+        return
+    crate = os.path.join(tmp, "rust")
+    shutil.copytree(os.path.join(root, "wrappers", "rust"), crate,
+                    ignore=shutil.ignore_patterns("target"))
+    for rel, text in files.items():
+        if rel.startswith("wrappers/rust/"):
+            with open(os.path.join(crate, rel[len("wrappers/rust/"):]), "w") as fh:
+                fh.write(text)
+    with open(os.path.join(crate, "examples", "probe_opts_check.rs"), "w") as fh:
+        fh.write("use chainerc::functions;\n"
+                 "fn main() {\n"
+                 "    let o = functions::ProbeOptsOptions { steps: 5, ..Default::default() };\n"
+                 "    assert_eq!(functions::ProbeOptsOptions::default().alpha, 0.25);\n"
+                 "    let _f: fn(&chainerc::Variable, &functions::ProbeOptsOptions)\n"
+                 "        -> chainerc::Result<chainerc::Variable> = functions::probe_opts;\n"
+                 "    let _ = o;\n}\n")
+    env = dict(os.environ, DOCS_RS="1",
+               CARGO_TARGET_DIR=os.environ.get("CH_OPTIONS_STRUCT_CARGO_TARGET",
+                                               os.path.join(tmp, "target")))
+    r = subprocess.run([cargo, "check", "--offline", "--quiet", "--example", "probe_opts_check"],
+                       cwd=crate, env=env, capture_output=True, text=True)
+    expect(r.returncode == 0, "the generated Rust options struct and function type-check" +
+           ("\n" + r.stderr[-3000:] if r.returncode else ""))
 
 
 if __name__ == "__main__":
