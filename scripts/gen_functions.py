@@ -621,13 +621,70 @@ def rust_struct_fn(f):
 
 # ---------------------------------------------------------------- Go
 
+GO_FIELD = {"f64": ("float64", "C.double(%s)", repr), "i32": ("int", "C.int32_t(%s)", str),
+            "i64": ("int64", "C.int64_t(%s)", str), "bool": ("bool", "b32(%s)",
+                                                           lambda d: "true" if d else "false"),
+            "mode": ("Mode", "C.int32_t(%s)",
+                     lambda d: {"default": "ModeDefault", "train": "ModeTrain",
+                                "test": "ModeTest"}[d])}
+
+
+GO_KEYWORDS = {"break", "case", "chan", "const", "continue", "default", "defer", "else",
+               "fallthrough", "for", "func", "go", "goto", "if", "import", "interface", "map",
+               "package", "range", "return", "select", "struct", "switch", "type", "var"}
+
+
+def go_struct_fn(f):
+    """A Go options struct, its defaults constructor and the function taking a
+    pointer to it (nil: the defaults), which builds the C struct."""
+    opts = struct_options(f)
+    for a in opts:
+        if a.kind not in GO_FIELD:
+            raise ManifestError("%s: option kind %s has no Go options-struct rendering; add "
+                                "'go' to hand" % (f["name"], a.kind))
+    ty = f["go"] + "Options"
+    out = ["// %s holds the options of %s (C's %s). Start from Default%s: the zero" % (
+        ty, f["go"], struct_name(f), ty), "// value is not the defaults.",
+        "type %s struct {" % ty]
+    for a in opts:
+        out.append("\t%s %s // default %s%s" % (camel(a.name), GO_FIELD[a.kind][0],
+                                                c_struct_default(a),
+                                                ", " + a.unit if a.unit else ""))
+    out += ["}", "", "// Default%s returns the manifest's defaults." % ty,
+            "func Default%s() %s {" % (ty, ty), "\treturn %s{" % ty]
+    for a in opts:
+        d = a.default
+        out.append("\t\t%s: %s," % (camel(a.name), repr(float(d)) if a.kind == "f64"
+                                    else GO_FIELD[a.kind][2](d)))
+    out += ["\t}", "}", ""]
+    vars_ = [a.name for a in f["args"] if a.kind == "var"]
+    out += ["// %s: %s Options nil means Default%s()." % (f["go"], f["brief"], ty),
+            "func %s(%s *Variable, options *%s) (*Variable, error) {" % (
+                f["go"], ", ".join(vars_), ty),
+            "\tif options == nil {", "\t\td := Default%s()" % ty, "\t\toptions = &d", "\t}",
+            "\tc := C.%s{" % struct_name(f),
+            "\t\tversion: C.%s," % struct_macro(f, "VERSION")]
+    for a in opts:
+        # cgo spells a C field named like a Go keyword with a leading underscore.
+        field = "_" + a.name if a.name in GO_KEYWORDS else a.name
+        out.append("\t\t%s: %s," % (field, GO_FIELD[a.kind][1] % ("options." + camel(a.name))))
+    out += ["\t}",
+            "\treturn out1(C.g_ch_functions_%s(%s)%s)" % (
+                f["name"], ", ".join(["%s.p" % v for v in vars_] + ["&c"]),
+                "".join(", " + v for v in vars_)),
+            "}", ""]
+    return out
+
+
 def render_go(fns):
     body = []
     uses_runtime = False
     for f in fns:
         if not has(f, "go") or f["out"] != "var":
             continue
-        no_struct_binding(f, "go")
+        if f.get("options_struct"):
+            body += go_struct_fn(f)
+            continue
         params, args, keep, pre, post = [], [], [], [], []
         for i, a in enumerate(f["args"]):
             n, k = a.name, a.kind
