@@ -80,7 +80,8 @@ def main(argv):
         decl = ("CH_API ch_status ch_functions_probe_opts(ch_variable** out, ch_variable* x, "
                 "const ch_probe_opts_options* options);")
         expect(decl in " ".join(h.split()), "the declaration takes the options struct")
-        expect("NULL means the defaults" in " ".join(h.split()), "its comment says NULL = defaults")
+        expect("NULL means the defaults" in " ".join(h.split()),
+               "its comment says NULL = defaults")
         expect("o.version > CH_PROBE_OPTS_OPTIONS_VERSION" in shim and
                "CH_ERR_INVALID_ARGUMENT" in shim and "ch_probe_opts_options version" in shim,
                "the shim checks options->version and names the struct")
