@@ -70,18 +70,84 @@ def load_manifest(path=MANIFEST):
         f.setdefault("go", camel(f["name"]))
         f.setdefault("ops_types", {})
         options = [a for a in f["args"] if a.kind not in ("var", "vars")]
-        if len(options) > 4 and not f.get("legacy_positional"):
-            # DESIGN.md: more than four options take a versioned options struct with a
-            # CH_..._INIT initialiser; only the entry points that predate the rule are
-            # positional.
-            raise ManifestError("%s has %d options: a new function with more than four takes "
-                                "a versioned options struct (see docs/adding-a-function.md)"
-                                % (f["name"], len(options)))
+        # DESIGN.md: more than four options take a versioned options struct with a
+        # CH_..._INIT initialiser (libgit2's pattern); only the entry points that predate
+        # the rule stay positional.
+        f["options_struct"] = len(options) > 4 and not f.get("legacy_positional")
+        if f["options_struct"]:
+            check_options_struct(f, options)
         for layer in f["hand"]:
             if layer not in LAYERS:
                 raise ManifestError("%s: unknown layer %r in hand" % (f["name"], layer))
         fns.append(f)
     return env["GROUPS"], fns
+
+
+# The option kinds an options struct holds: one C field each, with a default that the
+# _INIT initialiser can spell.
+STRUCT_KINDS = ("f64", "i32", "i64", "bool", "mode", "dtype", "device")
+
+
+def check_options_struct(f, options):
+    if any(a.kind not in ("var",) for a in f["args"][:len(f["args"]) - len(options)]) or any(
+            a.kind in ("var", "vars") for a in f["args"][len(f["args"]) - len(options):]):
+        raise ManifestError("%s: the options of a versioned options struct follow its "
+                            "variables (one 'var' each)" % f["name"])
+    for a in options:
+        if a.kind not in STRUCT_KINDS:
+            raise ManifestError("%s: option %s of kind %s cannot be a field of a versioned "
+                                "options struct (kinds %s)"
+                                % (f["name"], a.name, a.kind, ", ".join(STRUCT_KINDS)))
+        if a.default is None:
+            raise ManifestError("%s: option %s has no default; every field of a versioned "
+                                "options struct needs one (NULL options mean the defaults)"
+                                % (f["name"], a.name))
+
+
+def struct_name(f):
+    return "ch_%s_options" % f["name"]
+
+
+def struct_macro(f, what):
+    return "CH_%s_OPTIONS_%s" % (f["name"].upper(), what)
+
+
+def struct_options(f):
+    return [a for a in f["args"] if a.kind not in ("var", "vars")]
+
+
+def c_struct_default(a):
+    d = a.default
+    if a.kind == "mode":
+        return {"default": "CH_MODE_DEFAULT", "train": "CH_MODE_TRAIN", "test": "CH_MODE_TEST"}[d]
+    if a.kind == "bool":
+        return "1" if d else "0"
+    if a.kind == "dtype":
+        return "CH_%s" % str(d).upper()
+    if a.kind == "device":
+        return str(d)
+    if a.kind == "f64":
+        return repr(float(d))
+    return str(int(d))
+
+
+def c_struct(f):
+    """The options struct's typedef and macros (functions.h), before the declaration."""
+    opts = struct_options(f)
+    lines = ["/* The options of ch_functions_%s. Initialise with %s: it sets the" % (
+        f["name"], struct_macro(f, "INIT")),
+        " * version and gives every field (and fields added later) its default. */",
+        "#define %s 1" % struct_macro(f, "VERSION"),
+        "typedef struct %s {" % struct_name(f),
+        "  uint32_t version; /* %s */" % struct_macro(f, "VERSION")]
+    for a in opts:
+        c = a.c_params()[0]
+        note = "default %s" % c_struct_default(a) + (", %s" % a.unit if a.unit else "")
+        lines.append("  %s; /* %s */" % (c, note))
+    lines.append("} %s;" % struct_name(f))
+    lines.append("#define %s {%s}" % (struct_macro(f, "INIT"), ", ".join(
+        [struct_macro(f, "VERSION")] + [c_struct_default(a) for a in opts])))
+    return lines
 
 
 def camel(name):
@@ -120,6 +186,13 @@ def has(f, layer):
     return layer not in f["hand"]
 
 
+def no_struct_binding(f, layer):
+    # The wrappers' keyword/named-argument forms of an options struct are not generated yet.
+    if f.get("options_struct"):
+        raise ManifestError("%s: the %s binding of a function with a versioned options struct is "
+                            "not generated yet; add '%s' to hand" % (f["name"], layer, layer))
+
+
 def c_params(f):
     ps = []
     if f["out"] == "var":
@@ -129,7 +202,11 @@ def c_params(f):
     elif f["out"]:
         ps += [p.strip() for p in f["out"].split(",")]
     for a in f["args"]:
+        if f.get("options_struct") and a.kind not in ("var", "vars"):
+            continue
         ps += a.c_params()
+    if f.get("options_struct"):
+        ps.append("const %s* options" % struct_name(f))
     return ps
 
 
@@ -162,6 +239,10 @@ def doc_lines(f):
     lines = text.split("\n")
     if f["out"] == "var" and f["keeps"] != "inputs":
         lines.append("Backward keeps %s." % f["keeps"])
+    if f.get("options_struct"):
+        lines.append("options: NULL means the defaults (%s); a version this library does "
+                     "not know is" % struct_macro(f, "INIT"))
+        lines.append("CH_ERR_INVALID_ARGUMENT naming %s and the version." % struct_name(f))
     own = ownership(f)
     if own:
         lines += own.split("\n")
@@ -229,6 +310,8 @@ def render_functions_h(groups, fns):
         for f in fns:
             if f["group"] != g:
                 continue
+            if f.get("options_struct"):
+                out += c_struct(f)
             out.append(c_comment(doc_lines(f)))
             out.append(c_decl(f))
             out.append("")
@@ -239,8 +322,8 @@ def render_functions_h(groups, fns):
 
 # ---------------------------------------------------------------- src/capi/functions_gen.cpp
 
-def capi_arg(a):
-    n, k = a.name, a.kind
+def capi_arg(a, prefix=""):
+    n, k = prefix + a.name, a.kind
     return {
         "var": 'variable_of(%s, __func__, "%s")' % (n, n),
         "f64": n, "i32": n, "i64": n,
@@ -278,10 +361,23 @@ def render_capi(groups, fns):
         out += ["// ---- %s" % g, ""]
         for f in sel:
             wrap = "new_variable_handle" if f["out"] == "var" else "new_function_handle"
-            call = "ops::%s(%s)" % (f["ops"], ", ".join(capi_arg(a) for a in f["args"]))
+            st = f.get("options_struct")
+            call = "ops::%s(%s)" % (f["ops"], ", ".join(
+                capi_arg(a, "o." if st and a.kind not in ("var", "vars") else "")
+                for a in f["args"]))
             out += ["ch_status ch_functions_%s(%s) {" % (f["name"], ", ".join(c_params(f))),
-                    "  CH_API_BEGIN", "  require_out(out, __func__);",
-                    "  *out = %s(%s);" % (wrap, call), "  CH_API_END", "}", ""]
+                    "  CH_API_BEGIN", "  require_out(out, __func__);"]
+            if st:
+                # NULL is the defaults; the library reads every version up to its own.
+                out += ["  const %s defaults = %s;" % (struct_name(f), struct_macro(f, "INIT")),
+                        "  const %s& o = options ? *options : defaults;" % struct_name(f),
+                        "  if (o.version < 1 || o.version > %s)" % struct_macro(f, "VERSION"),
+                        '    fail(CH_ERR_INVALID_ARGUMENT, __func__, ": %s version ", o.version,'
+                        % struct_name(f),
+                        '         "; this library knows versions 1..", %s,' % struct_macro(
+                            f, "VERSION"),
+                        '         " (initialise with %s)");' % struct_macro(f, "INIT")]
+            out += ["  *out = %s(%s);" % (wrap, call), "  CH_API_END", "}", ""]
     out += ['}  // extern "C"', ""]
     return clang_format("\n".join(out), "src/capi/functions_gen.cpp")
 
@@ -342,7 +438,14 @@ def render_cpp_block(ns, fns):
         params, args = [], []
         defaults_ok = True
         rendered = []
+        st = f.get("options_struct")
+        if st:
+            # The C struct itself, defaulting to its initialiser: set the fields you
+            # need on a copy of CH_..._OPTIONS_INIT.
+            rendered.append("const %s& options = %s" % (struct_name(f), struct_macro(f, "INIT")))
         for a in reversed(f["args"]):
+            if st and a.kind not in ("var", "vars"):
+                continue
             n, k = a.name, a.kind
             t = {"var": "const Variable&", "f64": "double", "i32": "int32_t", "i64": "int64_t",
                  "bool": "bool", "mode": "int32_t", "shape": "const Shape&", "dtype": "ch_dtype",
@@ -357,12 +460,15 @@ def render_cpp_block(ns, fns):
         params = list(reversed(rendered))
         for a in f["args"]:
             n, k = a.name, a.kind
+            if st and k not in ("var", "vars"):
+                continue
             args.append({"var": n + ".get()", "bool": "%s ? 1 : 0" % n,
                          "shape": "%s.data(), detail::shape_ndim(%s)" % (n, n)}.get(k, n))
         out += ["/// %s" % f["brief"],
                 "inline Variable %s(%s) {" % (f["cpp"][1], ", ".join(params)),
                 "  ch_variable* out = nullptr;",
-                "  check(ch_functions_%s(%s));" % (f["name"], ", ".join(["&out"] + args)),
+                "  check(ch_functions_%s(%s));" % (f["name"], ", ".join(
+                    ["&out"] + args + (["&options"] if st else []))),
                 "  return Variable::adopt(out);", "}"]
     return clang_format("\n".join(out) + "\n", "include/ch/functions.hpp") if out else ""
 
@@ -393,6 +499,7 @@ def render_python(groups, fns):
             continue
         out.append("    # %s" % g)
         for f in sel:
+            no_struct_binding(f, "py")
             ps = []
             for a in f["args"]:
                 if a.kind not in PY_KIND:
@@ -432,6 +539,9 @@ def render_rust(mod, fns):
         if f["out"] != "var":
             raise ManifestError("%s: its Rust function is not mechanical; add 'rust' to hand"
                                 % f["name"])
+        if f.get("options_struct"):
+            out += rust_struct_fn(f)
+            continue
         params, args = [], []
         for a in f["args"]:
             n, k = a.name.lower(), a.kind
@@ -462,13 +572,118 @@ def render_rust(mod, fns):
     return "\n".join(out) + "\n"
 
 
+RUST_FIELD = {"f64": ("f64", "%s", repr), "i32": ("i32", "%s", str), "i64": ("i64", "%s", str),
+              "bool": ("bool", "%s as i32", lambda d: "true" if d else "false"),
+              "mode": ("Mode", "%s.raw()",
+                       lambda d: {"default": "Mode::Default", "train": "Mode::Train",
+                                  "test": "Mode::Test"}[d])}
+
+
+def rust_struct_fn(f):
+    """A Rust options struct with Default (the manifest's defaults) and the function
+    taking it, which builds the C struct at the current version."""
+    opts = struct_options(f)
+    for a in opts:
+        if a.kind not in RUST_FIELD:
+            raise ManifestError("%s: option kind %s has no Rust options-struct rendering; add "
+                                "'rust' to hand" % (f["name"], a.kind))
+    ty = camel(f["rust"][1]) + "Options"
+    out = ["    /// The options of [`%s`] (C's `%s`); `Default` gives every field its "
+           "default." % (f["rust"][1], struct_name(f)),
+           "    #[derive(Debug, Clone, Copy, PartialEq)]", "    pub struct %s {" % ty]
+    for a in opts:
+        out.append("        /// Default %s%s." % (c_struct_default(a), ", " + a.unit if a.unit
+                                                 else ""))
+        out.append("        pub %s: %s," % (a.name.lower(), RUST_FIELD[a.kind][0]))
+    out += ["    }", "", "    impl Default for %s {" % ty, "        fn default() -> Self {",
+            "            Self {"]
+    for a in opts:
+        d = a.default
+        out.append("                %s: %s," % (
+            a.name.lower(), repr(float(d)) if a.kind == "f64" else RUST_FIELD[a.kind][2](d)))
+    out += ["            }", "        }", "    }", ""]
+    vars_ = [a for a in f["args"] if a.kind == "var"]
+    params = ["%s: &Variable" % a.name.lower() for a in vars_] + ["options: &%s" % ty]
+    out += ["    /// %s" % f["brief"], "    #[inline]",
+            "    pub fn %s(%s) -> Result<Variable> {" % (f["rust"][1], ", ".join(params)),
+            "        let o = sys::%s {" % struct_name(f),
+            "            version: sys::%s as u32," % struct_macro(f, "VERSION")]
+    for a in opts:
+        n = a.name.lower()
+        out.append("            %s: %s," % (n, RUST_FIELD[a.kind][1] % ("options." + n)))
+    out += ["        };", "        let mut out = ptr::null_mut();",
+            "        wrap_out(", "            unsafe { sys::ch_functions_%s(%s) }," % (
+                f["name"], ", ".join(["&mut out"] + ["%s.as_ptr()" % a.name.lower()
+                                                     for a in vars_] + ["&o"])),
+            "            out,", "        )", "    }", ""]
+    return out
+
+
 # ---------------------------------------------------------------- Go
+
+GO_FIELD = {"f64": ("float64", "C.double(%s)", repr), "i32": ("int", "C.int32_t(%s)", str),
+            "i64": ("int64", "C.int64_t(%s)", str), "bool": ("bool", "b32(%s)",
+                                                           lambda d: "true" if d else "false"),
+            "mode": ("Mode", "C.int32_t(%s)",
+                     lambda d: {"default": "ModeDefault", "train": "ModeTrain",
+                                "test": "ModeTest"}[d])}
+
+
+GO_KEYWORDS = {"break", "case", "chan", "const", "continue", "default", "defer", "else",
+               "fallthrough", "for", "func", "go", "goto", "if", "import", "interface", "map",
+               "package", "range", "return", "select", "struct", "switch", "type", "var"}
+
+
+def go_struct_fn(f):
+    """A Go options struct, its defaults constructor and the function taking a
+    pointer to it (nil: the defaults), which builds the C struct."""
+    opts = struct_options(f)
+    for a in opts:
+        if a.kind not in GO_FIELD:
+            raise ManifestError("%s: option kind %s has no Go options-struct rendering; add "
+                                "'go' to hand" % (f["name"], a.kind))
+    ty = f["go"] + "Options"
+    out = ["// %s holds the options of %s (C's %s). Start from Default%s: the zero" % (
+        ty, f["go"], struct_name(f), ty), "// value is not the defaults.",
+        "type %s struct {" % ty]
+    for a in opts:
+        out.append("\t%s %s // default %s%s" % (camel(a.name), GO_FIELD[a.kind][0],
+                                                c_struct_default(a),
+                                                ", " + a.unit if a.unit else ""))
+    out += ["}", "", "// Default%s returns the manifest's defaults." % ty,
+            "func Default%s() %s {" % (ty, ty), "\treturn %s{" % ty]
+    for a in opts:
+        d = a.default
+        out.append("\t\t%s: %s," % (camel(a.name), repr(float(d)) if a.kind == "f64"
+                                    else GO_FIELD[a.kind][2](d)))
+    out += ["\t}", "}", ""]
+    vars_ = [a.name for a in f["args"] if a.kind == "var"]
+    out += ["// %s: %s Options nil means Default%s()." % (f["go"], f["brief"], ty),
+            "func %s(%s *Variable, options *%s) (*Variable, error) {" % (
+                f["go"], ", ".join(vars_), ty),
+            "\tif options == nil {", "\t\td := Default%s()" % ty, "\t\toptions = &d", "\t}",
+            "\tc := C.%s{" % struct_name(f),
+            "\t\tversion: C.%s," % struct_macro(f, "VERSION")]
+    for a in opts:
+        # cgo spells a C field named like a Go keyword with a leading underscore.
+        field = "_" + a.name if a.name in GO_KEYWORDS else a.name
+        out.append("\t\t%s: %s," % (field, GO_FIELD[a.kind][1] % ("options." + camel(a.name))))
+    out += ["\t}",
+            "\treturn out1(C.g_ch_functions_%s(%s)%s)" % (
+                f["name"], ", ".join(["%s.p" % v for v in vars_] + ["&c"]),
+                "".join(", " + v for v in vars_)),
+            "}", ""]
+    return out
+
 
 def render_go(fns):
     body = []
     uses_runtime = False
     for f in fns:
         if not has(f, "go") or f["out"] != "var":
+            continue
+        if f.get("options_struct"):
+            body += go_struct_fn(f)
             continue
         params, args, keep, pre, post = [], [], [], [], []
         for i, a in enumerate(f["args"]):
@@ -556,6 +771,12 @@ def render_all_ops(fns):
             elif a.kind == "vars":
                 args.append("&%s, 1" % names[vi])
                 vi += 1
+            elif f.get("options_struct"):
+                if not any(x.startswith("static const %s" % struct_name(f)) for x in pre):
+                    vals = [str(next(it)) for _ in opts]
+                    pre.append("static const %s opt = {%s};" % (
+                        struct_name(f), ", ".join([struct_macro(f, "VERSION")] + vals)))
+                    args.append("&opt")
             elif a.kind == "shape":
                 v = next(it)
                 pre.append("static const int64_t s[] = {%s};" % ", ".join(str(x) for x in v))

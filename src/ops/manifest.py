@@ -53,8 +53,10 @@ FUNCTIONS: one dict per C entry point ch_functions_<name>, in header order.
   ops      the ops:: name (default: name)
   legacy_positional  True for the entry points with more than four options that
            predate the rule that such functions take a versioned options struct
-           (DESIGN.md); the generator refuses a new function with more than four
-           positional options
+           (DESIGN.md). Any other entry with more than four options gets one,
+           generated: ch_<name>_options, CH_<NAME>_OPTIONS_VERSION and _INIT (every
+           option needs a default and a one-field kind), taken as a pointer, NULL
+           meaning the defaults
   test     the arguments test_all_ops.cpp calls it with, one per option (C
            expressions; a shape as a tuple); absent = not in that table
   pointwise  for elementwise functions of one variable: dict(numpy=<NumPy

@@ -52,12 +52,22 @@ def main(argv):
         print("%s: accepted, expected a refusal naming %r" % (name, fragment))
         return False
 
-    def five_options(e):
-        e["args"] = [("x", "var")] + [("o%d" % i, "f64", 0.0) for i in range(5)]
+    # More than four options make a versioned options struct
+    # (check_options_struct.py compiles one); its fields need a default and a
+    # kind that is one C field.
+    def struct_no_default(e):
+        e["args"] = [("x", "var")] + [("o%d" % i, "f64", 0.0) for i in range(4)] + [
+            ("o4", "f64")]
         e["test"] = ["0"] * 5
 
+    def struct_shape(e):
+        e["args"] = [("x", "var")] + [("o%d" % i, "f64", 0.0) for i in range(4)] + [
+            ("s", "shape", 1)]
+        e["test"] = ["0"] * 4 + [(1,)]
+
     results = [
-        refused("five_options", five_options, "versioned options struct"),
+        refused("struct_no_default", struct_no_default, "needs one"),
+        refused("struct_shape", struct_shape, "cannot be a field of a versioned options struct"),
         refused("unknown_kind", lambda e: e.update(args=[("x", "complex")]), "unknown kind"),
         refused("unknown_group", lambda e: e.update(group="nogroup"), "unknown group"),
         refused("unknown_layer", lambda e: e.update(hand=("java",)), "unknown layer"),

@@ -121,7 +121,8 @@ def render():
         path = os.path.join(INCLUDE, fname)
         if not os.path.exists(path):
             continue
-        raw = open(path).read()
+        # A long macro wrapped by clang-format continues on the next line.
+        raw = open(path).read().replace("\\\n", " ")
         out.append("// ---- %s" % fname)
         for m in re.finditer(r"^#define\s+(CH_\w+)\s+(.+)$", raw, re.M):
             name, val = m.group(1), strip_comments(m.group(2)).strip()
