@@ -184,6 +184,29 @@ gres g_ch_array_copy_from_async(ch_array* dst, const ch_array* src, ch_stream* s
   return gres_of(ch_array_copy_from_async(dst, src, stream));
 }
 
+gres g_ch_cuda_graph_begin_capture(ch_device device) {
+  return gres_of(ch_cuda_graph_begin_capture(device));
+}
+
+gres g_ch_cuda_graph_end_capture(ch_device device) {
+  ch_cuda_graph* out = NULL;
+  gres r = gres_of(ch_cuda_graph_end_capture(&out, device));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_cuda_graph_replay(ch_cuda_graph* graph) {
+  return gres_of(ch_cuda_graph_replay(graph));
+}
+
+gres g_ch_cuda_graph_replay_with(ch_cuda_graph* graph, ch_array* const* targets, const ch_array* const* values, int32_t n) {
+  return gres_of(ch_cuda_graph_replay_with(graph, targets, values, n));
+}
+
+gres g_ch_cuda_graph_release(ch_cuda_graph* graph) {
+  return gres_of(ch_cuda_graph_release(graph));
+}
+
 gres g_ch_datasets_read_idx(const char* path, ch_dtype dtype, double scale) {
   ch_array* out = NULL;
   gres r = gres_of(ch_datasets_read_idx(&out, path, dtype, scale));

@@ -190,6 +190,11 @@ pub struct ch_stream {
     _private: [u8; 0],
     _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
 }
+#[repr(C)]
+pub struct ch_cuda_graph {
+    _private: [u8; 0],
+    _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
 
 // ---- kernel.h
 #[repr(C)]
@@ -435,6 +440,7 @@ extern "C" {
     pub fn ch_cuda_device_pop() -> ch_status;
     pub fn ch_cuda_synchronize(index: i32) -> ch_status;
     pub fn ch_cuda_seed(index: i32, seed: u64) -> ch_status;
+    pub fn ch_cuda_engine_stream(device: i32) -> *mut ::std::ffi::c_void;
     pub fn ch_stream_new(out: *mut *mut ch_stream, device: ch_device) -> ch_status;
     pub fn ch_stream_synchronize(stream: *mut ch_stream) -> ch_status;
     pub fn ch_stream_retain(stream: *mut ch_stream) -> *mut ch_stream;
@@ -445,6 +451,13 @@ extern "C" {
     pub fn ch_array_is_pinned(array: *const ch_array) -> i32;
     pub fn ch_array_to_device_async(out: *mut *mut ch_array, array: *const ch_array, device: ch_device, stream: *mut ch_stream) -> ch_status;
     pub fn ch_array_copy_from_async(dst: *mut ch_array, src: *const ch_array, stream: *mut ch_stream) -> ch_status;
+    pub fn ch_cuda_graph_begin_capture(device: ch_device) -> ch_status;
+    pub fn ch_cuda_graph_end_capture(out: *mut *mut ch_cuda_graph, device: ch_device) -> ch_status;
+    pub fn ch_cuda_graph_replay(graph: *mut ch_cuda_graph) -> ch_status;
+    pub fn ch_cuda_graph_replay_with(graph: *mut ch_cuda_graph, targets: *const *mut ch_array, values: *const *const ch_array, n: i32) -> ch_status;
+    pub fn ch_cuda_graph_device(graph: *const ch_cuda_graph) -> ch_device;
+    pub fn ch_cuda_graph_size(graph: *const ch_cuda_graph) -> i64;
+    pub fn ch_cuda_graph_release(graph: *mut ch_cuda_graph) -> ch_status;
     pub fn ch_elementwise_kernel_new(out: *mut *mut ch_elementwise_kernel, in_params: *const ::std::os::raw::c_char, out_params: *const ::std::os::raw::c_char, operation: *const ::std::os::raw::c_char, name: *const ::std::os::raw::c_char) -> ch_status;
     pub fn ch_elementwise_kernel_retain(kernel: *mut ch_elementwise_kernel) -> *mut ch_elementwise_kernel;
     pub fn ch_elementwise_kernel_release(kernel: *mut ch_elementwise_kernel) -> ch_status;
