@@ -187,3 +187,101 @@ func (a *Array) CopyFromAsync(src *Array, s *Stream) error {
 	runtime.KeepAlive(s)
 	return errOf(r)
 }
+
+// EngineStream is the cudaStream_t that all of chainerc's work on CUDA device
+// i is queued on, for the host's own CUDA calls; nil when there is no such
+// device.
+func EngineStream(i int32) unsafe.Pointer { return C.ch_cuda_engine_stream(C.int32_t(i)) }
+
+// CudaGraph is work captured on one CUDA device (a training step of fixed
+// shapes) and replayed as a CUDA graph; the rules are in <ch/cuda.h> and
+// docs/gpu.md.
+type CudaGraph struct{ p *C.ch_cuda_graph }
+
+// BeginCapture begins capturing device d's work on the calling goroutine's
+// thread (call runtime.LockOSThread first: the capture belongs to the thread).
+func BeginCapture(d Device) error { return errOf(C.g_ch_cuda_graph_begin_capture(d.c())) }
+
+// EndCapture ends the capture begun on this thread for d and returns the
+// graph. Close it when done.
+func EndCapture(d Device) (*CudaGraph, error) {
+	r := C.g_ch_cuda_graph_end_capture(d.c())
+	if err := errOf(r); err != nil {
+		return nil, err
+	}
+	g := &CudaGraph{p: (*C.ch_cuda_graph)(r.out)}
+	runtime.SetFinalizer(g, (*CudaGraph).Close)
+	return g, nil
+}
+
+// Capture captures what body queues on d, on one locked OS thread; the
+// capture is ended even when body fails, and body's error wins.
+func Capture(d Device, body func() error) (*CudaGraph, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := BeginCapture(d); err != nil {
+		return nil, err
+	}
+	ran := body()
+	g, err := EndCapture(d)
+	if ran != nil {
+		if g != nil {
+			g.Close()
+		}
+		return nil, ran
+	}
+	return g, err
+}
+
+// Replay queues the captured work once more (no host synchronisation).
+func (g *CudaGraph) Replay() error {
+	err := errOf(C.g_ch_cuda_graph_replay(g.p))
+	runtime.KeepAlive(g)
+	return err
+}
+
+// ReplayWith copies values[i] into targets[i] (same dtype and shape), then
+// replays.
+func (g *CudaGraph) ReplayWith(targets, values []*Array) error {
+	if len(targets) != len(values) {
+		return NewError(ErrInvalidArgument, "ReplayWith: %d targets but %d values", len(targets), len(values))
+	}
+	if len(targets) == 0 {
+		return g.Replay()
+	}
+	t := make([]*C.ch_array, len(targets))
+	v := make([]*C.ch_array, len(values))
+	for i := range targets {
+		t[i], v[i] = targets[i].p, values[i].p
+	}
+	err := errOf(C.g_ch_cuda_graph_replay_with(g.p, &t[0], &v[0], C.int32_t(len(t))))
+	runtime.KeepAlive(g)
+	runtime.KeepAlive(targets)
+	runtime.KeepAlive(values)
+	return err
+}
+
+// Device is the graph's device.
+func (g *CudaGraph) Device() Device {
+	d := deviceOf(C.ch_cuda_graph_device(g.p))
+	runtime.KeepAlive(g)
+	return d
+}
+
+// Size is the number of kernels and cuBLAS calls the graph recorded.
+func (g *CudaGraph) Size() int64 {
+	n := int64(C.ch_cuda_graph_size(g.p))
+	runtime.KeepAlive(g)
+	return n
+}
+
+// Close releases the graph (nil-safe, idempotent).
+func (g *CudaGraph) Close() error {
+	if g == nil || g.p == nil {
+		return nil
+	}
+	err := errOf(C.g_ch_cuda_graph_release(g.p))
+	g.p = nil
+	runtime.SetFinalizer(g, nil)
+	return err
+}

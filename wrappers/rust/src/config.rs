@@ -98,11 +98,8 @@ pub fn cudnn_state() -> (i32, String, i32) {
     let mut reason: *const std::os::raw::c_char = std::ptr::null();
     let mut version = 0i32;
     let st = unsafe { sys::ch_config_cudnn(&mut reason, &mut version) };
-    let why = if reason.is_null() {
-        String::new()
-    } else {
-        unsafe { CStr::from_ptr(reason).to_string_lossy().into_owned() }
-    };
+    let why =
+        if reason.is_null() { String::new() } else { unsafe { CStr::from_ptr(reason).to_string_lossy().into_owned() } };
     (st, why, version)
 }
 /// Calls into cuDNN for chainerc's kernel `function` ("conv2d_forward", "relu",

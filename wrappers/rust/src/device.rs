@@ -3,7 +3,7 @@
 //! driver or the CUDA backend, `device_count()` is 0 and every CUDA request
 //! is an `ErrorKind::Device` error, never a silent CPU fallback.
 use crate::array::{ndim_of, Array, Device, Dtype};
-use crate::error::{check, Result};
+use crate::error::{check, Error, ErrorKind, Result};
 use chainerc_sys as sys;
 use std::ffi::CStr;
 use std::ptr::{self, NonNull};
@@ -165,6 +165,79 @@ impl Drop for Stream {
     fn drop(&mut self) {
         unsafe {
             sys::ch_stream_release(self.raw.as_ptr());
+        }
+    }
+}
+
+/// The device's engine stream (the `cudaStream_t` all of chainerc's work on
+/// CUDA device `index` is queued on), for the host's own CUDA calls; NULL
+/// where there is no such device.
+pub fn engine_stream(index: i32) -> *mut std::ffi::c_void {
+    unsafe { sys::ch_cuda_engine_stream(index) }
+}
+
+/// A training step (or any fixed-shape work) captured on one CUDA device and
+/// replayed as a CUDA graph (`ch_cuda_graph_*`; the rules are in
+/// `<ch/cuda.h>` and docs/gpu.md).
+pub struct CudaGraph {
+    raw: NonNull<sys::ch_cuda_graph>,
+}
+
+unsafe impl Send for CudaGraph {}
+unsafe impl Sync for CudaGraph {}
+
+impl CudaGraph {
+    /// Begins capturing `device`'s work on the calling thread.
+    pub fn begin_capture(device: Device) -> Result<()> {
+        check(unsafe { sys::ch_cuda_graph_begin_capture(device.raw()) })
+    }
+    /// Ends the capture begun on this thread for `device`; the graph.
+    pub fn end_capture(device: Device) -> Result<CudaGraph> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::ch_cuda_graph_end_capture(&mut out, device.raw()) })?;
+        Ok(CudaGraph { raw: NonNull::new(out).expect("a non-NULL ch_cuda_graph") })
+    }
+    /// Captures what `body` queues on `device`; the capture is ended even when
+    /// `body` fails, and `body`'s error wins.
+    pub fn capture<F: FnOnce() -> Result<()>>(device: Device, body: F) -> Result<CudaGraph> {
+        CudaGraph::begin_capture(device)?;
+        let ran = body();
+        let graph = CudaGraph::end_capture(device);
+        ran?;
+        graph
+    }
+    /// Queues the captured work once more (no host synchronisation).
+    pub fn replay(&self) -> Result<()> {
+        check(unsafe { sys::ch_cuda_graph_replay(self.raw.as_ptr()) })
+    }
+    /// Copies `values[i]` into `targets[i]` (same dtype and shape), then replays.
+    pub fn replay_with(&self, targets: &[&Array], values: &[&Array]) -> Result<()> {
+        if targets.len() != values.len() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("replay_with: {} targets but {} values", targets.len(), values.len()),
+            ));
+        }
+        let t: Vec<*mut sys::ch_array> = targets.iter().map(|a| a.as_ptr()).collect();
+        let v: Vec<*const sys::ch_array> = values.iter().map(|a| a.as_ptr() as *const _).collect();
+        let n = i32::try_from(t.len())
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, "replay_with: too many arrays"))?;
+        check(unsafe { sys::ch_cuda_graph_replay_with(self.raw.as_ptr(), t.as_ptr(), v.as_ptr(), n) })
+    }
+    /// The graph's device.
+    pub fn device(&self) -> Device {
+        Device::from_raw(unsafe { sys::ch_cuda_graph_device(self.raw.as_ptr()) })
+    }
+    /// The kernels and cuBLAS calls the graph recorded.
+    pub fn size(&self) -> i64 {
+        unsafe { sys::ch_cuda_graph_size(self.raw.as_ptr()) }
+    }
+}
+
+impl Drop for CudaGraph {
+    fn drop(&mut self) {
+        unsafe {
+            sys::ch_cuda_graph_release(self.raw.as_ptr());
         }
     }
 }

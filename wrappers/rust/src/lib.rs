@@ -31,7 +31,7 @@ pub mod variable;
 
 pub use array::{empty_cache, memory_stats, Array, Device, Dtype, Element, MemoryStats};
 pub use config::{debug, Mode};
-pub use device::{DeviceScope, Stream};
+pub use device::{CudaGraph, DeviceScope, Stream};
 pub use error::{Cause, Error, ErrorKind, Result};
 pub use function::{Context, Function, FunctionImpl, Parameter};
 pub use function_set::{FunctionSet, NamedParameter};
