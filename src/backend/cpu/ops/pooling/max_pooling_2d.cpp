@@ -176,29 +176,40 @@ void argmax_plane(const T* xs, const T* ys, int32_t* as, const Pool2D& p) {
   }
 }
 
+// Calls f(q, a) for each (sample, channel) plane q over the pool, with a the
+// plane's first-maximum indices: the forward's argmax when it kept one, else
+// recomputed from x and y (the routing both backward and its gather follow).
+template <typename T, typename F>
+void for_each_argmax_plane(const Array& x, const Array& y, const Array& argmax, const Pool2D& p,
+                           F&& f) {
+  const int32_t* pa = argmax.defined() ? argmax.data<int32_t>() : nullptr;
+  const T* px = pa ? nullptr : x.data<T>();  // x and y are read only without an argmax
+  const T* py = pa ? nullptr : y.data<T>();
+  const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
+  parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
+               [&](int64_t b, int64_t e) {
+                 std::vector<int32_t> scratch(pa ? 0 : static_cast<size_t>(plane_out));
+                 for (int64_t q = b; q < e; ++q) {
+                   const int32_t* a = pa ? pa + q * plane_out : scratch.data();
+                   if (!pa) argmax_plane(px + q * plane_in, py + q * plane_out, scratch.data(), p);
+                   f(q, a);
+                 }
+               });
+}
+
 void max_pool_2d_backward(const Array& x, const Array& y, const Array& argmax, const Array& gy,
                           const Pool2D& p, Array& gx) {
   dispatch_floating(gx.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
-    const int32_t* pa = argmax.defined() ? argmax.data<int32_t>() : nullptr;
-    const T* px = pa ? nullptr : x.data<T>();  // x and y are read only without an argmax
-    const T* py = pa ? nullptr : y.data<T>();
     const T* pg = gy.data<T>();
     T* pgx = gx.data<T>();
     const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
-    parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
-                 [&](int64_t b, int64_t e) {
-                   std::vector<int32_t> scratch(pa ? 0 : static_cast<size_t>(plane_out));
-                   for (int64_t q = b; q < e; ++q) {
-                     const int32_t* a = pa ? pa + q * plane_out : scratch.data();
-                     if (!pa)
-                       argmax_plane(px + q * plane_in, py + q * plane_out, scratch.data(), p);
-                     T* d = pgx + q * plane_in;
-                     const T* g = pg + q * plane_out;
-                     for (int64_t i = 0; i < plane_out; ++i)
-                       if (a[i] >= 0) d[a[i]] += g[i];
-                   }
-                 });
+    for_each_argmax_plane<T>(x, y, argmax, p, [&](int64_t q, const int32_t* a) {
+      T* d = pgx + q * plane_in;
+      const T* g = pg + q * plane_out;
+      for (int64_t i = 0; i < plane_out; ++i)
+        if (a[i] >= 0) d[a[i]] += g[i];
+    });
   });
 }
 
@@ -206,24 +217,14 @@ void max_pool_2d_gather(const Array& x, const Array& y, const Array& argmax, con
                         const Pool2D& p, Array& ggy) {
   dispatch_floating(ggx.dtype(), "max_pooling_2d", [&](auto t) {
     using T = decltype(t);
-    const int32_t* pa = argmax.defined() ? argmax.data<int32_t>() : nullptr;
-    const T* px = pa ? nullptr : x.data<T>();
-    const T* py = pa ? nullptr : y.data<T>();
     const T* pg = ggx.data<T>();
     T* out = ggy.data<T>();
     const int64_t plane_in = p.h * p.w, plane_out = p.oh * p.ow;
-    parallel_for(p.n * p.c, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_in, 1)),
-                 [&](int64_t b, int64_t e) {
-                   std::vector<int32_t> scratch(pa ? 0 : static_cast<size_t>(plane_out));
-                   for (int64_t q = b; q < e; ++q) {
-                     const int32_t* a = pa ? pa + q * plane_out : scratch.data();
-                     if (!pa)
-                       argmax_plane(px + q * plane_in, py + q * plane_out, scratch.data(), p);
-                     const T* g = pg + q * plane_in;
-                     T* d = out + q * plane_out;
-                     for (int64_t i = 0; i < plane_out; ++i) d[i] = a[i] >= 0 ? g[a[i]] : T(0);
-                   }
-                 });
+    for_each_argmax_plane<T>(x, y, argmax, p, [&](int64_t q, const int32_t* a) {
+      const T* g = pg + q * plane_in;
+      T* d = out + q * plane_out;
+      for (int64_t i = 0; i < plane_out; ++i) d[i] = a[i] >= 0 ? g[a[i]] : T(0);
+    });
   });
 }
 
