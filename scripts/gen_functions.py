@@ -186,13 +186,6 @@ def has(f, layer):
     return layer not in f["hand"]
 
 
-def no_struct_binding(f, layer):
-    # The wrappers' keyword/named-argument forms of an options struct are not generated yet.
-    if f.get("options_struct"):
-        raise ManifestError("%s: the %s binding of a function with a versioned options struct is "
-                            "not generated yet; add '%s' to hand" % (f["name"], layer, layer))
-
-
 def c_params(f):
     ps = []
     if f["out"] == "var":
@@ -479,6 +472,10 @@ PY_KIND = {"var": "", "f64": "d", "i32": "i", "i64": "q", "bool": "b", "mode": "
            "array_opt": "a"}
 
 
+# The option kinds the Python binding can put into an options struct (chainerc._options).
+PY_STRUCT_KINDS = ("f64", "i32", "i64", "bool", "mode")
+
+
 def py_default(a):
     if a.default is None:
         return None
@@ -499,9 +496,11 @@ def render_python(groups, fns):
             continue
         out.append("    # %s" % g)
         for f in sel:
-            no_struct_binding(f, "py")
             ps = []
             for a in f["args"]:
+                if f.get("options_struct") and a.kind not in PY_STRUCT_KINDS + ("var",):
+                    raise ManifestError("%s: option %s of kind %s has no Python keyword form; "
+                                        "add 'py' to hand" % (f["name"], a.name, a.kind))
                 if a.kind not in PY_KIND:
                     raise ManifestError("%s: argument kind %s has no Python rendering; add 'py' "
                                         "to hand" % (f["name"], a.kind))
@@ -510,9 +509,12 @@ def render_python(groups, fns):
                 ps.append(p + ("=" + d if d is not None else ""))
             parts = ['"%s(%s)"' % (f["py"], ", ".join(ps)), '"ch_functions_%s"' % f["name"],
                      pystr(f["brief"])]
+            if f.get("options_struct"):
+                # The options go into the C struct at the version this generator writes.
+                parts.append("options=1")
             line = "    define(%s)" % ", ".join(parts)
             if len(line) > 99:
-                line = "    define(%s,\n           %s)" % (", ".join(parts[:2]), parts[2])
+                line = "    define(%s,\n           %s)" % (", ".join(parts[:2]), ", ".join(parts[2:]))
             if max(len(l) for l in line.split("\n")) > 99:
                 line = "    define(%s)" % ",\n           ".join(parts)
             out.append(line)

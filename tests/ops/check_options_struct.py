@@ -19,6 +19,7 @@ op: nothing is linked), then
 Exit 77 (skipped) without clang-format or a compiler.
 """
 import copy
+import ctypes
 import importlib.util
 import os
 import shutil
@@ -48,7 +49,7 @@ def main(argv):
     fns.append(dict(name="probe_opts", chainer=None, group="activation",
                     args=[("x", "var")] + OPTIONS, out="var",
                     brief="A synthetic function with six options (test only).",
-                    hand=("py",), cpp=("ch", "probe_opts"), rust=("functions", "probe_opts"),
+                    cpp=("ch", "probe_opts"), rust=("functions", "probe_opts"),
                     test=["0.5", "1", "2", "0", "CH_MODE_TEST", "4.0"]))
     failures = []
 
@@ -138,10 +139,56 @@ int main(void) {
                                 src] + cxxinc, capture_output=True, text=True)
             expect(r.returncode == 0, "the generated %s compiles" % rel +
                    ("\n" + r.stderr[-3000:] if r.returncode else ""))
+        python_check(root, tmp, files, cc, expect)
         rust_check(root, tmp, files, expect)
         go_check(root, tmp, files, expect)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
+
+
+def python_check(root, tmp, files, cc, expect):
+    """The Python binding: the generated define() passes the options as a struct of
+    the current version, with the manifest's defaults as keyword defaults, and
+    chainerc._options's ctypes mirror of the struct has the C compiler's layout
+    (sizeof and every offsetof)."""
+    calls = []
+    env = {}
+    exec(compile(files["wrappers/python/chainerc/functions/_generated.py"], "_generated.py",
+                 "exec"), env)
+    env["define_all"](lambda sig, cname, doc="", options=0: calls.append((sig, cname, options)))
+    probe = [c for c in calls if c[1] == "ch_functions_probe_opts"]
+    want = ("probe_opts(x, alpha:d=0.25, steps:i=3, count:q=7, flag:b=True, mode:m=None, "
+            "beta:d=-1.5)")
+    expect(probe == [(want, "ch_functions_probe_opts", 1)],
+           "the Python binding passes the options as a version-1 struct with the manifest's "
+           "defaults (got %r)" % (probe,))
+    if not probe:
+        return
+    spec = importlib.util.spec_from_file_location(
+        "chainerc_options", os.path.join(root, "wrappers", "python", "chainerc", "_options.py"))
+    opts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(opts)
+    fields = opts.struct_fields(probe[0][0])
+    mirror = opts.options_struct("ch_probe_opts_options", fields)
+    names = ["version"] + [n for n, _ in fields]
+    unit = os.path.join(tmp, "offsets.c")
+    with open(unit, "w") as fh:
+        fh.write("#include <ch/functions.h>\n#include <stddef.h>\n#include <stdio.h>\n"
+                 "int main(void) {\n  printf(\"%zu\", sizeof(ch_probe_opts_options));\n" +
+                 "".join('  printf(" %%zu", offsetof(ch_probe_opts_options, %s));\n' % n
+                         for n in names) + "  return 0;\n}\n")
+    exe = os.path.join(tmp, "offsets")
+    r = subprocess.run([cc, "-std=c99", "-I", os.path.join(tmp, "include"), unit, "-o", exe],
+                       capture_output=True, text=True)
+    expect(r.returncode == 0, "the offsets program compiles" +
+           ("\n" + r.stderr if r.returncode else ""))
+    if r.returncode:
+        return
+    c_layout = [int(v) for v in subprocess.run([exe], capture_output=True, text=True,
+                                                check=True).stdout.split()]
+    py_layout = [ctypes.sizeof(mirror)] + [getattr(mirror, n).offset for n in names]
+    expect(c_layout == py_layout, "the ctypes mirror of ch_probe_opts_options has C's layout "
+           "(C %r, ctypes %r)" % (c_layout, py_layout))
 
 
 def rust_check(root, tmp, files, expect):

@@ -11,15 +11,19 @@ entry point, generated into _generated.py from src/ops/manifest.py
   name:s   a shape tuple (C int64* + int32 ndim)
   name:m   a train flag: True/False/None (C CH_MODE_TRAIN/TEST/DEFAULT)
   name:a   an optional array (C const ch_array*, NULL for None)
-and `=default` makes an argument optional. Parameterized functions (Linear,
-Convolution2D, ...) are classes over the C constructors (see _link.py).
+and `=default` makes an argument optional. A function whose C entry point takes
+a versioned options struct (more than four options) is defined with
+`options=<version>`: its non-variable arguments become the struct's fields
+(chainerc._options), filled from the call's arguments at that version.
+Parameterized functions (Linear, Convolution2D, ...) are classes over the C
+constructors (see _link.py).
 """
 
 import ctypes
 
 import numpy as np
 
-from .. import _capi, _array
+from .. import _capi, _array, _options
 from .._capi import lib, c_void_p, raise_status, PP, S
 from ..variable import Variable
 
@@ -64,9 +68,10 @@ class _ArrayArg(object):
             self.h = None
 
 
-def _define(signature, cname, doc=""):
+def _define(signature, cname, doc="", options=0):
     """Define module-level function from `signature` ('name(x, y, axis:i=0)')
-    calling C `cname`; absent from the library -> not defined."""
+    calling C `cname`; absent from the library -> not defined. With `options`
+    (a struct version), the options go to C in a `const ch_<name>_options*`."""
     if not _capi.has(cname):
         return None
     pyname, rest = signature.split("(", 1)
@@ -82,6 +87,8 @@ def _define(signature, cname, doc=""):
             p, default = p.split("=", 1)
         name, _, kind = p.partition(":")
         py_params.append(name if default is None else "%s=%s" % (name, default))
+        if options and kind:
+            continue  # an options-struct field, filled below
         if not kind:  # a variable
             vol = ", _vol" if len(var_names) > 1 else ""
             prelude.append("    %s = _var(%s%s)" % (name, name, vol))
@@ -104,6 +111,16 @@ def _define(signature, cname, doc=""):
         else:
             call_args.append(name)
             argtypes.append(_KINDS[kind])
+    env_struct = None
+    if options:
+        fields = _options.struct_fields(signature)
+        env_struct = _options.options_struct(cname.replace("ch_functions_", "ch_") + "_options",
+                                              fields)
+        conv = {"b": "1 if %s else 0", "m": "_mode(%s)"}
+        prelude.append("    _o = _Options(%d, %s)" % (options, ", ".join(
+            conv.get(k, "%s") % n for n, k in fields)))
+        call_args.append("_byref(_o)")
+        argtypes.append(ctypes.POINTER(env_struct))
     fn = _capi._decl(cname, S, argtypes)
     src = ("def %s(%s):\n%s\n"
            "    out = c_void_p()\n"
@@ -118,7 +135,8 @@ def _define(signature, cname, doc=""):
               ", ".join(call_args)))
     env = dict(_var=_var, _volatile_of=_volatile_of, _shape=_shape, _mode=_mode,
                _ArrayArg=_ArrayArg, c_void_p=c_void_p, raise_status=raise_status, _fn=fn,
-               _new=object.__new__, _Variable=Variable)
+               _new=object.__new__, _Variable=Variable, _Options=env_struct,
+               _byref=ctypes.byref)
     exec(src, env)
     f = env[pyname]
     f.__doc__ = doc or "chainerc built-in %s (C: %s)." % (pyname, cname)
