@@ -1,6 +1,6 @@
 /*
- * chainerc — ch_optimizer: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop and user-defined
- * optimizers.
+ * chainerc — ch_optimizer: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam (with Chainer 7's AdamW
+ * weight decay and AMSGrad), RMSprop, NesterovAG and user-defined optimizers.
  *
  * An optimizer is set up with parameter arrays and their gradient arrays
  * (from a ch_function_set, or as two lists), keeps per-parameter state arrays
@@ -23,6 +23,12 @@
  *                lr = alpha * sqrt(1 - beta2^t) / (1 - beta1^t)
  *                param -= lr * m / (sqrt(v) + eps)                      states "m", "v"
  *                (lam = 1 gives the Adam of later Chainer versions)
+ *   Adam, Chainer 7 (ch_optimizer_adam_new_ex): as above, then
+ *                param -= eta * (lr * m / (sqrt(v) + eps) + weight_decay_rate * param)
+ *                (decoupled weight decay: AdamW); with amsgrad, vhat = max(vhat, v)
+ *                takes v's place in the step                            state "vhat" too
+ *   NesterovAG   v = momentum * v - lr * grad
+ *                param += momentum^2 * v - (1 + momentum) * lr * grad     state "v"
  *   RMSprop      ms = alpha * ms + (1 - alpha) * grad^2
  *                param -= lr * grad / (sqrt(ms) + eps)                  state "ms"
  *
@@ -58,6 +64,8 @@ typedef struct ch_optimizer ch_optimizer;
 #define CH_RMSPROP_DEFAULT_LR 0.01
 #define CH_RMSPROP_DEFAULT_ALPHA 0.99
 #define CH_RMSPROP_DEFAULT_EPS 1e-8
+#define CH_NESTEROV_AG_DEFAULT_LR 0.01
+#define CH_NESTEROV_AG_DEFAULT_MOMENTUM 0.9
 
 /* --- built-in optimizers ---------------------------------------------------
  * Hyperparameters must be finite; learning rates and eps >= 0; momentum, rho,
@@ -81,6 +89,34 @@ CH_API ch_status ch_optimizer_adam_new(ch_optimizer** out, double alpha, double 
 /* Hinton's RMSprop. Name "RMSprop". Defaults lr = 0.01, alpha = 0.99,
  * eps = 1e-8. */
 CH_API ch_status ch_optimizer_rmsprop_new(ch_optimizer** out, double lr, double alpha, double eps);
+/* Sutskever's form of Nesterov's accelerated gradient (Chainer 7's NesterovAG).
+ * Name "NesterovAG". Defaults lr = 0.01, momentum = 0.9. */
+CH_API ch_status ch_optimizer_nesterov_ag_new(ch_optimizer** out, double lr, double momentum);
+
+/* Chainer 7's Adam(alpha, beta1, beta2, eps, eta, weight_decay_rate, amsgrad),
+ * plus the seed's lam; the fields of a versioned struct (initialise it with
+ * CH_ADAM_OPTIONS_INIT, Chainer 7's defaults, so that fields added later get
+ * theirs). weight_decay_rate > 0 is AdamW (Chainer 7's AdamW is this Adam);
+ * eta >= 0 and weight_decay_rate >= 0; amsgrad is 0 or 1 and fixed for the
+ * optimizer's life (hyperparameter "amsgrad" reads it). */
+#define CH_ADAM_OPTIONS_VERSION 1
+typedef struct ch_adam_options {
+  uint32_t version;         /* CH_ADAM_OPTIONS_VERSION */
+  double alpha;             /* default 0.001 */
+  double beta1;             /* default 0.9 */
+  double beta2;             /* default 0.999 */
+  double eps;               /* default 1e-8 */
+  double eta;               /* default 1 (the schedule multiplier of Chainer 7) */
+  double weight_decay_rate; /* default 0 */
+  int32_t amsgrad;          /* default 0 */
+  double lam;               /* default 1 (Chainer 7 has no lam; the seed's 1 - 1e-8) */
+} ch_adam_options;
+#define CH_ADAM_OPTIONS_INIT \
+  { CH_ADAM_OPTIONS_VERSION, 0.001, 0.9, 0.999, 1e-8, 1.0, 0.0, 0, 1.0 }
+/* Adam from `options` (NULL: CH_ADAM_OPTIONS_INIT). Name "Adam". A version
+ * this library does not know is CH_ERR_INVALID_ARGUMENT naming
+ * ch_adam_options and the version. */
+CH_API ch_status ch_optimizer_adam_new_ex(ch_optimizer** out, const ch_adam_options* options);
 
 /* --- user-defined optimizers (the seed's Optimizer base class) ------------ */
 
@@ -134,10 +170,11 @@ CH_API ch_status ch_optimizer_release(ch_optimizer* optimizer);
 CH_API const char* ch_optimizer_name(const ch_optimizer* optimizer);
 
 /* Hyperparameters by name, for schedules: "lr" (SGD, MomentumSGD, AdaGrad,
- * RMSprop), "momentum", "eps", "rho", "alpha", "beta1", "beta2", "lam" as in
- * the constructors. For Adam, "lr" is read-only and is the bias-corrected
- * step alpha * sqrt(1 - beta2^t) / (1 - beta1^t) (CH_ERR_INVALID_ARGUMENT
- * while t = 0). Unknown names: CH_ERR_INVALID_ARGUMENT listing the known
+ * RMSprop, NesterovAG), "momentum", "eps", "rho", "alpha", "beta1", "beta2",
+ * "lam", "eta", "weight_decay_rate" as in the constructors (Adam has the last
+ * two whichever constructor made it), and Adam's read-only "amsgrad" (0 or 1). For Adam, "lr" is
+ * read-only and is the bias-corrected step alpha * sqrt(1 - beta2^t) / (1 - beta1^t)
+ * (CH_ERR_INVALID_ARGUMENT while t = 0). Unknown names: CH_ERR_INVALID_ARGUMENT listing the known
  * ones. User-defined optimizers have none (they keep theirs in user_data). */
 CH_API ch_status ch_optimizer_get_hyperparam(double* out, const ch_optimizer* optimizer,
                                              const char* name);
@@ -238,11 +275,12 @@ typedef ch_status (*ch_optimizer_update_hook)(void* user_data, ch_optimizer* opt
 
 /* Install `hook` on `optimizer` (the object: every handle to it sees it),
  * replacing any previous hook (whose destroy is then called); hook NULL
- * removes it (user_data and destroy are then ignored). destroy (may be NULL) is called with user_data once, when the
- * hook is replaced or removed or the optimizer is gone. On failure destroy is
- * NOT called and the caller keeps user_data. */
-CH_API ch_status ch_optimizer_set_update_hook(ch_optimizer* optimizer, ch_optimizer_update_hook hook,
-                                              void* user_data, void (*destroy)(void* user_data));
+ * removes it (user_data and destroy are then ignored). destroy (may be NULL) is called with
+ * user_data once, when the hook is replaced or removed or the optimizer is gone. On failure destroy
+ * is NOT called and the caller keeps user_data. */
+CH_API ch_status ch_optimizer_set_update_hook(ch_optimizer* optimizer,
+                                              ch_optimizer_update_hook hook, void* user_data,
+                                              void (*destroy)(void* user_data));
 
 /* --- state, for checkpoints ------------------------------------------------ */
 

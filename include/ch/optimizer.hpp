@@ -7,7 +7,7 @@
 #include <ch/function_set.hpp>
 
 namespace ch {
-/// An optimizer (ch_optimizer): SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop with the
+/// An optimizer (ch_optimizer): SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop, NesterovAG with the
 /// seed's defaults. A handle: copies refer to the same optimizer. See <ch/optimizer.h>.
 class Optimizer : public detail::Handle<ch_optimizer, ch_optimizer_retain, ch_optimizer_release> {
  public:
@@ -44,6 +44,21 @@ class Optimizer : public detail::Handle<ch_optimizer, ch_optimizer_retain, ch_op
                         double eps = CH_ADAM_DEFAULT_EPS) {
     ch_optimizer* out = nullptr;
     check(ch_optimizer_adam_new(&out, alpha, beta1, beta2, lam, eps));
+    return Optimizer(out);
+  }
+  /// Chainer 7's Adam: weight_decay_rate (AdamW), eta, amsgrad, with Chainer 7's
+  /// defaults in CH_ADAM_OPTIONS_INIT (e.g. `auto o = ch_adam_options
+  /// CH_ADAM_OPTIONS_INIT; o.weight_decay_rate = 0.01; Optimizer::adam(o)`).
+  static Optimizer adam(const ch_adam_options& options) {
+    ch_optimizer* out = nullptr;
+    check(ch_optimizer_adam_new_ex(&out, &options));
+    return Optimizer(out);
+  }
+  /// Chainer 7's NesterovAG.
+  static Optimizer nesterov_ag(double lr = CH_NESTEROV_AG_DEFAULT_LR,
+                               double momentum = CH_NESTEROV_AG_DEFAULT_MOMENTUM) {
+    ch_optimizer* out = nullptr;
+    check(ch_optimizer_nesterov_ag_new(&out, lr, momentum));
     return Optimizer(out);
   }
   static Optimizer rmsprop(double lr = CH_RMSPROP_DEFAULT_LR,

@@ -47,6 +47,31 @@ ch_status ch_optimizer_rmsprop_new(ch_optimizer** out, double lr, double alpha, 
   return make(out, __func__, [&](const char* who) { return make_rmsprop(lr, alpha, eps, who); });
 }
 
+ch_status ch_optimizer_nesterov_ag_new(ch_optimizer** out, double lr, double momentum) {
+  return make(out, __func__, [&](const char* who) { return make_nesterov_ag(lr, momentum, who); });
+}
+
+ch_status ch_optimizer_adam_new_ex(ch_optimizer** out, const ch_adam_options* options) {
+  return make(out, __func__, [&](const char* who) {
+    const ch_adam_options o = options ? *options : ch_adam_options CH_ADAM_OPTIONS_INIT;
+    if (o.version < 1 || o.version > CH_ADAM_OPTIONS_VERSION)
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": ch_adam_options version ", o.version,
+           " is not one this library knows (1 to ", CH_ADAM_OPTIONS_VERSION, ")");
+    if (o.amsgrad != 0 && o.amsgrad != 1)
+      fail(CH_ERR_INVALID_ARGUMENT, who, ": amsgrad is ", o.amsgrad, "; it must be 0 or 1");
+    AdamConfig c;
+    c.alpha = o.alpha;
+    c.beta1 = o.beta1;
+    c.beta2 = o.beta2;
+    c.eps = o.eps;
+    c.eta = o.eta;
+    c.weight_decay_rate = o.weight_decay_rate;
+    c.amsgrad = o.amsgrad != 0;
+    c.lam = o.lam;
+    return make_adam(c, who);
+  });
+}
+
 ch_status ch_optimizer_new(ch_optimizer** out, const ch_optimizer_def* def) {
   CH_API_BEGIN
   require_out(out, __func__);

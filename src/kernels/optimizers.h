@@ -16,7 +16,9 @@ namespace chainerc::kernels {
 using pointwise::AdaDeltaHyper;
 using pointwise::AdaGradHyper;
 using pointwise::AdamHyper;
+using pointwise::AdamWHyper;
 using pointwise::MomentumSgdHyper;
+using pointwise::NesterovAgHyper;
 using pointwise::RmspropHyper;
 using pointwise::SgdHyper;
 
@@ -33,8 +35,15 @@ inline Kernel<void(const AdaDeltaHyper& hp, Array& param, const Array& grad, Arr
     adadelta_update{"adadelta_update"};
 inline Kernel<void(const AdamHyper& hp, Array& param, const Array& grad, Array& m, Array& v)>
     adam_update{"adam_update"};
+inline Kernel<void(const AdamWHyper& hp, Array& param, const Array& grad, Array& m, Array& v)>
+    adamw_update{"adamw_update"};
+inline Kernel<void(const AdamWHyper& hp, Array& param, const Array& grad, Array& m, Array& v,
+                   Array& vhat)>
+    amsgrad_update{"amsgrad_update"};
 inline Kernel<void(const RmspropHyper& hp, Array& param, const Array& grad, Array& ms)>
     rmsprop_update{"rmsprop_update"};
+inline Kernel<void(const NesterovAgHyper& hp, Array& param, const Array& grad, Array& v)>
+    nesterov_ag_update{"nesterov_ag_update"};
 
 // x = 0 in place (zero_grads), any dtype.
 inline Kernel<void(Array& x)> zero_fill{"zero_fill"};

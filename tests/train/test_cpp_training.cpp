@@ -69,6 +69,13 @@ TEST_F(CppTrainingTest, FunctionSetOptimizerCheckpoint) {
   }
   EXPECT_THROW(model.to_gpu(), ch::Error);
   EXPECT_THROW(ch::Optimizer::adam().hyperparam("lr"), ch::Error);
+  // Chainer 7's Adam and NesterovAG through the C++ layer.
+  ch_adam_options adamw = CH_ADAM_OPTIONS_INIT;
+  adamw.weight_decay_rate = 0.01;
+  EXPECT_EQ(ch::Optimizer::adam(adamw).hyperparam("weight_decay_rate"), 0.01);
+  adamw.amsgrad = 3;
+  EXPECT_THROW(ch::Optimizer::adam(adamw), ch::Error);
+  EXPECT_EQ(ch::Optimizer::nesterov_ag().name(), "NesterovAG");
   EXPECT_THROW(ch::datasets::read_idx(temp_path("missing.idx")), ch::Error);
 }
 

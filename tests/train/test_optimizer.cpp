@@ -1,5 +1,6 @@
-// ch_optimizer: the six built-in update rules against NumPy references of
-// Chainer 1.0.1's formulas (cross-checked with Chainer itself, see
+// ch_optimizer: the built-in update rules against NumPy references of
+// Chainer 1.0.1's formulas and Chainer 7's Adam (AdamW, AMSGrad) and
+// NesterovAG (cross-checked with Chainer itself, see
 // make_optimizer_references.py), hyperparameters and defaults, gradient
 // utilities, user-defined optimizers through callbacks, and misuse.
 #include <cmath>
@@ -25,6 +26,19 @@ Opt make_optimizer(const optimizer_refs::Case& c) {
   if (k == "AdaDelta") st = ch_optimizer_adadelta_new(o.out(), a[0], a[1]);
   if (k == "Adam") st = ch_optimizer_adam_new(o.out(), a[0], a[1], a[2], a[3], a[4]);
   if (k == "RMSprop") st = ch_optimizer_rmsprop_new(o.out(), a[0], a[1], a[2]);
+  if (k == "NesterovAG") st = ch_optimizer_nesterov_ag_new(o.out(), a[0], a[1]);
+  if (k == "AdamEx") {
+    ch_adam_options opts = CH_ADAM_OPTIONS_INIT;
+    opts.alpha = a[0];
+    opts.beta1 = a[1];
+    opts.beta2 = a[2];
+    opts.eps = a[3];
+    opts.eta = a[4];
+    opts.weight_decay_rate = a[5];
+    opts.amsgrad = static_cast<int32_t>(a[6]);
+    opts.lam = a[7];
+    st = ch_optimizer_adam_new_ex(o.out(), &opts);
+  }
   EXPECT_EQ(st, CH_OK) << c.label << ": " << ch_error_message();
   return o;
 }
@@ -39,7 +53,7 @@ void run_reference_case(const optimizer_refs::Case& c, ch_dtype dtype, double rt
   Arr gW = full(dtype, {3, 4}, 0.0);
   Arr gb = full(dtype, {3}, 0.0);
   Opt o = make_optimizer(c);
-  EXPECT_STREQ(ch_optimizer_name(o), c.kind);
+  EXPECT_STREQ(ch_optimizer_name(o), c.name);
   ch_array* params[] = {W, b};
   ch_array* grads[] = {gW, gb};
   ASSERT_CH_OK(ch_optimizer_setup_arrays(o, params, grads, 2));
@@ -141,6 +155,67 @@ TEST_F(OptimizerTest, Hyperparameters) {
   EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_set_hyperparam(adam, "lr", 0.1));
   EXPECT_TRUE(contains(ch_error_message(), "alpha")) << ch_error_message();
   EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_set_t(adam, -1));
+  // Chainer 7's terms are hyperparameters of every Adam; amsgrad is read-only.
+  ASSERT_CH_OK(ch_optimizer_get_hyperparam(&v, adam, "weight_decay_rate"));
+  EXPECT_EQ(v, 0.0);
+  ASSERT_CH_OK(ch_optimizer_set_hyperparam(adam, "eta", 0.5));
+  ASSERT_CH_OK(ch_optimizer_get_hyperparam(&v, adam, "eta"));
+  EXPECT_EQ(v, 0.5);
+  ASSERT_CH_OK(ch_optimizer_get_hyperparam(&v, adam, "amsgrad"));
+  EXPECT_EQ(v, 0.0);
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_set_hyperparam(adam, "amsgrad", 1));
+  EXPECT_TRUE(contains(ch_error_message(), "state arrays")) << ch_error_message();
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT,
+                ch_optimizer_set_hyperparam(adam, "weight_decay_rate", -1));
+}
+
+TEST_F(OptimizerTest, AdamOptionsDefaultsAreChainer7s) {
+  // NULL options are CH_ADAM_OPTIONS_INIT: Chainer 7's Adam() (lam = 1, no weight decay).
+  Opt o;
+  ASSERT_CH_OK(ch_optimizer_adam_new_ex(o.out(), nullptr));
+  EXPECT_STREQ(ch_optimizer_name(o), "Adam");
+  const struct {
+    const char* name;
+    double expected;
+  } cases[] = {{"alpha", 0.001}, {"beta1", 0.9}, {"beta2", 0.999},
+               {"eps", 1e-8},    {"eta", 1.0},   {"weight_decay_rate", 0.0},
+               {"lam", 1.0}};
+  for (const auto& c : cases) {
+    double v = -1;
+    ASSERT_CH_OK(ch_optimizer_get_hyperparam(&v, o, c.name));
+    EXPECT_EQ(v, c.expected) << c.name;
+  }
+  Opt n;
+  ASSERT_CH_OK(ch_optimizer_nesterov_ag_new(n.out(), CH_NESTEROV_AG_DEFAULT_LR,
+                                            CH_NESTEROV_AG_DEFAULT_MOMENTUM));
+  EXPECT_STREQ(ch_optimizer_name(n), "NesterovAG");
+  double v = 0;
+  ASSERT_CH_OK(ch_optimizer_get_hyperparam(&v, n, "momentum"));
+  EXPECT_EQ(v, 0.9);
+}
+
+TEST_F(OptimizerTest, AdamOptionsAreChecked) {
+  Opt o;
+  ch_adam_options opts = CH_ADAM_OPTIONS_INIT;
+  opts.version = 2;
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_adam_new_ex(o.out(), &opts));
+  EXPECT_TRUE(contains(ch_error_message(), "ch_adam_options version 2")) << ch_error_message();
+  opts.version = 0;
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_adam_new_ex(o.out(), &opts));
+  opts = ch_adam_options CH_ADAM_OPTIONS_INIT;
+  opts.amsgrad = 2;
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_adam_new_ex(o.out(), &opts));
+  EXPECT_TRUE(contains(ch_error_message(), "amsgrad is 2")) << ch_error_message();
+  opts = ch_adam_options CH_ADAM_OPTIONS_INIT;
+  opts.weight_decay_rate = -0.1;
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_adam_new_ex(o.out(), &opts));
+  EXPECT_TRUE(contains(ch_error_message(), "weight_decay_rate is -0.1")) << ch_error_message();
+  opts = ch_adam_options CH_ADAM_OPTIONS_INIT;
+  opts.beta2 = 1.0;
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_adam_new_ex(o.out(), &opts));
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_adam_new_ex(nullptr, nullptr));
+  EXPECT_CH_ERR(CH_ERR_INVALID_ARGUMENT, ch_optimizer_nesterov_ag_new(o.out(), 0.01, 1.0));
+  EXPECT_EQ(o.get(), nullptr);
 }
 
 TEST_F(OptimizerTest, ConstructorsRejectBadHyperparameters) {

@@ -791,6 +791,20 @@ gres g_ch_optimizer_rmsprop_new(double lr, double alpha, double eps) {
   return r;
 }
 
+gres g_ch_optimizer_nesterov_ag_new(double lr, double momentum) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_nesterov_ag_new(&out, lr, momentum));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_optimizer_adam_new_ex(const ch_adam_options* options) {
+  ch_optimizer* out = NULL;
+  gres r = gres_of(ch_optimizer_adam_new_ex(&out, options));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_optimizer_new(const ch_optimizer_def* def) {
   ch_optimizer* out = NULL;
   gres r = gres_of(ch_optimizer_new(&out, def));

@@ -148,6 +148,8 @@ gres g_ch_optimizer_adagrad_new(double lr, double eps);
 gres g_ch_optimizer_adadelta_new(double rho, double eps);
 gres g_ch_optimizer_adam_new(double alpha, double beta1, double beta2, double lam, double eps);
 gres g_ch_optimizer_rmsprop_new(double lr, double alpha, double eps);
+gres g_ch_optimizer_nesterov_ag_new(double lr, double momentum);
+gres g_ch_optimizer_adam_new_ex(const ch_adam_options* options);
 gres g_ch_optimizer_new(const ch_optimizer_def* def);
 gres g_ch_optimizer_release(ch_optimizer* optimizer);
 gres g_ch_optimizer_get_hyperparam(const ch_optimizer* optimizer, const char* name);

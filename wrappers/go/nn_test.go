@@ -760,3 +760,61 @@ func TestSGDStepInBackwardMatchesTheUsualLoop(t *testing.T) {
 		}
 	})
 }
+
+// One step from w = 1 with gradient g, by Chainer 7's AdamRule and
+// NesterovAG.update_core_cpu (the C suite's references are cross-checked with
+// Chainer 7 itself).
+func TestChainer7OptimizersFollowChainer7sRules(t *testing.T) {
+	g0 := []float64{0.5, -2}
+	adamw := func(g float64) float64 {
+		m, v := 0.1*g, 0.001*g*g
+		lr := 0.01 * math.Sqrt(1-0.999) / (1 - 0.9)
+		return (1 - 0.5*0.1) - 0.5*(lr/(math.Sqrt(v)+1e-8)*m)
+	}
+	o := DefaultAdamOptions()
+	o.Alpha, o.Eta, o.WeightDecayRate = 0.01, 0.5, 0.1
+	ams := o
+	ams.AMSGrad = true
+	cases := []struct {
+		name   string
+		mk     func() (*Optimizer, error)
+		want   func(float64) float64
+		states int
+	}{
+		{"NesterovAG", func() (*Optimizer, error) { return NewNesterovAG(0.1, 0.5) },
+			func(g float64) float64 { return 1 + 0.25*(-0.1*g) - 1.5*0.1*g }, 1},
+		{"Adam", func() (*Optimizer, error) { return NewAdamWith(&o) }, adamw, 2},
+		{"Adam", func() (*Optimizer, error) { return NewAdamWith(&ams) }, adamw, 3},
+	}
+	for _, cs := range cases {
+		opt := must(cs.mk())
+		if opt.Name() != cs.name {
+			t.Errorf("name %q", opt.Name())
+		}
+		w := must(NewArray([]float64{1, 1}))
+		gw := must(NewArray(g0))
+		ok(t, opt.SetupArrays([]*Array{w}, []*Array{gw}))
+		ok(t, opt.Update())
+		got := must(Values[float64](w))
+		exp := []float64{cs.want(g0[0]), cs.want(g0[1])}
+		if !close64(got, exp, 1e-12) || opt.StateCount() != cs.states {
+			t.Errorf("%s: %v vs %v, %d states", cs.name, got, exp, opt.StateCount())
+		}
+		w.Close()
+		gw.Close()
+		opt.Close()
+	}
+	d := must(NewAdamWith(nil))
+	defer d.Close()
+	if v := must(d.Hyperparam("lam")); v != 1 {
+		t.Errorf("default lam %v", v)
+	}
+	if err := d.SetHyperparam("amsgrad", 1); err == nil {
+		t.Error("amsgrad was set")
+	}
+	bad := DefaultAdamOptions()
+	bad.WeightDecayRate = -1
+	if _, err := NewAdamWith(&bad); err == nil {
+		t.Error("negative weight_decay_rate accepted")
+	}
+}

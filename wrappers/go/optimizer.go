@@ -54,6 +54,43 @@ func NewAdam(alpha, beta1, beta2, lam, eps float64) (*Optimizer, error) {
 	return newOptimizer(C.g_ch_optimizer_adam_new(C.double(alpha), C.double(beta1), C.double(beta2), C.double(lam), C.double(eps)))
 }
 
+// NewNesterovAG is Chainer 7's NesterovAG (lr 0.01, momentum 0.9).
+func NewNesterovAG(lr, momentum float64) (*Optimizer, error) {
+	return newOptimizer(C.g_ch_optimizer_nesterov_ag_new(C.double(lr), C.double(momentum)))
+}
+
+// AdamOptions are Chainer 7's Adam hyperparameters (ch_adam_options):
+// WeightDecayRate > 0 is decoupled weight decay (AdamW), Eta scales the step,
+// AMSGrad divides by the running maximum of v (fixed for the optimizer's life),
+// Lam is the seed's decay of beta1 (1: none).
+type AdamOptions struct {
+	Alpha, Beta1, Beta2, Eps, Eta, WeightDecayRate float64
+	AMSGrad                                        bool
+	Lam                                            float64
+}
+
+// DefaultAdamOptions are Chainer 7's defaults.
+func DefaultAdamOptions() AdamOptions {
+	return AdamOptions{Alpha: 0.001, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Eta: 1, Lam: 1}
+}
+
+// NewAdamWith is Chainer 7's Adam (AdamW with WeightDecayRate, AMSGrad);
+// nil options are DefaultAdamOptions().
+func NewAdamWith(o *AdamOptions) (*Optimizer, error) {
+	if o == nil {
+		d := DefaultAdamOptions()
+		o = &d
+	}
+	ams := C.int32_t(0)
+	if o.AMSGrad {
+		ams = 1
+	}
+	c := C.ch_adam_options{version: 1, alpha: C.double(o.Alpha), beta1: C.double(o.Beta1),
+		beta2: C.double(o.Beta2), eps: C.double(o.Eps), eta: C.double(o.Eta),
+		weight_decay_rate: C.double(o.WeightDecayRate), amsgrad: ams, lam: C.double(o.Lam)}
+	return newOptimizer(C.g_ch_optimizer_adam_new_ex(&c))
+}
+
 // The seed's defaults (CH_*_DEFAULT_* in optimizer.h). They are spelled out
 // here: cgo reads floating-point macros such as 1e-8 as 0.
 const (

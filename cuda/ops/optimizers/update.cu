@@ -1,8 +1,8 @@
 // CUDA kernels of the optimizers' update rules (SGD, MomentumSGD, AdaGrad,
-// AdaDelta, Adam, RMSprop): the rules of kernels/pointwise/optimizers.h,
-// made once on the host from the step's hyperparameters, applied to every
-// element of a parameter, its gradient and its state arrays in place, in
-// 16-byte packs where every array is 16-byte aligned.
+// AdaDelta, Adam, AdamW, AMSGrad, RMSprop, NesterovAG): the rules of
+// kernels/pointwise/optimizers.h, made once on the host from the step's hyperparameters, applied to
+// every element of a parameter, its gradient and its state arrays in place, in 16-byte packs where
+// every array is 16-byte aligned.
 #include "cuda/ops/elementwise.cuh"
 #include "cuda/ops/kernel_list.h"
 #include "kernels/optimizers.h"
@@ -56,6 +56,26 @@ __global__ void update_kernel2(Rule rule, T* __restrict__ p, const T* __restrict
     rule(p[i], g[i], s0[i], s1[i]);
 }
 
+template <typename Rule, typename T, int V>
+__global__ void update_kernel3(Rule rule, T* __restrict__ p, const T* __restrict__ g,
+                               T* __restrict__ s0, T* __restrict__ s1, T* __restrict__ s2,
+                               int64_t n) {
+  const int64_t packs = n / V;
+  for (int64_t k = grid_start(); k < packs; k += grid_step()) {
+    Pack<T, V> pp = load_pack<V>(p, k), p0 = load_pack<V>(s0, k), p1 = load_pack<V>(s1, k),
+               p2 = load_pack<V>(s2, k);
+    const Pack<T, V> pg = load_pack<V>(g, k);
+    CH_UNROLL
+    for (int j = 0; j < V; ++j) rule(pp.v[j], pg.v[j], p0.v[j], p1.v[j], p2.v[j]);
+    store_pack<V>(p, k, pp);
+    store_pack<V>(s0, k, p0);
+    store_pack<V>(s1, k, p1);
+    store_pack<V>(s2, k, p2);
+  }
+  for (int64_t i = packs * V + grid_start(); i < n; i += grid_step())
+    rule(p[i], g[i], s0[i], s1[i], s2[i]);
+}
+
 // rule(param[i], grad[i], state[i]...) for every i on param's device, with
 // rule = Rule<T>(hp) for the parameter's dtype T.
 template <template <typename> class Rule, typename Hyper, typename... State>
@@ -68,15 +88,21 @@ void update(const char* name, const Hyper& hp, Array& param, const Array& grad, 
     dispatch_vector_width<T>({param.raw(), grad.raw(), state.raw()...}, [&](auto v) {
       // float64 with two state arrays (Adam, AdaDelta) one element at a
       // time: in pairs they need more than ptxas_budget's 64 registers.
-      constexpr int V = sizeof(T) == 8 && sizeof...(State) == 2 ? 1 : decltype(v)::value;
+      // Three state arrays (AMSGrad) one element at a time in either dtype.
+      constexpr int V = (sizeof(T) == 8 && sizeof...(State) >= 2) || sizeof...(State) == 3
+                            ? 1
+                            : decltype(v)::value;
       if constexpr (sizeof...(State) == 0)
         launch_packed<V>(name, n, update_kernel0<Rule<T>, T, V>, rule, param.data<T>(),
                          grad.data<T>(), n);
       else if constexpr (sizeof...(State) == 1)
         launch_packed<V>(name, n, update_kernel1<Rule<T>, T, V>, rule, param.data<T>(),
                          grad.data<T>(), state.template data<T>()..., n);
-      else
+      else if constexpr (sizeof...(State) == 2)
         launch_packed<V>(name, n, update_kernel2<Rule<T>, T, V>, rule, param.data<T>(),
+                         grad.data<T>(), state.template data<T>()..., n);
+      else
+        launch_packed<V>(name, n, update_kernel3<Rule<T>, T, V>, rule, param.data<T>(),
                          grad.data<T>(), state.template data<T>()..., n);
     });
   });
@@ -103,6 +129,18 @@ void adam_update(const kernels::AdamHyper& hp, Array& param, const Array& grad, 
 void rmsprop_update(const kernels::RmspropHyper& hp, Array& param, const Array& grad, Array& ms) {
   update<pointwise::RmspropRule>("rmsprop_update", hp, param, grad, ms);
 }
+void adamw_update(const kernels::AdamWHyper& hp, Array& param, const Array& grad, Array& m,
+                  Array& v) {
+  update<pointwise::AdamWRule>("adamw_update", hp, param, grad, m, v);
+}
+void amsgrad_update(const kernels::AdamWHyper& hp, Array& param, const Array& grad, Array& m,
+                    Array& v, Array& vhat) {
+  update<pointwise::AmsgradRule>("amsgrad_update", hp, param, grad, m, v, vhat);
+}
+void nesterov_ag_update(const kernels::NesterovAgHyper& hp, Array& param, const Array& grad,
+                        Array& v) {
+  update<pointwise::NesterovAgRule>("nesterov_ag_update", hp, param, grad, v);
+}
 
 }  // namespace
 
@@ -114,6 +152,9 @@ void register_optimizer_update_kernels() {
   kernels::adadelta_update.set(gpu, adadelta_update);
   kernels::adam_update.set(gpu, adam_update);
   kernels::rmsprop_update.set(gpu, rmsprop_update);
+  kernels::adamw_update.set(gpu, adamw_update);
+  kernels::amsgrad_update.set(gpu, amsgrad_update);
+  kernels::nesterov_ag_update.set(gpu, nesterov_ag_update);
 }
 
 }  // namespace chainerc::cuda

@@ -1,6 +1,6 @@
 // Per-element math of the optimizers (chainer.optimizers' update rules, in
-// Chainer 1.0.1's formulas) and of the gradient utilities of the Optimizer
-// base class. One definition, built by the host compiler into the CPU
+// Chainer 1.0.1's formulas, and Chainer 7's AdamW / AMSGrad and NesterovAG) and of the gradient
+// utilities of the Optimizer base class. One definition, built by the host compiler into the CPU
 // backend and by nvcc into the CUDA kernels.
 //
 // Each update rule is a functor template on the element type T (float or
@@ -33,8 +33,16 @@ struct AdaDeltaHyper {
 struct AdamHyper {
   double lr, beta1, beta2, eps;
 };
+// Chainer 7's Adam with decoupled weight decay (AdamW) and the step scale eta:
+// lr, beta1, beta2 and eps as AdamHyper.
+struct AdamWHyper {
+  double lr, beta1, beta2, eps, eta, weight_decay_rate;
+};
 struct RmspropHyper {
   double lr, alpha, eps;
+};
+struct NesterovAgHyper {
+  double lr, momentum;
 };
 
 // ---- update rules ----------------------------------------------------------------
@@ -107,6 +115,61 @@ struct AdamRule {
     m = mi;
     v = vi;
     p -= lr * mi / (sqrt(vi) + eps);
+  }
+};
+
+// Chainer 7's AdamRule (amsgrad off): m and v as AdamRule;
+// p = (1 - eta * weight_decay_rate) * p - eta * (lr / (sqrt(v) + eps)) * m,
+// in Chainer 7's order of operations.
+template <typename T>
+struct AdamWRule {
+  T a1, a2, lr, eps, eta, keep;
+  CH_HOST_DEVICE explicit AdamWRule(const AdamWHyper& h)
+      : a1(static_cast<T>(1 - h.beta1)),
+        a2(static_cast<T>(1 - h.beta2)),
+        lr(static_cast<T>(h.lr)),
+        eps(static_cast<T>(h.eps)),
+        eta(static_cast<T>(h.eta)),
+        keep(static_cast<T>(1 - h.eta * h.weight_decay_rate)) {}
+  CH_HOST_DEVICE T step(T p, T m, T denom) const { return keep * p - eta * (lr / denom * m); }
+  CH_HOST_DEVICE void operator()(T& p, T g, T& m, T& v) const {
+    T mi = m + a1 * (g - m);
+    T vi = v + a2 * (g * g - v);
+    m = mi;
+    v = vi;
+    p = step(p, mi, sqrt(vi) + eps);
+  }
+};
+
+// Chainer 7's AdamRule with amsgrad: as AdamWRule, the step divided by the
+// running maximum vhat = max(vhat, v) instead of v.
+template <typename T>
+struct AmsgradRule {
+  AdamWRule<T> adam;
+  CH_HOST_DEVICE explicit AmsgradRule(const AdamWHyper& h) : adam(h) {}
+  CH_HOST_DEVICE void operator()(T& p, T g, T& m, T& v, T& vhat) const {
+    T mi = m + adam.a1 * (g - m);
+    T vi = v + adam.a2 * (g * g - v);
+    T hi = vhat > vi ? vhat : vi;
+    m = mi;
+    v = vi;
+    vhat = hi;
+    p = adam.step(p, mi, sqrt(hi) + adam.eps);
+  }
+};
+
+// Chainer 7's NesterovAG: v = momentum * v - lr * g;
+// p += momentum^2 * v - (1 + momentum) * lr * g
+template <typename T>
+struct NesterovAgRule {
+  T lr, momentum;
+  CH_HOST_DEVICE explicit NesterovAgRule(const NesterovAgHyper& h)
+      : lr(static_cast<T>(h.lr)), momentum(static_cast<T>(h.momentum)) {}
+  CH_HOST_DEVICE void operator()(T& p, T g, T& v) const {
+    T vi = momentum * v - lr * g;
+    v = vi;
+    p += momentum * momentum * vi;
+    p -= (1 + momentum) * lr * g;
   }
 };
 

@@ -1,5 +1,6 @@
 // CPU / emulated-GPU agreement of the optimizers: every built-in update rule
-// (SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop) over a few steps on
+// (SGD, MomentumSGD, AdaGrad, AdaDelta, Adam with Chainer 7's AdamW and
+// AMSGrad, RMSprop, NesterovAG) over a few steps on
 // parameters of sizes that are not multiples of a block, float32 and
 // float64, with the gradient utilities on the device (zero_grads,
 // accumulate_grads, weight_decay, clip_grads, the gradients' norm); and
@@ -32,6 +33,22 @@ const NamedFactory kOptimizers[] = {
     {"AdaDelta", [] { return make_adadelta(0.95, 1e-6, "test"); }},
     {"Adam", [] { return make_adam(0.001, 0.9, 0.999, 1 - 1e-8, 1e-8, "test"); }},
     {"RMSprop", [] { return make_rmsprop(0.01, 0.99, 1e-8, "test"); }},
+    {"NesterovAG", [] { return make_nesterov_ag(0.05, 0.9, "test"); }},
+    {"Adam (AdamW)",
+     [] {
+       AdamConfig c;
+       c.weight_decay_rate = 0.01;
+       c.eta = 0.5;
+       return make_adam(c, "test");
+     }},
+    {"Adam (amsgrad)",
+     [] {
+       AdamConfig c;
+       c.amsgrad = true;
+       c.beta2 = 0.5;
+       c.weight_decay_rate = 0.01;
+       return make_adam(c, "test");
+     }},
 };
 
 std::vector<NamedParameter> parameters_on(const Arrays& values, Device device) {

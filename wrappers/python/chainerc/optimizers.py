@@ -1,5 +1,6 @@
-"""Optimizers (chainer.optimizers of Chainer 1.0.1) over ch_optimizer:
-SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, RMSprop. Parameters are updated
+"""Optimizers (chainer.optimizers of Chainer 1.0.1, and Chainer 7's AdamW,
+AMSGrad and NesterovAG) over ch_optimizer: SGD, MomentumSGD, AdaGrad,
+AdaDelta, Adam, AdamW, RMSprop, NesterovAG. Parameters are updated
 in place in the engine's arrays (shared with the functions, no copy).
 Hyperparameters are attributes (opt.lr = 0.1)."""
 
@@ -210,12 +211,67 @@ _make("AdaGrad", "ch_optimizer_adagrad_new", [("lr", 0.001), ("eps", 1e-8)],
       "AdaGrad(lr=0.001, eps=1e-8).")
 _make("AdaDelta", "ch_optimizer_adadelta_new", [("rho", 0.95), ("eps", 1e-6)],
       "AdaDelta(rho=0.95, eps=1e-6).")
-_make("Adam", "ch_optimizer_adam_new",
-      [("alpha", 0.001), ("beta1", 0.9), ("beta2", 0.999), ("lam", 1 - 1e-8), ("eps", 1e-8)],
-      "Adam(alpha=0.001, beta1=0.9, beta2=0.999, lam=1-1e-8, eps=1e-8); lr is the "
-      "bias-corrected step (read-only).")
 _make("RMSprop", "ch_optimizer_rmsprop_new", [("lr", 0.01), ("alpha", 0.99), ("eps", 1e-8)],
       "RMSprop(lr=0.01, alpha=0.99, eps=1e-8).")
+_make("NesterovAG", "ch_optimizer_nesterov_ag_new", [("lr", 0.01), ("momentum", 0.9)],
+      "NesterovAG(lr=0.01, momentum=0.9) (Chainer 7).")
+
+
+class _AdamOptions(ctypes.Structure):
+    # include/ch/optimizer.h's ch_adam_options, version 1.
+    _fields_ = [("version", ctypes.c_uint32), ("alpha", _D), ("beta1", _D), ("beta2", _D),
+                ("eps", _D), ("eta", _D), ("weight_decay_rate", _D), ("amsgrad", ctypes.c_int32),
+                ("lam", _D)]
+
+
+_adam_new = _d("ch_optimizer_adam_new", S, [PP] + [_D] * 5)
+_adam_new_ex = _d("ch_optimizer_adam_new_ex", S, [PP, ctypes.POINTER(_AdamOptions)],
+                  optional=True)
+
+
+class Adam(Optimizer):
+    """Adam(alpha=0.001, beta1=0.9, beta2=0.999, lam=1-1e-8, eps=1e-8, *, eta=1.0,
+    weight_decay_rate=0, amsgrad=False).
+
+    The positional order is the seed's (Chainer 1.x: lam before eps); Chainer 7's
+    terms are keywords: weight_decay_rate > 0 is decoupled weight decay (AdamW),
+    eta scales the step, amsgrad divides by the running maximum of v (state
+    "vhat"; fixed for the optimizer's life). lr is the bias-corrected step
+    (read-only)."""
+
+    _hyperparams = ("alpha", "beta1", "beta2", "lam", "eps", "eta", "weight_decay_rate",
+                    "amsgrad")
+
+    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, lam=1 - 1e-8, eps=1e-8, *,
+                 eta=1.0, weight_decay_rate=0.0, amsgrad=False):
+        if _adam_new_ex is None:  # a library from before Chainer 7's Adam
+            if eta != 1.0 or weight_decay_rate != 0.0 or amsgrad:
+                raise NotImplementedError("this libchainerc has no ch_optimizer_adam_new_ex "
+                                          "(eta, weight_decay_rate, amsgrad)")
+            self._init(_adam_new, alpha, beta1, beta2, lam, eps)
+            return
+        o = _AdamOptions(1, alpha, beta1, beta2, eps, eta, weight_decay_rate,
+                         1 if amsgrad else 0, lam)
+        out = c_void_p()
+        check(_adam_new_ex(out, ctypes.byref(o)))
+        object.__setattr__(self, "_handle", out.value)
+        object.__setattr__(self, "_target", None)
+
+    def __getattr__(self, name):
+        if name == "amsgrad":
+            return bool(Optimizer.__getattr__(self, name))
+        return Optimizer.__getattr__(self, name)
+
+
+class AdamW(Adam):
+    """Chainer 7's AdamW(alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8, eta=1.0,
+    weight_decay_rate=0): Adam with decoupled weight decay, Chainer 7's positional
+    order and no decay of beta1 (lam = 1)."""
+
+    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8, eta=1.0,
+                 weight_decay_rate=0.0):
+        Adam.__init__(self, alpha, beta1, beta2, 1.0, eps, eta=eta,
+                      weight_decay_rate=weight_decay_rate)
 
 # --- optimizers written in Python (ch_optimizer_new callbacks) ---------------------
 
@@ -308,4 +364,5 @@ class UserOptimizer(Optimizer):
         raise NotImplementedError
 
 
-__all__ = ["Optimizer", "UserOptimizer", "SGD", "MomentumSGD", "AdaGrad", "AdaDelta", "Adam", "RMSprop"]
+__all__ = ["Optimizer", "UserOptimizer", "SGD", "MomentumSGD", "AdaGrad", "AdaDelta", "Adam",
+           "AdamW", "RMSprop", "NesterovAG"]

@@ -192,6 +192,51 @@ def test_optimizers_follow_their_rules(name, kwargs):
 
 
 @needs
+@pytest.mark.parametrize("name,kwargs", [
+    ("NesterovAG", dict(lr=0.1, momentum=0.5)),
+    ("Adam", dict(alpha=0.01, eta=0.5, weight_decay_rate=0.1)),
+    ("Adam", dict(alpha=0.01, beta2=0.5, amsgrad=True, weight_decay_rate=0.05)),
+    ("AdamW", dict(alpha=0.01, weight_decay_rate=0.1))])
+def test_chainer7_optimizers_follow_chainer7s_rules(name, kwargs):
+    # Chainer 7's AdamRule / NesterovAG.update_core_cpu, in float64 (the C suite's
+    # references are cross-checked with Chainer 7 itself: make_optimizer_references.py).
+    p = np.array([1.0, -2.0, 3.0], np.float32)
+    gs = [np.array([0.5, 0.25, -1.0], np.float32), np.array([0.1, 0.5, -0.2], np.float32)]
+    opt = getattr(optimizers, name)(**kwargs)
+    g = np.zeros(3, np.float32)
+    opt.setup(((p,), (g,)))
+    ref = p.astype(np.float64)
+    m = v = vhat = 0
+    mom = np.zeros(3)
+    lam = 1.0 if name == "AdamW" else 1 - 1e-8
+    for t, gt in enumerate(gs, 1):
+        g[...] = gt
+        opt.update()
+        gd = gt.astype(np.float64)
+        if name == "NesterovAG":
+            mom = 0.5 * mom - 0.1 * gd
+            ref += 0.25 * mom - 1.5 * 0.1 * gd
+            continue
+        b2 = kwargs.get("beta2", 0.999)
+        m = m + (1 - 0.9 * lam ** (t - 1)) * (gd - m)
+        v = v + (1 - b2) * (gd * gd - v)
+        vhat = np.maximum(vhat, v) if kwargs.get("amsgrad") else v
+        lr = 0.01 * np.sqrt(1 - b2 ** t) / (1 - 0.9 ** t)
+        eta, wd = kwargs.get("eta", 1.0), kwargs["weight_decay_rate"]
+        ref = (1 - eta * wd) * ref - eta * (lr / (np.sqrt(vhat) + 1e-8) * m)
+    np.testing.assert_allclose(p, ref, rtol=1e-5, atol=1e-6)
+    if name != "NesterovAG":
+        assert opt.weight_decay_rate == pytest.approx(kwargs["weight_decay_rate"])
+        assert opt.amsgrad == bool(kwargs.get("amsgrad"))
+        with pytest.raises(chainerc.InvalidArgumentError, match="amsgrad"):
+            opt.amsgrad = not opt.amsgrad
+        want = ["0/m", "0/v"] + (["0/vhat"] if kwargs.get("amsgrad") else [])
+        assert sorted(opt.states) == want
+        if kwargs.get("amsgrad"):
+            np.testing.assert_allclose(opt.states["0/vhat"], vhat, rtol=1e-5)
+
+
+@needs
 def test_optimizer_hyperparameters_and_utilities():
     opt = optimizers.MomentumSGD()
     assert opt.lr == pytest.approx(0.01) and opt.momentum == pytest.approx(0.9)

@@ -37,7 +37,7 @@ pub use function::{Context, Function, FunctionImpl, Parameter};
 pub use function_set::{FunctionSet, NamedParameter};
 pub use gradient_check::{check_backward, check_backward_graph, check_double_backward, numerical_grad, Tolerance};
 pub use kernel::{ElementwiseKernel, ReductionKernel};
-pub use optimizer::{Optimizer, OptimizerImpl};
+pub use optimizer::{AdamOptions, Optimizer, OptimizerImpl};
 pub use serializers::{load_npz_array, read_idx, save_npz_arrays};
 pub use variable::{
     backprop_mode_enabled, enable_backprop, grad, graph_dot, set_enable_backprop, GraphDotOptions, NoBackpropMode,

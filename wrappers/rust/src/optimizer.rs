@@ -1,11 +1,49 @@
 //! Optimizers (include/ch/optimizer.h): SGD, MomentumSGD, AdaGrad, AdaDelta,
-//! Adam, RMSprop and optimizers written in Rust.
+//! Adam (with Chainer 7's AdamW and AMSGrad), RMSprop, NesterovAG and optimizers
+//! written in Rust.
 use crate::array::Array;
 use crate::error::{check, guard, Result};
 use crate::function_set::{cstring, FunctionSet, NamedParameter};
 use chainerc_sys as sys;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::{self, NonNull};
+
+/// Chainer 7's Adam hyperparameters (include/ch/optimizer.h's ch_adam_options);
+/// `Default` gives Chainer 7's defaults (lam = 1: no decay of beta1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdamOptions {
+    /// Step size (0.001).
+    pub alpha: f64,
+    /// First moment decay (0.9).
+    pub beta1: f64,
+    /// Second moment decay (0.999).
+    pub beta2: f64,
+    /// Added to sqrt(v) (1e-8).
+    pub eps: f64,
+    /// Multiplier of the whole step, for schedules (1).
+    pub eta: f64,
+    /// Decoupled weight decay, AdamW (0).
+    pub weight_decay_rate: f64,
+    /// Divide by the running maximum of v (state "vhat"); fixed for the optimizer's life.
+    pub amsgrad: bool,
+    /// The seed's decay of beta1 per step (1: none).
+    pub lam: f64,
+}
+
+impl Default for AdamOptions {
+    fn default() -> Self {
+        AdamOptions {
+            alpha: 0.001,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            eta: 1.0,
+            weight_decay_rate: 0.0,
+            amsgrad: false,
+            lam: 1.0,
+        }
+    }
+}
 
 /// An optimizer: one reference (Clone retains, Drop releases).
 #[repr(transparent)]
@@ -137,6 +175,28 @@ impl Optimizer {
     pub fn rmsprop(lr: f64, alpha: f64, eps: f64) -> Result<Optimizer> {
         let mut out = ptr::null_mut();
         wrap(unsafe { sys::ch_optimizer_rmsprop_new(&mut out, lr, alpha, eps) }, out)
+    }
+    /// NesterovAG (Chainer 7; lr = 0.01, momentum = 0.9).
+    pub fn nesterov_ag(lr: f64, momentum: f64) -> Result<Optimizer> {
+        let mut out = ptr::null_mut();
+        wrap(unsafe { sys::ch_optimizer_nesterov_ag_new(&mut out, lr, momentum) }, out)
+    }
+    /// Chainer 7's Adam: decoupled weight decay (AdamW), eta, AMSGrad
+    /// (`Optimizer::adam_with(&AdamOptions { weight_decay_rate: 0.01, ..Default::default() })`).
+    pub fn adam_with(options: &AdamOptions) -> Result<Optimizer> {
+        let o = sys::ch_adam_options {
+            version: 1,
+            alpha: options.alpha,
+            beta1: options.beta1,
+            beta2: options.beta2,
+            eps: options.eps,
+            eta: options.eta,
+            weight_decay_rate: options.weight_decay_rate,
+            amsgrad: options.amsgrad as i32,
+            lam: options.lam,
+        };
+        let mut out = ptr::null_mut();
+        wrap(unsafe { sys::ch_optimizer_adam_new_ex(&mut out, &o) }, out)
     }
     /// A user-defined optimizer.
     pub fn custom<T: OptimizerImpl>(name: &str, imp: T) -> Result<Optimizer> {

@@ -601,3 +601,61 @@ fn sgd_step_in_backward_matches_the_usual_loop() {
         assert!(adam.set_step_in_backward(true).is_err());
     });
 }
+
+#[test]
+fn chainer7_optimizers_follow_chainer7s_rules() {
+    // One step from w = 1 with gradient g, by Chainer 7's AdamRule and
+    // NesterovAG.update_core_cpu (the C suite's references are cross-checked
+    // with Chainer 7 itself).
+    let g0 = [0.5, -2.0];
+    let adamw = |g: f64| {
+        let (m, v) = (0.1 * g, 0.001 * g * g);
+        let lr = 0.01 * (1.0f64 - 0.999).sqrt() / (1.0 - 0.9);
+        (1.0 - 0.5 * 0.1) - 0.5 * (lr / (v.sqrt() + 1e-8) * m)
+    };
+    let cases: Vec<(&str, Optimizer, Box<dyn Fn(f64) -> f64>, usize)> = vec![
+        (
+            "NesterovAG",
+            Optimizer::nesterov_ag(0.1, 0.5).unwrap(),
+            Box::new(|g: f64| 1.0 + 0.25 * (-0.1 * g) - 1.5 * 0.1 * g),
+            1,
+        ),
+        (
+            "Adam",
+            Optimizer::adam_with(&AdamOptions { alpha: 0.01, eta: 0.5, weight_decay_rate: 0.1, ..Default::default() })
+                .unwrap(),
+            Box::new(adamw),
+            2,
+        ),
+        (
+            "Adam",
+            Optimizer::adam_with(&AdamOptions {
+                alpha: 0.01,
+                eta: 0.5,
+                weight_decay_rate: 0.1,
+                amsgrad: true,
+                ..Default::default()
+            })
+            .unwrap(),
+            Box::new(adamw), // vhat = v after one step
+            3,
+        ),
+    ];
+    for (name, opt, want, states) in &cases {
+        assert_eq!(&opt.name(), name);
+        let w = arr64(&[1.0, 1.0], &[2]);
+        let gw = arr64(&g0, &[2]);
+        opt.setup_arrays(&[&w], &[&gw]).unwrap();
+        opt.update().unwrap();
+        let got = w.to_vec::<f64>().unwrap();
+        let exp: Vec<f64> = g0.iter().map(|&g| want(g)).collect();
+        assert!(close(&got, &exp, 1e-12), "{name}: {got:?} vs {exp:?}");
+        assert_eq!(opt.state_count(), *states, "{name}");
+    }
+    let d = Optimizer::adam_with(&AdamOptions::default()).unwrap();
+    assert_eq!(d.hyperparam("lam").unwrap(), 1.0);
+    assert_eq!(d.hyperparam("amsgrad").unwrap(), 0.0);
+    assert_eq!(d.set_hyperparam("amsgrad", 1.0).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let bad = Optimizer::adam_with(&AdamOptions { weight_decay_rate: -1.0, ..Default::default() });
+    assert_eq!(bad.err().unwrap().kind(), ErrorKind::InvalidArgument);
+}

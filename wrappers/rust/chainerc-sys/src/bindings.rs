@@ -156,11 +156,27 @@ pub const CH_ADAM_DEFAULT_EPS: f64 = 1e-8;
 pub const CH_RMSPROP_DEFAULT_LR: f64 = 0.01;
 pub const CH_RMSPROP_DEFAULT_ALPHA: f64 = 0.99;
 pub const CH_RMSPROP_DEFAULT_EPS: f64 = 1e-8;
+pub const CH_NESTEROV_AG_DEFAULT_LR: f64 = 0.01;
+pub const CH_NESTEROV_AG_DEFAULT_MOMENTUM: f64 = 0.9;
+pub const CH_ADAM_OPTIONS_VERSION: i32 = 1;
 pub const CH_OPTIMIZER_DEF_VERSION: i32 = 1;
 #[repr(C)]
 pub struct ch_optimizer {
     _private: [u8; 0],
     _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ch_adam_options {
+    pub version: u32,
+    pub alpha: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    pub eta: f64,
+    pub weight_decay_rate: f64,
+    pub amsgrad: i32,
+    pub lam: f64,
 }
 pub type ch_optimizer_init_state_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_array, *mut ch_array, *mut *mut ch_array, usize) -> ch_status>;
 pub type ch_optimizer_update_one_callback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, *mut ch_array, *mut ch_array, *const *mut ch_array, usize, i64) -> ch_status>;
@@ -400,6 +416,8 @@ extern "C" {
     pub fn ch_optimizer_adadelta_new(out: *mut *mut ch_optimizer, rho: f64, eps: f64) -> ch_status;
     pub fn ch_optimizer_adam_new(out: *mut *mut ch_optimizer, alpha: f64, beta1: f64, beta2: f64, lam: f64, eps: f64) -> ch_status;
     pub fn ch_optimizer_rmsprop_new(out: *mut *mut ch_optimizer, lr: f64, alpha: f64, eps: f64) -> ch_status;
+    pub fn ch_optimizer_nesterov_ag_new(out: *mut *mut ch_optimizer, lr: f64, momentum: f64) -> ch_status;
+    pub fn ch_optimizer_adam_new_ex(out: *mut *mut ch_optimizer, options: *const ch_adam_options) -> ch_status;
     pub fn ch_optimizer_new(out: *mut *mut ch_optimizer, def: *const ch_optimizer_def) -> ch_status;
     pub fn ch_optimizer_retain(optimizer: *mut ch_optimizer) -> *mut ch_optimizer;
     pub fn ch_optimizer_release(optimizer: *mut ch_optimizer) -> ch_status;
