@@ -466,7 +466,7 @@ def load_speedups(copy_below):
         return None
     try:
         from . import _speedups as sp
-    except ImportError:
+    except Exception:  # absent, or built for another Python or NumPy: the ctypes paths
         return None
     if getattr(sp, "API_VERSION", None) != SPEEDUPS_API_VERSION:
         return None  # built from another version of _speedups.c: rebuild it
