@@ -3,7 +3,8 @@
 # $CHAINERC_LIBRARY if set, else <repo>/build/src/libchainerc.so.0.
 # CHAINERC_TEST_PATHS (space-separated, relative to wrappers/python) runs only
 # those test files (scripts/test.sh: the GPU tests on the emulated devices).
-# Installs pytest if missing. Prints one last line "N passed, N failed"
+# Builds chainerc._speedups in place (build_speedups.py; optional), installs
+# pytest if missing. Prints one last line "N passed, N failed"
 # (", N skipped" when some were) and exits non-zero on any failure.
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -40,6 +41,11 @@ if [ -n "$san" ]; then
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   export CHAINERC_TESTS_NO_TORCH=1
 fi
+
+# chainerc._speedups (the optional C paths) is compiled next to the package
+# where a C compiler and Python's and NumPy's headers are there (else the
+# ctypes paths run); CHAINERC_NO_SPEEDUPS=1 tests those with it built.
+"$PY" "$here/build_speedups.py" || true
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

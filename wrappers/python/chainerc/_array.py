@@ -507,3 +507,27 @@ def from_dlpack(obj):
 def asarray(obj):
     """chainerc.Array from a NumPy array or array-like (no copy when possible)."""
     return Array._from_handle(to_handle(obj))
+
+
+# --- chainerc._speedups ----------------------------------------------------------
+# With the C extension, views are made in C (their base object is
+# _speedups.Owner instead of _Owner) and plain arrays (exact, C-contiguous
+# NumPy arrays of a chainerc dtype) become handles in C; everything else, and
+# every error, takes the Python code above.
+speedups = _capi.speedups = _capi.load_speedups(COPY_BELOW)
+if speedups is not None:
+    _py_to_handle = to_handle
+    _py_owned_handle = owned_handle
+    cpu_view = speedups.cpu_view
+    handle_of_view = speedups.handle_of_view
+
+    def to_handle(x, _c=speedups.to_handle, _py=_py_to_handle):
+        """New ch_array reference for an array-like (NumPy, chainerc.Array, DLPack)."""
+        h = _c(x)
+        return _py(x) if h is None else h
+
+    def owned_handle(x, _c=speedups.owned_handle, _py=_py_owned_handle):
+        """to_handle for an array a callback returns: a view of an engine array
+        is retained, a small NumPy array copied (numpy_to_owned_handle)."""
+        h = _c(x)
+        return _py(x) if h is None else h

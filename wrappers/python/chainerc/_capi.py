@@ -451,3 +451,37 @@ def fail_in_callback(exc):
 
 def cpu():
     return Device(CH_DEVICE_CPU, 0)
+
+
+# --- chainerc._speedups (optional C paths) -------------------------------------
+# The C extension built from _speedups.c (build_speedups.py, test.sh) does the
+# hot paths of user Functions and of Variables made from NumPy arrays with the
+# semantics of the ctypes code in function.py, variable.py and _array.py,
+# which runs where it is absent or CHAINERC_NO_SPEEDUPS=1. It gets the
+# addresses of this library's functions (it is not linked against one).
+def load_speedups(copy_below):
+    """The set-up chainerc._speedups module, or None (absent, or
+    CHAINERC_NO_SPEEDUPS set to anything but 0)."""
+    if os.environ.get("CHAINERC_NO_SPEEDUPS", "") not in ("", "0"):
+        return None
+    try:
+        from . import _speedups as sp
+    except Exception:  # absent, or built for another Python or NumPy: the ctypes paths
+        return None
+    if getattr(sp, "API_VERSION", None) != SPEEDUPS_API_VERSION:
+        return None  # built from another version of _speedups.c: rebuild it
+    table = {}
+    for name in ("ch_array_retain", "ch_array_release", "ch_array_data", "ch_array_dtype",
+                 "ch_array_ndim", "ch_array_shape", "ch_array_wrap", "ch_array_new",
+                 "ch_variable_new", "ch_variable_release", "ch_variable_set_grad",
+                 "ch_function_apply", "ch_context_add_output", "ch_context_set_grad_input",
+                 "ch_context_set_user_data", "ch_context_user_data", "ch_context_device",
+                 "ch_context_needs_input_grad"):
+        if has(name):
+            table[name] = ctypes.cast(getattr(lib, name), c_void_p).value
+    sp.setup(table, not cuda_symbols, copy_below)
+    return sp
+
+
+speedups = None  # the module once _array.py loaded it
+SPEEDUPS_API_VERSION = 1  # _speedups.c's API_VERSION

@@ -24,6 +24,7 @@ _add_output = _G.ch_context_add_output
 _set_grad_input = _G.ch_context_set_grad_input
 _set_user_data = _G.ch_context_set_user_data
 _ctx_user_data = _G.ch_context_user_data
+_data = _G.ch_array_data
 _unregister_cb = _capi.unregister_cb
 _fail = _capi.fail_in_callback
 _apply = lib.ch_function_apply
@@ -109,6 +110,12 @@ def _make_forward(slot):
                 xs = _input_views(pending, inputs, n, ctx, cpu_slot)
             else:
                 xs = _views(inputs, n, cpu_slot or _on_cpu(ctx))
+            # Backward reuses these views for inputs whose memory it gets again
+            # (the engine checks the shape is forward's).
+            if cpu_slot or _on_cpu(ctx):
+                saved = (xs, tuple([_data(inputs[i]) for i in range(n)]))
+            else:
+                saved = None
             ys = getattr(node, slot)(xs)
             if type(ys) is not tuple:
                 ys = _as_tuple(ys, "%s.%s" % (type(proto).__name__, slot), "output arrays")
@@ -118,7 +125,7 @@ def _make_forward(slot):
                 _arr_release(h)
                 if st:
                     raise_status(st)
-            st = _set_user_data(ctx, _register(node), _unregister_cb)
+            st = _set_user_data(ctx, _register((node, saved)), _unregister_cb)
             if st:
                 raise_status(st)
             return 0
@@ -127,19 +134,33 @@ def _make_forward(slot):
     return _capi.immortal(_capi.ForwardCallback(forward))
 
 
+def _reused_views(saved, arrays, n):
+    """Backward's input views on the CPU: forward's view where the engine
+    passes the same memory again, else a new view."""
+    views, ptrs = saved
+    res = []
+    for i in range(n):
+        h = arrays[i]
+        res.append(views[i] if _data(h) == ptrs[i] else _cpu_view(_retain(h), True))
+    return tuple(res)
+
+
 def _make_backward(slot):
     cpu_slot = slot == "backward_cpu"
 
     def backward(user_data, ctx, inputs, n_in, outputs, n_out, grad_outputs, n_gout):
         try:
-            node = _objects[_ctx_user_data(ctx)]
+            node, saved = _objects[_ctx_user_data(ctx)]
             if _needs is not None:
                 needs = tuple([_needs(ctx, i) != 0 for i in range(n_in)])
                 node.__dict__["needs_input_grad"] = needs
             else:
                 needs = None
             cpu = cpu_slot or _on_cpu(ctx)
-            xs = _views(inputs, n_in, cpu)
+            if cpu and saved is not None and len(saved[0]) == n_in:
+                xs = _reused_views(saved, inputs, n_in)
+            else:
+                xs = _views(inputs, n_in, cpu)
             gys = _views(grad_outputs, n_gout, cpu)
             gxs = getattr(node, slot)(xs, gys)
             if gxs is None:
@@ -183,9 +204,129 @@ _CALLBACKS = {s: (_make_backward(s) if s.startswith("backward") else _make_forwa
               for s in _SLOTS}
 
 
+def _node_of(ctx):
+    """The application's Function copy (its context's user data)."""
+    return _objects[_ctx_user_data(ctx)][0]
+
+
+# --- with chainerc._speedups ------------------------------------------------------
+# The engine calls C trampolines (_speedups.c), which take the GIL, make the
+# CPU views and call these bodies; the application's user data is the tuple
+# (Function copy, forward's input views) itself, dropped by a C destroy
+# callback. What the bodies do is what forward/backward above do.
+_sp = _capi.speedups
+if _sp is not None:
+    _sp_add_output = _sp.add_output
+    _sp_set_grad_input = _sp.set_grad_input
+    _sp_set_user_data = _sp.set_user_data
+    _sp_input_views = _sp.input_views
+    _sp_apply = _sp.apply
+    _sp_addrs = _sp.callbacks()
+    _SP_CALLBACKS = {s: (_capi.BackwardCallback if s.startswith("backward")
+                         else _capi.ForwardCallback)(_sp_addrs[i])
+                     for i, s in enumerate(_SLOTS)}
+    _SP_DESTROY = _capi.DestroyCallback(_sp_addrs[len(_SLOTS) + 1])
+
+    def _node_of(ctx, _user=_sp.user_data):  # noqa: F811
+        return _user(ctx)[0]
+
+    def _make_sp_forward(slot):
+        def forward(wr, ctx, xs, hs, pending):
+            try:
+                proto = wr()
+                if proto is None:
+                    raise RuntimeError("the Function object was garbage-collected")
+                node = _new_obj(type(proto))
+                d = node.__dict__
+                d.update(proto.__dict__)
+                d.pop("_chainerc_fn", None)
+                if xs is None:  # not all on the CPU
+                    n = len(hs)
+                    if pending is not None:
+                        xs = _input_views([x._data for x in pending], hs, n, ctx, False)
+                    else:
+                        xs = _views(hs, n, False)
+                ys = getattr(node, slot)(xs)
+                if type(ys) is not tuple:
+                    ys = _as_tuple(ys, "%s.%s" % (type(proto).__name__, slot), "output arrays")
+                for y in ys:
+                    st = _sp_add_output(ctx, y)
+                    if st < 0:
+                        h = _owned(y)
+                        st = _add_output(ctx, h)
+                        _arr_release(h)
+                    if st:
+                        raise_status(st)
+                st = _sp_set_user_data(ctx, (node, xs))
+                if st:
+                    raise_status(st)
+                return 0
+            except BaseException as e:
+                return _fail(e)
+        return forward
+
+    def _make_sp_backward(slot):
+        def backward(ud, ctx, hs, gys, ghs, needs):
+            try:
+                node, saved = ud
+                if needs is not None:
+                    node.__dict__["needs_input_grad"] = needs
+                n_in = len(hs)
+                if gys is not None:  # on the CPU
+                    xs = _sp_input_views(hs, saved)
+                else:
+                    xs = _views(hs, n_in, False)
+                    gys = _views(ghs, len(ghs), False)
+                gxs = getattr(node, slot)(xs, gys)
+                if gxs is None:
+                    return 0
+                if type(gxs) is not tuple:
+                    gxs = _as_tuple(gxs, "%s.%s" % (type(node).__name__, slot),
+                                    "input gradients")
+                if len(gxs) != n_in:
+                    raise ValueError("%s.%s returned %d gradients for %d inputs"
+                                     % (type(node).__name__, slot, len(gxs), n_in))
+                i = -1
+                for g in gxs:
+                    i += 1
+                    if g is None or (needs is not None and not needs[i]):
+                        continue
+                    st = _sp_set_grad_input(ctx, i, g, xs[i])
+                    if st < 0:
+                        if type(g) is not _ndarray:
+                            if isinstance(g, _GpuArray):
+                                h = _retain(g.handle)
+                                st = _set_grad_input(ctx, i, h)
+                                _arr_release(h)
+                                if st:
+                                    raise_status(st)
+                                continue
+                            g = np.asarray(g)
+                        x = xs[i]
+                        if g.dtype != x.dtype:
+                            g = g.astype(x.dtype)
+                        if g.shape != x.shape and g.size == 1:
+                            g = np.full(x.shape, g.reshape(()), x.dtype)
+                        h = _owned(g)
+                        st = _set_grad_input(ctx, i, h)
+                        _arr_release(h)
+                    if st:
+                        raise_status(st)
+                return 0
+            except BaseException as e:
+                return _fail(e)
+        return backward
+
+    _sp.set_bodies(tuple([(_make_sp_backward(s) if s.startswith("backward")
+                           else _make_sp_forward(s)) for s in _SLOTS]),
+                   _fail, raise_status, Variable)
+else:
+    _sp_apply = None
+
+
 def _graph_backward(user_data, ctx, inputs, n_in, outputs, n_out, grad_outputs, n_gout, gx):
     try:
-        node = _objects[_ctx_user_data(ctx)]
+        node = _node_of(ctx)
         xs = tuple([_new_var(lib.ch_variable_retain(inputs[i])) for i in range(n_in)])
         ys = tuple([_new_var(lib.ch_variable_retain(outputs[i])) for i in range(n_out)])
         gys = tuple([_new_var(lib.ch_variable_retain(grad_outputs[i])) for i in range(n_gout)])
@@ -253,6 +394,8 @@ class Function(object):
                 vol = next((x.volatile for x in inputs if isinstance(x, Variable)), False)
                 ins = [x if isinstance(x, Variable) else Variable(x, vol) for x in inputs]
                 break
+        if _sp_apply is not None:
+            return _sp_apply(fh, tuple(ins), self)
         hs = (_PTRS[n] if n < 17 else c_void_p * n)(*[x._h for x in ins])
         outs = _OUTS()
         n_out = c_size_t()
@@ -375,9 +518,10 @@ class _FunctionHandle(object):
         d.version = _capi.CH_FUNCTION_DEF_VERSION
         d.name = cls.__name__.encode()
         any_forward = False
+        callbacks = _CALLBACKS if _sp is None else _SP_CALLBACKS
         for slot in _SLOTS:
             if getattr(cls, slot) is not getattr(Function, slot):
-                setattr(d, slot, _CALLBACKS[slot])
+                setattr(d, slot, callbacks[slot])
                 any_forward = any_forward or slot.startswith("forward")
         if not any_forward:
             raise TypeError("%s defines none of forward, forward_cpu, forward_gpu"
@@ -387,13 +531,20 @@ class _FunctionHandle(object):
                 raise NotImplementedError("%s.backward_graph: this libchainerc has no graph "
                                           "backward (ch_function_def version 2)" % cls.__name__)
             d.graph_backward = _GRAPH_BACKWARD
-        key = _register(weakref.ref(fn))
+        if _sp is None:
+            key = _register(weakref.ref(fn))
+            d.destroy = _unregister_cb
+        else:
+            key = _sp.hold(weakref.ref(fn))  # the weak reference itself, dropped in C
+            d.destroy = _SP_DESTROY
         d.user_data = key
-        d.destroy = _unregister_cb
         out = c_void_p()
         st = lib.ch_function_new(byref(out), byref(d))
         if st:
-            _objects.pop(key, None)
+            if _sp is None:
+                _objects.pop(key, None)
+            else:
+                _sp.drop(key)
             raise_status(st)
         self.handle = out.value
         params = fn.parameters if fn.parameter_names else ()

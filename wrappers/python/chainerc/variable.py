@@ -16,6 +16,11 @@ _new = _capi.held.ch_variable_new
 _to_handle = _array.to_handle
 _arr_release = _capi.held.ch_array_release
 _handle_to_numpy = _array.handle_to_numpy
+_sp = _capi.speedups
+_sp_init = _sp.init_variable if _sp is not None else None
+_sp_set_grad = _sp.set_grad if _sp is not None else None
+if _sp is not None:
+    _release = _sp.release_variable  # as ch_variable_release under the GIL, in C
 
 
 def _d(name, argtypes):
@@ -115,6 +120,8 @@ class Variable(object):
     def __init__(self, data, volatile=False):
         self._h = None
         self._data = None
+        if _sp_init is not None and _sp_init(self, data, volatile):
+            return  # chainerc._speedups did it (a plain NumPy array)
         h = _to_handle(data)
         out = c_void_p()
         st = _new(byref(out), h, 1 if volatile else 0)
@@ -185,6 +192,12 @@ class Variable(object):
 
     @grad.setter
     def grad(self, value):
+        if type(value) is np.ndarray and _sp_set_grad is not None:
+            st = _sp_set_grad(self._h, value)
+            if st >= 0:
+                if st:
+                    raise_status(st)
+                return
         if value is None:
             check(lib.ch_variable_set_grad(self._h, None))
             return
