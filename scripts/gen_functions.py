@@ -299,6 +299,7 @@ def render_functions_h(groups, fns):
         "",
         '#include "common.h"',
         '#include "config.h"',
+        '#include "index.h"',
         "",
         "#ifdef __cplusplus",
         'extern "C" {',
