@@ -58,6 +58,10 @@ def test_get_item_errors():
         x[0, 0, 0, 0]
     with pytest.raises(Exception, match="index 9"):
         x[:, [0, 9]]
+    with pytest.raises(IndexError):
+        x[3]
+    rows = [r.data for r in Variable(X[:, 0, 0])]  # iteration stops at the end
+    np.testing.assert_array_equal(rows, X[:, 0, 0])
 
 
 def test_scatter_add():

@@ -234,7 +234,14 @@ if _capi.has("ch_functions_get_item"):
     _export("get_item", get_item)
 
     def _getitem(self, key):
-        return get_item(self, key)
+        # IndexError where NumPy raises it, so that iteration stops as it does
+        # over an array (the library's error is chained).
+        try:
+            return get_item(self, key)
+        except Exception as e:
+            if "out of bounds" in str(e) or "too many indices" in str(e):
+                raise IndexError(str(e)) from e
+            raise
     Variable.__getitem__ = _getitem
 
 if _capi.has("ch_functions_scatter_add"):
