@@ -292,6 +292,7 @@ def render_functions_h(groups, fns):
         "",
         '#include "common.h"',
         '#include "config.h"',
+        '#include "index.h"',
         "",
         "#ifdef __cplusplus",
         'extern "C" {',

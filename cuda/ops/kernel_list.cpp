@@ -30,6 +30,7 @@ void register_kernels() {
   // array
   register_concat_kernels();
   register_transpose_kernels();
+  register_strided_kernels();
   // loss
   register_label_kernels();
   register_softmax_cross_entropy_kernels();

@@ -24,6 +24,7 @@ void register_accuracy_kernels();
 // array
 void register_concat_kernels();
 void register_transpose_kernels();
+void register_strided_kernels();
 // loss
 void register_label_kernels();
 void register_softmax_cross_entropy_kernels();

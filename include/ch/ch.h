@@ -21,6 +21,7 @@
 #include "array.h"
 #include "variable.h"
 #include "function.h"
+#include "index.h"
 #include "functions.h"
 #include "gradient_check.h"
 #include "config.h"

@@ -14,6 +14,7 @@
 
 #include "common.h"
 #include "config.h"
+#include "index.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,7 +127,7 @@ CH_API ch_status ch_functions_batch_matmul(ch_variable** out, ch_variable* a, ch
 /* (end of math) */
 
 /* ======================================================================
- * array: reshape, identity, broadcast_to, transpose, concat, copy
+ * array: reshape, identity, broadcast_to, transpose, concat, copy, get_item, stack, pad, ...
  * ====================================================================== */
 
 /* Same data, another shape of the same size; one extent may be -1 (inferred).
@@ -170,6 +171,121 @@ CH_API ch_status ch_functions_concat(ch_variable** out, ch_variable* const* xs, 
  * Backward keeps x's device.
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_copy(ch_variable** out, ch_variable* x, ch_device dst);
+
+/* x with a new axis of extent 1 inserted at `axis` (Chainer 7's expand_dims):
+ * axis in [-(ndim + 1), ndim]. Shares x's data (a reshape). Any dtype.
+ * Backward keeps x's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_expand_dims(ch_variable** out, ch_variable* x, int32_t axis);
+
+/* x without axes of extent 1 (Chainer 7's squeeze): all of them when axis is
+ * NULL (naxis 0), else the listed ones, each of which must have extent 1
+ * (CH_ERR_SHAPE naming it otherwise). A reshape. Any dtype.
+ * Backward keeps x's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_squeeze(ch_variable** out, ch_variable* x, const int32_t* axis,
+                                      int32_t naxis);
+
+/* x as a 1-d array of its size.
+ * Backward keeps x's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_flatten(ch_variable** out, ch_variable* x);
+
+/* x with axes axis1 and axis2 interchanged (a transpose).
+ * Backward keeps the axes.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_swapaxes(ch_variable** out, ch_variable* x, int32_t axis1,
+                                       int32_t axis2);
+
+/* x reversed along `axis`; the gradient is gy reversed.
+ * Backward keeps x's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_flip(ch_variable** out, ch_variable* x, int32_t axis);
+
+/* x[key] (Chainer 7's get_item, Variable.__getitem__): key is `nindex` ch_index
+ * items (include/ch/index.h): integers, slices with any step, new axes, one
+ * Ellipsis and at most one int32 index array along one axis, as NumPy reads
+ * them. The gradient is gy added into zeros at the selected positions
+ * (repeated positions add up). An integer out of bounds, an index array
+ * entry out of bounds, too many items or two Ellipses is
+ * CH_ERR_INVALID_ARGUMENT naming the value and the axis; a non-int32 index
+ * array CH_ERR_DTYPE. Any dtype.
+ * Backward keeps the view (offset, strides, the index array).
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_get_item(ch_variable** out, ch_variable* x, const ch_index* index,
+                                       int32_t nindex);
+
+/* A copy of a with b added at the positions a[key] selects (Chainer 7's
+ * scatter_add(a, slices, b); key as in ch_functions_get_item), repeated
+ * positions adding up as numpy.add.at does. b broadcasts to a[key]'s shape.
+ * Gradients: gy for a, gy[key] summed to b's shape for b. Any dtype.
+ * Backward keeps the view and b's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_scatter_add(ch_variable** out, ch_variable* a, const ch_index* index,
+                                          int32_t nindex, ch_variable* b);
+
+/* The n variables xs (one shape, dtype and device) joined along a new axis
+ * `axis` in [-(ndim + 1), ndim] (Chainer 7's stack): expand_dims then
+ * concat. xs: n borrowed handles.
+ * Backward keeps the inputs' shapes.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_stack(ch_variable** out, ch_variable* const* xs, size_t n,
+                                    int32_t axis);
+
+/* x cut along `axis` (Chainer 7's split_axis): at the sorted positions
+ * indices[0..nindices) (NumPy's split: negative ones count from the end,
+ * clipped to the extent; nindices + 1 pieces), or, with indices NULL, into
+ * `sections` equal pieces (an extent `sections` does not divide is
+ * CH_ERR_INVALID_ARGUMENT naming both). n_pieces must be the number of pieces.
+ * Each output is differentiable; the gradient is the pieces' gradients
+ * concatenated (zeros for pieces none reached).
+ * pieces[0..n_pieces): new references; release each with ch_variable_release
+ * (all NULL on failure). */
+CH_API ch_status ch_functions_split_axis(ch_variable** pieces, size_t n_pieces, ch_variable* x,
+                                         const int64_t* indices, int32_t nindices, int32_t sections,
+                                         int32_t axis);
+
+/* Each element of x repeated along `axis` (Chainer 7's repeat, NumPy's):
+ * repeats one count for all (nrepeats 1) or one per element of the axis;
+ * axis NULL (naxis 0) repeats the flattened x, else axis[0]. Negative counts
+ * and a repeats list of the wrong length are CH_ERR_INVALID_ARGUMENT. The
+ * gradient sums the copies. Any dtype.
+ * Backward keeps the view.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_repeat(ch_variable** out, ch_variable* x, const int32_t* repeats,
+                                     int32_t nrepeats, const int32_t* axis, int32_t naxis);
+
+/* x repeated reps[i] times along each axis (Chainer 7's tile, NumPy's: x or
+ * reps promoted with leading ones to the longer); at most 4 axes. Negative
+ * reps are CH_ERR_INVALID_ARGUMENT. The gradient sums the tiles. Any dtype.
+ * Backward keeps the view.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_tile(ch_variable** out, ch_variable* x, const int32_t* reps,
+                                   int32_t nreps);
+
+/* x padded with constant_values (Chainer 7's pad in mode 'constant'):
+ * pad_width holds 2 ndim widths (before and after, per axis), or 2 (the same
+ * for every axis), or 1. A negative width, or another count, is
+ * CH_ERR_INVALID_ARGUMENT naming it. The gradient is gy's interior. Any
+ * dtype (int32 with constant 0 only).
+ * Backward keeps the view.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_pad(ch_variable** out, ch_variable* x, const int32_t* pad_width,
+                                  int32_t npad_width, double constant_values);
+
+/* x converted to `dtype` (float32, float64 or int32; Chainer 7's cast(x, type); C++'s
+ * conversion per element); the same dtype is identity. The gradient is gy
+ * cast back to x's dtype.
+ * Backward keeps x's dtype.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_cast(ch_variable** out, ch_variable* x, ch_dtype dtype);
+
+/* y[i] = x[i, t[i]] (Chainer 7's select_item) for x (B, N) and int32 t (B,);
+ * a label outside [0, N) is CH_ERR_INVALID_ARGUMENT naming it. The gradient
+ * is gy at (i, t[i]), zeros elsewhere; t gets none.
+ * Backward keeps t.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_select_item(ch_variable** out, ch_variable* x, ch_variable* t);
 
 /* (end of array) */
 

@@ -188,6 +188,42 @@ inline Variable copy(const Variable& x, ch_device dst) {
   check(ch_functions_copy(&out, x.get(), dst));
   return Variable::adopt(out);
 }
+/// x with a new axis of extent 1 at `axis` (negative counts from the end).
+inline Variable expand_dims(const Variable& x, int32_t axis) {
+  ch_variable* out = nullptr;
+  check(ch_functions_expand_dims(&out, x.get(), axis));
+  return Variable::adopt(out);
+}
+/// x as a 1-d array of its size.
+inline Variable flatten(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_flatten(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// x with axes axis1 and axis2 interchanged (a transpose).
+inline Variable swapaxes(const Variable& x, int32_t axis1, int32_t axis2) {
+  ch_variable* out = nullptr;
+  check(ch_functions_swapaxes(&out, x.get(), axis1, axis2));
+  return Variable::adopt(out);
+}
+/// x reversed along `axis`; the gradient is gy reversed.
+inline Variable flip(const Variable& x, int32_t axis) {
+  ch_variable* out = nullptr;
+  check(ch_functions_flip(&out, x.get(), axis));
+  return Variable::adopt(out);
+}
+/// x converted to `dtype` (Chainer's `type`); the gradient is cast back.
+inline Variable cast(const Variable& x, ch_dtype dtype) {
+  ch_variable* out = nullptr;
+  check(ch_functions_cast(&out, x.get(), dtype));
+  return Variable::adopt(out);
+}
+/// y[i] = x[i, t[i]] for x (B, N) and int32 labels t (B,).
+inline Variable select_item(const Variable& x, const Variable& t) {
+  ch_variable* out = nullptr;
+  check(ch_functions_select_item(&out, x.get(), t.get()));
+  return Variable::adopt(out);
+}
 /// Rectified linear unit max(0, x).
 inline Variable relu(const Variable& x) {
   ch_variable* out = nullptr;
@@ -280,6 +316,120 @@ inline Variable concat(const std::vector<Variable>& xs, int32_t axis = 1) {
   for (const Variable& v : xs) hs.push_back(v.get());
   ch_variable* out = nullptr;
   check(ch_functions_concat(&out, hs.data(), hs.size(), axis));
+  return Variable::adopt(out);
+}
+/// Join variables of one shape along a new axis `axis` (Chainer 7's stack).
+inline Variable stack(const std::vector<Variable>& xs, int32_t axis = 0) {
+  std::vector<ch_variable*> hs;
+  hs.reserve(xs.size());
+  for (const Variable& v : xs) hs.push_back(v.get());
+  ch_variable* out = nullptr;
+  check(ch_functions_stack(&out, hs.data(), hs.size(), axis));
+  return Variable::adopt(out);
+}
+/// x cut along `axis` into `sections` equal pieces (Chainer 7's split_axis).
+inline std::vector<Variable> split_axis(const Variable& x, int32_t sections, int32_t axis) {
+  std::vector<ch_variable*> hs(sections > 0 ? static_cast<size_t>(sections) : 0);
+  check(ch_functions_split_axis(hs.data(), hs.size(), x.get(), nullptr, 0, sections, axis));
+  std::vector<Variable> out;
+  for (ch_variable* h : hs) out.push_back(Variable::adopt(h));
+  return out;
+}
+/// x cut along `axis` at the sorted positions `indices` (indices.size() + 1 pieces).
+inline std::vector<Variable> split_axis(const Variable& x, const std::vector<int64_t>& indices,
+                                        int32_t axis) {
+  std::vector<ch_variable*> hs(indices.size() + 1);
+  check(ch_functions_split_axis(hs.data(), hs.size(), x.get(), indices.data(),
+                                static_cast<int32_t>(indices.size()), 0, axis));
+  std::vector<Variable> out;
+  for (ch_variable* h : hs) out.push_back(Variable::adopt(h));
+  return out;
+}
+/// x without axes of extent 1: all of them (axes empty) or the listed ones.
+inline Variable squeeze(const Variable& x, const std::vector<int32_t>& axes = {}) {
+  ch_variable* out = nullptr;
+  check(ch_functions_squeeze(&out, x.get(), axes.empty() ? nullptr : axes.data(),
+                             static_cast<int32_t>(axes.size())));
+  return Variable::adopt(out);
+}
+/// Each element repeated along `axis` (NumPy's repeat); repeats: one count or one per element.
+inline Variable repeat(const Variable& x, const std::vector<int32_t>& repeats, int32_t axis) {
+  ch_variable* out = nullptr;
+  check(ch_functions_repeat(&out, x.get(), repeats.data(), static_cast<int32_t>(repeats.size()),
+                            &axis, 1));
+  return Variable::adopt(out);
+}
+/// The flattened x with each element repeated (NumPy's repeat with axis None).
+inline Variable repeat(const Variable& x, const std::vector<int32_t>& repeats) {
+  ch_variable* out = nullptr;
+  check(ch_functions_repeat(&out, x.get(), repeats.data(), static_cast<int32_t>(repeats.size()),
+                            nullptr, 0));
+  return Variable::adopt(out);
+}
+/// x tiled reps[i] times along each axis (NumPy's tile).
+inline Variable tile(const Variable& x, const std::vector<int32_t>& reps) {
+  ch_variable* out = nullptr;
+  check(ch_functions_tile(&out, x.get(), reps.data(), static_cast<int32_t>(reps.size())));
+  return Variable::adopt(out);
+}
+/// x padded with `constant_values`: pad_width (before, after) per axis, or 2, or 1 widths.
+inline Variable pad(const Variable& x, const std::vector<int32_t>& pad_width,
+                    double constant_values = 0.0) {
+  ch_variable* out = nullptr;
+  check(ch_functions_pad(&out, x.get(), pad_width.data(), static_cast<int32_t>(pad_width.size()),
+                         constant_values));
+  return Variable::adopt(out);
+}
+/// Index items for get_item / scatter_add (include/ch/index.h).
+inline ch_index index_at(int64_t i) {
+  ch_index it = CH_INDEX_INIT;
+  it.kind = CH_INDEX_INT;
+  it.start = i;
+  return it;
+}
+/// A full slice with a step (x[::step]); `index_slice(a, b, s)` gives x[a:b:s].
+inline ch_index index_slice(int64_t step = 1) {
+  ch_index it = CH_INDEX_INIT;
+  it.step = step;
+  return it;
+}
+inline ch_index index_slice(int64_t start, int64_t stop, int64_t step = 1) {
+  ch_index it = CH_INDEX_INIT;
+  it.flags = CH_INDEX_HAS_START | CH_INDEX_HAS_STOP;
+  it.start = start;
+  it.stop = stop;
+  it.step = step;
+  return it;
+}
+inline ch_index index_newaxis() {
+  ch_index it = CH_INDEX_INIT;
+  it.kind = CH_INDEX_NEWAXIS;
+  return it;
+}
+inline ch_index index_ellipsis() {
+  ch_index it = CH_INDEX_INIT;
+  it.kind = CH_INDEX_ELLIPSIS;
+  return it;
+}
+/// An int32 index array along one axis (borrowed: keep `a` alive for the call).
+inline ch_index index_array(const Array& a) {
+  ch_index it = CH_INDEX_INIT;
+  it.kind = CH_INDEX_ARRAY;
+  it.array = a.get();
+  return it;
+}
+/// x[key] (Chainer 7's get_item).
+inline Variable get_item(const Variable& x, const std::vector<ch_index>& key) {
+  ch_variable* out = nullptr;
+  check(ch_functions_get_item(&out, x.get(), key.data(), static_cast<int32_t>(key.size())));
+  return Variable::adopt(out);
+}
+/// A copy of a with b added at a[key] (Chainer 7's scatter_add).
+inline Variable scatter_add(const Variable& a, const std::vector<ch_index>& key,
+                            const Variable& b) {
+  ch_variable* out = nullptr;
+  check(ch_functions_scatter_add(&out, a.get(), key.data(), static_cast<int32_t>(key.size()),
+                                 b.get()));
   return Variable::adopt(out);
 }
 

@@ -195,6 +195,75 @@ ch_status ch_functions_copy(ch_variable** out, ch_variable* x, ch_device dst) {
   CH_API_END
 }
 
+ch_status ch_functions_expand_dims(ch_variable** out, ch_variable* x, int32_t axis) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::expand_dims(variable_of(x, __func__, "x"), axis));
+  CH_API_END
+}
+
+ch_status ch_functions_squeeze(ch_variable** out, ch_variable* x, const int32_t* axis,
+                               int32_t naxis) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::squeeze(variable_of(x, __func__, "x"), axis, naxis));
+  CH_API_END
+}
+
+ch_status ch_functions_flatten(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::flatten(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_swapaxes(ch_variable** out, ch_variable* x, int32_t axis1, int32_t axis2) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::swapaxes(variable_of(x, __func__, "x"), axis1, axis2));
+  CH_API_END
+}
+
+ch_status ch_functions_flip(ch_variable** out, ch_variable* x, int32_t axis) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::flip(variable_of(x, __func__, "x"), axis));
+  CH_API_END
+}
+
+ch_status ch_functions_repeat(ch_variable** out, ch_variable* x, const int32_t* repeats,
+                              int32_t nrepeats, const int32_t* axis, int32_t naxis) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(
+      ops::repeat(variable_of(x, __func__, "x"), repeats, nrepeats, axis, naxis));
+  CH_API_END
+}
+
+ch_status ch_functions_tile(ch_variable** out, ch_variable* x, const int32_t* reps, int32_t nreps) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::tile(variable_of(x, __func__, "x"), reps, nreps));
+  CH_API_END
+}
+
+ch_status ch_functions_pad(ch_variable** out, ch_variable* x, const int32_t* pad_width,
+                           int32_t npad_width, double constant_values) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(
+      ops::pad(variable_of(x, __func__, "x"), pad_width, npad_width, constant_values));
+  CH_API_END
+}
+
+ch_status ch_functions_select_item(ch_variable** out, ch_variable* x, ch_variable* t) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(
+      ops::select_item(variable_of(x, __func__, "x"), variable_of(t, __func__, "t")));
+  CH_API_END
+}
+
 // ---- activation
 
 ch_status ch_functions_relu(ch_variable** out, ch_variable* x) {

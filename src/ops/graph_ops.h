@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/variable.h"
+#include "kernels/array.h"
 #include "kernels/connection.h"
 
 namespace chainerc::ops {
@@ -16,6 +17,20 @@ namespace chainerc::ops {
 // along the axis, and summing to x's extent there); the backward of concat
 // (array/concat.cpp). Its backward concatenates the pieces' gradients.
 std::vector<VarPtr> split_axis(const VarPtr& x, int32_t axis, std::vector<Shape> shapes);
+
+// ---- strided gather / scatter (array/strided.cpp), each the other's
+// backward: the array functions that move elements (get_item, flip, tile,
+// repeat, pad, select_item) are one of them. `index` is an int32 array on
+// x's device (checked by the caller) or undefined.
+
+// y of `shape` read from x through `view` (kernels::gather).
+VarPtr strided_gather(const VarPtr& x, const kernels::StridedView& view, const Shape& shape,
+                      const Array& index);
+// zeros of `x_shape` with y added at its view positions (kernels::scatter_add).
+VarPtr strided_scatter(const VarPtr& y, const kernels::StridedView& view, const Shape& x_shape,
+                       const Array& index);
+// The contiguous strides (in elements) of shape s.
+void contiguous_strides(const Shape& s, int64_t* strides);
 
 // ---- convolution (connection/convolution_2d.cpp): the three linear maps of
 // a 2-D convolution without bias, each the backward of the others.

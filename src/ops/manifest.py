@@ -72,7 +72,7 @@ FUNCTIONS: one dict per C entry point ch_functions_<name>, in header order.
 
 GROUPS = [
     ("math", "arithmetic, pow, exp, log, sum, matmul"),
-    ("array", "reshape, identity, broadcast_to, transpose, concat, copy"),
+    ("array", "reshape, identity, broadcast_to, transpose, concat, copy, get_item, stack, pad, ..."),
     ("activation", "relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm"),
     ("connection", "Linear, Convolution2D, EmbedID, Parameter, Inception"),
     ("loss", "softmax_cross_entropy, mean_squared_error, BinaryHierarchicalSoftmax"),
@@ -283,6 +283,162 @@ CUDA backend), an unknown device type or index is CH_ERR_DEVICE. The
 gradient is copied back to x's device.""",
         keeps="x's device", hand=("py",), cpp=("F", "copy"), rust=("nn", "copy"),
         test=["ch_device_cpu()"],
+    ),
+    # ---- array (issue 42): strided views and copies (array/strided.cpp's
+    # gather and scatter-add, each the other's backward)
+    dict(
+        name="expand_dims", chainer="chainer.functions.expand_dims", group="array",
+        args=[("x", "var"), ("axis", "i32")], out="var", dtypes="any",
+        brief="x with a new axis of extent 1 at `axis` (negative counts from the end).",
+        details="""\
+x with a new axis of extent 1 inserted at `axis` (Chainer 7's expand_dims):
+axis in [-(ndim + 1), ndim]. Shares x's data (a reshape). Any dtype.""",
+        keeps="x's shape", cpp=("F", "expand_dims"), rust=("functions", "expand_dims"),
+        test=["0"],
+    ),
+    dict(
+        name="squeeze", chainer="chainer.functions.squeeze", group="array",
+        args=[("x", "var"), ("axis", "axes")], out="var", dtypes="any",
+        brief="x without the axes of extent 1 (all of them, or those in `axis`).",
+        details="""\
+x without axes of extent 1 (Chainer 7's squeeze): all of them when axis is
+NULL (naxis 0), else the listed ones, each of which must have extent 1
+(CH_ERR_SHAPE naming it otherwise). A reshape. Any dtype.""",
+        keeps="x's shape", hand=("py", "go", "cpp"), cpp=("F", "squeeze"), rust=("functions", "squeeze"),
+        test=["nullptr, 0"],
+    ),
+    dict(
+        name="flatten", chainer="chainer.functions.flatten", group="array",
+        args=[("x", "var")], out="var", dtypes="any",
+        brief="x as a 1-d array of its size.",
+        keeps="x's shape", cpp=("F", "flatten"), rust=("functions", "flatten"), test=[],
+    ),
+    dict(
+        name="swapaxes", chainer="chainer.functions.swapaxes", group="array",
+        args=[("x", "var"), ("axis1", "i32"), ("axis2", "i32")], out="var", dtypes="any",
+        brief="x with axes axis1 and axis2 interchanged (a transpose).",
+        keeps="the axes", cpp=("F", "swapaxes"), rust=("functions", "swapaxes"),
+        test=["0", "1"],
+    ),
+    dict(
+        name="flip", chainer="chainer.functions.flip", group="array",
+        args=[("x", "var"), ("axis", "i32")], out="var", dtypes="any",
+        brief="x reversed along `axis`; the gradient is gy reversed.",
+        keeps="x's shape", cpp=("F", "flip"), rust=("functions", "flip"), test=["0"],
+    ),
+    dict(
+        name="get_item", chainer="chainer.functions.get_item", group="array",
+        args=[("x", "var"), ("index", "c:const ch_index*"), ("nindex", "c:int32_t")],
+        out="var", dtypes="any",
+        brief="x[key] (NumPy's basic indexing and one integer array); see ch/index.h.",
+        details="""\
+x[key] (Chainer 7's get_item, Variable.__getitem__): key is `nindex` ch_index
+items (include/ch/index.h): integers, slices with any step, new axes, one
+Ellipsis and at most one int32 index array along one axis, as NumPy reads
+them. The gradient is gy added into zeros at the selected positions
+(repeated positions add up). An integer out of bounds, an index array
+entry out of bounds, too many items or two Ellipses is
+CH_ERR_INVALID_ARGUMENT naming the value and the axis; a non-int32 index
+array CH_ERR_DTYPE. Any dtype.""",
+        keeps="the view (offset, strides, the index array)",
+        hand=("capi", "ops", "cpp", "py", "rust", "go"),
+    ),
+    dict(
+        name="scatter_add", chainer="chainer.functions.scatter_add", group="array",
+        args=[("a", "var"), ("index", "c:const ch_index*"), ("nindex", "c:int32_t"),
+              ("b", "var")],
+        out="var", dtypes="any",
+        brief="a with b added at a[key] (numpy.add.at: repeated positions add up).",
+        details="""\
+A copy of a with b added at the positions a[key] selects (Chainer 7's
+scatter_add(a, slices, b); key as in ch_functions_get_item), repeated
+positions adding up as numpy.add.at does. b broadcasts to a[key]'s shape.
+Gradients: gy for a, gy[key] summed to b's shape for b. Any dtype.""",
+        keeps="the view and b's shape", hand=("capi", "ops", "cpp", "py", "rust", "go"),
+    ),
+    dict(
+        name="stack", chainer="chainer.functions.stack", group="array",
+        args=[("xs", "vars"), ("axis", "i32", 0)], out="var", dtypes="any",
+        brief="Join variables of one shape along a new axis `axis`.",
+        details="""\
+The n variables xs (one shape, dtype and device) joined along a new axis
+`axis` in [-(ndim + 1), ndim] (Chainer 7's stack): expand_dims then
+concat. xs: n borrowed handles.""",
+        keeps="the inputs' shapes", hand=("capi", "cpp", "py", "rust", "go"),
+    ),
+    dict(
+        name="split_axis", chainer="chainer.functions.split_axis", group="array",
+        args=[("x", "var"), ("indices", "c:const int64_t*"), ("nindices", "c:int32_t"),
+              ("sections", "c:int32_t"), ("axis", "c:int32_t")],
+        out="ch_variable** pieces, size_t n_pieces",
+        brief="x cut along `axis` at indices or into equal sections: n_out variables.",
+        details="""\
+x cut along `axis` (Chainer 7's split_axis): at the sorted positions
+indices[0..nindices) (NumPy's split: negative ones count from the end,
+clipped to the extent; nindices + 1 pieces), or, with indices NULL, into
+`sections` equal pieces (an extent `sections` does not divide is
+CH_ERR_INVALID_ARGUMENT naming both). n_pieces must be the number of pieces.
+Each output is differentiable; the gradient is the pieces' gradients
+concatenated (zeros for pieces none reached).""",
+        owns="pieces[0..n_pieces): new references; release each with ch_variable_release\n"
+             "(all NULL on failure).",
+        keeps="the pieces' shapes", hand=("capi", "ops", "cpp", "py", "rust", "go"),
+    ),
+    dict(
+        name="repeat", chainer="chainer.functions.repeat", group="array",
+        args=[("x", "var"), ("repeats", "axes"), ("axis", "axes")], out="var", dtypes="any",
+        brief="Repeat x's elements along an axis (NumPy's repeat).",
+        details="""\
+Each element of x repeated along `axis` (Chainer 7's repeat, NumPy's):
+repeats one count for all (nrepeats 1) or one per element of the axis;
+axis NULL (naxis 0) repeats the flattened x, else axis[0]. Negative counts
+and a repeats list of the wrong length are CH_ERR_INVALID_ARGUMENT. The
+gradient sums the copies. Any dtype.""",
+        keeps="the view", hand=("py", "go", "cpp"), cpp=("F", "repeat"), rust=("functions", "repeat"),
+    ),
+    dict(
+        name="tile", chainer="chainer.functions.tile", group="array",
+        args=[("x", "var"), ("reps", "axes")], out="var", dtypes="any",
+        brief="x tiled `reps` times along each axis (NumPy's tile).",
+        details="""\
+x repeated reps[i] times along each axis (Chainer 7's tile, NumPy's: x or
+reps promoted with leading ones to the longer); at most 4 axes. Negative
+reps are CH_ERR_INVALID_ARGUMENT. The gradient sums the tiles. Any dtype.""",
+        keeps="the view", hand=("py", "go", "cpp"), cpp=("F", "tile"), rust=("functions", "tile"),
+    ),
+    dict(
+        name="pad", chainer="chainer.functions.pad", group="array",
+        args=[("x", "var"), ("pad_width", "axes"), ("constant_values", "f64", 0.0)], out="var",
+        dtypes="any",
+        brief="x padded with a constant (mode 'constant'): (before, after) per axis.",
+        details="""\
+x padded with constant_values (Chainer 7's pad in mode 'constant'):
+pad_width holds 2 ndim widths (before and after, per axis), or 2 (the same
+for every axis), or 1. A negative width, or another count, is
+CH_ERR_INVALID_ARGUMENT naming it. The gradient is gy's interior. Any
+dtype (int32 with constant 0 only).""",
+        keeps="the view", hand=("py", "go", "cpp"), cpp=("F", "pad"), rust=("functions", "pad"),
+    ),
+    dict(
+        name="cast", chainer="chainer.functions.cast", group="array",
+        args=[("x", "var"), ("dtype", "dtype")], out="var", dtypes="any",
+        brief="x converted to `dtype` (Chainer's `type`); the gradient is cast back.",
+        details="""\
+x converted to `dtype` (float32, float64 or int32; Chainer 7's cast(x, type); C++'s
+conversion per element); the same dtype is identity. The gradient is gy
+cast back to x's dtype.""",
+        keeps="x's dtype", hand=("capi", "py"), cpp=("F", "cast"), rust=("functions", "cast"),
+        test=["CH_FLOAT64"],
+    ),
+    dict(
+        name="select_item", chainer="chainer.functions.select_item", group="array",
+        args=[("x", "var"), ("t", "var")], out="var", dtypes="any x; int32 t",
+        brief="y[i] = x[i, t[i]] for x (B, N) and int32 labels t (B,).",
+        details="""\
+y[i] = x[i, t[i]] (Chainer 7's select_item) for x (B, N) and int32 t (B,);
+a label outside [0, N) is CH_ERR_INVALID_ARGUMENT naming it. The gradient
+is gy at (i, t[i]), zeros elsewhere; t gets none.""",
+        keeps="t", cpp=("F", "select_item"), rust=("functions", "select_item"),
     ),
     # ---------------------------------------------------------------- activation
     dict(

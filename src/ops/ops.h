@@ -71,8 +71,46 @@ VarPtr broadcast_to(const VarPtr& x, const Shape& shape);
 VarPtr transpose(const VarPtr& x, const int32_t* axes, int32_t naxes);
 // Copy to the device `dst`; the gradient is copied back.
 VarPtr copy(const VarPtr& x, Device dst);
+// x with a new axis of extent 1 at `axis` (negative counts from the end).
+VarPtr expand_dims(const VarPtr& x, int32_t axis);
+// x without the axes of extent 1 (all of them, or those in `axis`).
+VarPtr squeeze(const VarPtr& x, const int32_t* axis, int32_t naxis);
+// x as a 1-d array of its size.
+VarPtr flatten(const VarPtr& x);
+// x with axes axis1 and axis2 interchanged (a transpose).
+VarPtr swapaxes(const VarPtr& x, int32_t axis1, int32_t axis2);
+// x reversed along `axis`; the gradient is gy reversed.
+VarPtr flip(const VarPtr& x, int32_t axis);
+// Join variables of one shape along a new axis `axis`.
+VarPtr stack(const std::vector<VarPtr>& xs, int32_t axis);
+// Repeat x's elements along an axis (NumPy's repeat).
+VarPtr repeat(const VarPtr& x, const int32_t* repeats, int32_t nrepeats, const int32_t* axis,
+              int32_t naxis);
+// x tiled `reps` times along each axis (NumPy's tile).
+VarPtr tile(const VarPtr& x, const int32_t* reps, int32_t nreps);
+// x padded with a constant (mode 'constant'): (before, after) per axis.
+VarPtr pad(const VarPtr& x, const int32_t* pad_width, int32_t npad_width, double constant_values);
+// x converted to `dtype` (Chainer's `type`); the gradient is cast back.
+VarPtr cast(const VarPtr& x, DType dtype);
+// y[i] = x[i, t[i]] for x (B, N) and int32 labels t (B,).
+VarPtr select_item(const VarPtr& x, const VarPtr& t);
 // END GENERATED array
 VarPtr concat(const std::vector<VarPtr>& xs, int32_t axis);
+// One item of an index key (ch_index of include/ch/index.h); the default is
+// a full slice.
+struct IndexItem {
+  enum Kind { kInt = 0, kSlice = 1, kNewAxis = 2, kEllipsis = 3, kArray = 4 };
+  Kind kind = kSlice;
+  int64_t start = 0, stop = 0, step = 1;
+  bool has_start = false, has_stop = false;
+  Array array;  // kArray: int32 indices
+};
+// x[key] (get_item) and a with b added at a[key] (scatter_add).
+VarPtr get_item(const VarPtr& x, const std::vector<IndexItem>& items);
+VarPtr scatter_add(const VarPtr& a, const std::vector<IndexItem>& items, const VarPtr& b);
+// x cut along axis at indices (when not NULL) or into `sections` pieces.
+std::vector<VarPtr> split_axis(const VarPtr& x, const int64_t* indices, int32_t nindices,
+                               int32_t sections, int32_t axis);
 // (end of array)
 
 // ---- activation: relu, leaky_relu, sigmoid, tanh, softmax, PReLU, lstm

@@ -536,6 +536,101 @@ gres g_ch_functions_copy(ch_variable* x, ch_device dst) {
   return r;
 }
 
+gres g_ch_functions_expand_dims(ch_variable* x, int32_t axis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_expand_dims(&out, x, axis));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_squeeze(ch_variable* x, const int32_t* axis, int32_t naxis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_squeeze(&out, x, axis, naxis));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_flatten(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_flatten(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_swapaxes(ch_variable* x, int32_t axis1, int32_t axis2) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_swapaxes(&out, x, axis1, axis2));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_flip(ch_variable* x, int32_t axis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_flip(&out, x, axis));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_get_item(ch_variable* x, const ch_index* index, int32_t nindex) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_get_item(&out, x, index, nindex));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_scatter_add(ch_variable* a, const ch_index* index, int32_t nindex, ch_variable* b) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_scatter_add(&out, a, index, nindex, b));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_stack(ch_variable* const* xs, size_t n, int32_t axis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_stack(&out, xs, n, axis));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_split_axis(ch_variable** pieces, size_t n_pieces, ch_variable* x, const int64_t* indices, int32_t nindices, int32_t sections, int32_t axis) {
+  return gres_of(ch_functions_split_axis(pieces, n_pieces, x, indices, nindices, sections, axis));
+}
+
+gres g_ch_functions_repeat(ch_variable* x, const int32_t* repeats, int32_t nrepeats, const int32_t* axis, int32_t naxis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_repeat(&out, x, repeats, nrepeats, axis, naxis));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_tile(ch_variable* x, const int32_t* reps, int32_t nreps) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_tile(&out, x, reps, nreps));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_pad(ch_variable* x, const int32_t* pad_width, int32_t npad_width, double constant_values) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_pad(&out, x, pad_width, npad_width, constant_values));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_cast(ch_variable* x, ch_dtype dtype) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_cast(&out, x, dtype));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_select_item(ch_variable* x, ch_variable* t) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_select_item(&out, x, t));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_relu(ch_variable* x) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_relu(&out, x));

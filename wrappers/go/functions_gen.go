@@ -137,6 +137,36 @@ func Copy(x *Variable, dst Device) (*Variable, error) {
 	return out1(C.g_ch_functions_copy(x.p, dst.c()), x)
 }
 
+// ExpandDims: x with a new axis of extent 1 at `axis` (negative counts from the end).
+func ExpandDims(x *Variable, axis int) (*Variable, error) {
+	return out1(C.g_ch_functions_expand_dims(x.p, C.int32_t(axis)), x)
+}
+
+// Flatten: x as a 1-d array of its size.
+func Flatten(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_flatten(x.p), x)
+}
+
+// Swapaxes: x with axes axis1 and axis2 interchanged (a transpose).
+func Swapaxes(x *Variable, axis1, axis2 int) (*Variable, error) {
+	return out1(C.g_ch_functions_swapaxes(x.p, C.int32_t(axis1), C.int32_t(axis2)), x)
+}
+
+// Flip: x reversed along `axis`; the gradient is gy reversed.
+func Flip(x *Variable, axis int) (*Variable, error) {
+	return out1(C.g_ch_functions_flip(x.p, C.int32_t(axis)), x)
+}
+
+// Cast: x converted to `dtype` (Chainer's `type`); the gradient is cast back.
+func Cast(x *Variable, dtype Dtype) (*Variable, error) {
+	return out1(C.g_ch_functions_cast(x.p, C.ch_dtype(dtype)), x)
+}
+
+// SelectItem: y[i] = x[i, t[i]] for x (B, N) and int32 labels t (B,).
+func SelectItem(x, t *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_select_item(x.p, t.p), x, t)
+}
+
 // Relu: Rectified linear unit max(0, x).
 func Relu(x *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_relu(x.p), x)

@@ -40,6 +40,7 @@ void register_kernels() {
   // array
   register_concat_kernels();
   register_transpose_kernels();
+  register_strided_kernels();
   // ops/optimizers/
   register_sgd_kernels();
   register_momentum_sgd_kernels();

@@ -45,6 +45,7 @@ void register_dropout_kernels();
 // ops/array/
 void register_concat_kernels();
 void register_transpose_kernels();
+void register_strided_kernels();
 // ops/optimizers/
 void register_sgd_kernels();
 void register_momentum_sgd_kernels();

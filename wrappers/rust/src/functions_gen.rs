@@ -164,6 +164,82 @@ mod generated {
             out,
         )
     }
+
+    /// x with a new axis of extent 1 at `axis` (negative counts from the end).
+    #[inline]
+    pub fn expand_dims(x: &Variable, axis: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_expand_dims(&mut out, x.as_ptr(), axis) }, out)
+    }
+
+    /// x without the axes of extent 1 (all of them, or those in `axis`).
+    #[inline]
+    pub fn squeeze(x: &Variable, axis: &[i32]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_squeeze(&mut out, x.as_ptr(), axis.as_ptr(), axis.len() as i32) }, out)
+    }
+
+    /// x as a 1-d array of its size.
+    #[inline]
+    pub fn flatten(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_flatten(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// x with axes axis1 and axis2 interchanged (a transpose).
+    #[inline]
+    pub fn swapaxes(x: &Variable, axis1: i32, axis2: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_swapaxes(&mut out, x.as_ptr(), axis1, axis2) }, out)
+    }
+
+    /// x reversed along `axis`; the gradient is gy reversed.
+    #[inline]
+    pub fn flip(x: &Variable, axis: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_flip(&mut out, x.as_ptr(), axis) }, out)
+    }
+
+    /// Repeat x's elements along an axis (NumPy's repeat).
+    #[inline]
+    pub fn repeat(x: &Variable, repeats: &[i32], axis: &[i32]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_repeat(&mut out, x.as_ptr(), repeats.as_ptr(), repeats.len() as i32, axis.as_ptr(), axis.len() as i32) },
+            out,
+        )
+    }
+
+    /// x tiled `reps` times along each axis (NumPy's tile).
+    #[inline]
+    pub fn tile(x: &Variable, reps: &[i32]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_tile(&mut out, x.as_ptr(), reps.as_ptr(), reps.len() as i32) }, out)
+    }
+
+    /// x padded with a constant (mode 'constant'): (before, after) per axis.
+    #[inline]
+    pub fn pad(x: &Variable, pad_width: &[i32], constant_values: f64) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_pad(&mut out, x.as_ptr(), pad_width.as_ptr(), pad_width.len() as i32, constant_values) },
+            out,
+        )
+    }
+
+    /// x converted to `dtype` (Chainer's `type`); the gradient is cast back.
+    #[inline]
+    pub fn cast(x: &Variable, dtype: Dtype) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_cast(&mut out, x.as_ptr(), dtype.raw()) }, out)
+    }
+
+    /// y[i] = x[i, t[i]] for x (B, N) and int32 labels t (B,).
+    #[inline]
+    pub fn select_item(x: &Variable, t: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_select_item(&mut out, x.as_ptr(), t.as_ptr()) }, out)
+    }
 }
 
 pub use generated::*;

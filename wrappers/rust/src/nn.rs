@@ -42,6 +42,107 @@ pub fn concat(xs: &[&Variable], axis: i32) -> Result<Variable> {
     let mut out = ptr::null_mut();
     wrap_out(unsafe { sys::ch_functions_concat(&mut out, ps.as_ptr(), ps.len(), axis) }, out)
 }
+/// Join variables of one shape along a new axis `axis` (Chainer 7's stack).
+pub fn stack(xs: &[&Variable], axis: i32) -> Result<Variable> {
+    let ps: Vec<*mut sys::ch_variable> = xs.iter().map(|v| v.as_ptr()).collect();
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_stack(&mut out, ps.as_ptr(), ps.len(), axis) }, out)
+}
+
+fn split_into(x: &Variable, indices: Option<&[i64]>, sections: i32, axis: i32) -> Result<Vec<Variable>> {
+    let n = match indices {
+        Some(i) => i.len() + 1,
+        None => sections.max(0) as usize,
+    };
+    let mut ps: Vec<*mut sys::ch_variable> = vec![ptr::null_mut(); n];
+    let (ip, ni) = indices.map_or((ptr::null(), 0), |i| (i.as_ptr(), i.len() as i32));
+    check(unsafe { sys::ch_functions_split_axis(ps.as_mut_ptr(), n, x.as_ptr(), ip, ni, sections, axis) })?;
+    Ok(ps.into_iter().map(|p| unsafe { Variable::from_raw(p) }).collect())
+}
+
+/// x cut along `axis` into `sections` equal pieces (Chainer 7's split_axis).
+pub fn split_axis(x: &Variable, sections: i32, axis: i32) -> Result<Vec<Variable>> {
+    split_into(x, None, sections, axis)
+}
+
+/// x cut along `axis` at the sorted positions `indices` (indices.len() + 1 pieces).
+pub fn split_axis_at(x: &Variable, indices: &[i64], axis: i32) -> Result<Vec<Variable>> {
+    split_into(x, Some(indices), 0, axis)
+}
+
+/// One item of a get_item / scatter_add key (NumPy's x[...]; include/ch/index.h).
+#[derive(Clone, Copy)]
+pub enum Index<'a> {
+    /// x[i] (negative counts from the end); the axis goes away.
+    At(i64),
+    /// x[start:stop:step], None bounds as in Python.
+    Slice(Option<i64>, Option<i64>, i64),
+    /// None: a new axis of extent 1.
+    NewAxis,
+    /// `...`
+    Ellipsis,
+    /// An int32 index array along one axis.
+    Array(&'a Array),
+}
+
+fn key_items(key: &[Index]) -> Vec<sys::ch_index> {
+    key.iter()
+        .map(|k| {
+            let mut it = sys::ch_index {
+                version: sys::CH_INDEX_VERSION as u32,
+                kind: sys::CH_INDEX_SLICE,
+                flags: 0,
+                reserved: 0,
+                start: 0,
+                stop: 0,
+                step: 1,
+                array: ptr::null(),
+            };
+            match *k {
+                Index::At(i) => {
+                    it.kind = sys::CH_INDEX_INT;
+                    it.start = i;
+                }
+                Index::Slice(a, b, s) => {
+                    if let Some(a) = a {
+                        it.flags |= sys::CH_INDEX_HAS_START;
+                        it.start = a;
+                    }
+                    if let Some(b) = b {
+                        it.flags |= sys::CH_INDEX_HAS_STOP;
+                        it.stop = b;
+                    }
+                    it.step = s;
+                }
+                Index::NewAxis => it.kind = sys::CH_INDEX_NEWAXIS,
+                Index::Ellipsis => it.kind = sys::CH_INDEX_ELLIPSIS,
+                Index::Array(a) => {
+                    it.kind = sys::CH_INDEX_ARRAY;
+                    it.array = a.as_ptr() as *const _;
+                }
+            }
+            it
+        })
+        .collect()
+}
+
+/// x[key] (Chainer 7's get_item).
+pub fn get_item(x: &Variable, key: &[Index]) -> Result<Variable> {
+    let items = key_items(key);
+    let mut out = ptr::null_mut();
+    wrap_out(unsafe { sys::ch_functions_get_item(&mut out, x.as_ptr(), items.as_ptr(), items.len() as i32) }, out)
+}
+
+/// A copy of a with b added at a[key] (Chainer 7's scatter_add; repeated positions add up).
+pub fn scatter_add(a: &Variable, key: &[Index], b: &Variable) -> Result<Variable> {
+    let items = key_items(key);
+    let mut out = ptr::null_mut();
+    wrap_out(
+        unsafe { sys::ch_functions_scatter_add(&mut out, a.as_ptr(), items.as_ptr(), items.len() as i32, b.as_ptr()) },
+        out,
+    )
+}
+
 // ---- pooling
 /// 2-d max pooling: kernel (kh, kw), stride (sy, sx), padding (ph, pw).
 pub fn max_pooling_2d(x: &Variable, k: (i64, i64), s: (i64, i64), p: (i64, i64), cover_all: bool) -> Result<Variable> {

@@ -168,6 +168,7 @@ for _name in ("max_pooling_2d", "average_pooling_2d", "transpose", "concat", "co
     if hasattr(_nn, _name):
         globals()[_name] = getattr(_nn, _name)
 from ._link import *  # noqa: E402,F401,F403
+from ._array_fns import *  # noqa: E402,F401,F403
 
 
 # --- Chainer 1.x call signatures -------------------------------------------------------

@@ -38,6 +38,15 @@ def define_all(define):
     define("identity(x)", "ch_functions_identity", "Returns its input; gradient passes through.")
     define("broadcast_to(x, shape:s)", "ch_functions_broadcast_to",
            "Broadcast to `shape` by NumPy's rules.")
+    define("expand_dims(x, axis:i)", "ch_functions_expand_dims",
+           "x with a new axis of extent 1 at `axis` (negative counts from the end).")
+    define("flatten(x)", "ch_functions_flatten", "x as a 1-d array of its size.")
+    define("swapaxes(x, axis1:i, axis2:i)", "ch_functions_swapaxes",
+           "x with axes axis1 and axis2 interchanged (a transpose).")
+    define("flip(x, axis:i)", "ch_functions_flip",
+           "x reversed along `axis`; the gradient is gy reversed.")
+    define("select_item(x, t)", "ch_functions_select_item",
+           "y[i] = x[i, t[i]] for x (B, N) and int32 labels t (B,).")
     # activation
     define("relu(x)", "ch_functions_relu", "Rectified linear unit max(0, x).")
     define("leaky_relu(x, slope:d=0.2)", "ch_functions_leaky_relu",

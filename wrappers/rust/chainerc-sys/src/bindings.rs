@@ -212,6 +212,28 @@ pub struct ch_cuda_graph {
     _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
 }
 
+// ---- index.h
+pub const CH_INDEX_HAS_START: i32 = 1;
+pub const CH_INDEX_HAS_STOP: i32 = 2;
+pub const CH_INDEX_VERSION: i32 = 1;
+pub const CH_INDEX_INT: i32 = 0;
+pub const CH_INDEX_SLICE: i32 = 1;
+pub const CH_INDEX_NEWAXIS: i32 = 2;
+pub const CH_INDEX_ELLIPSIS: i32 = 3;
+pub const CH_INDEX_ARRAY: i32 = 4;
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ch_index {
+    pub version: u32,
+    pub kind: i32,
+    pub flags: i32,
+    pub reserved: i32,
+    pub start: i64,
+    pub stop: i64,
+    pub step: i64,
+    pub array: *const ch_array,
+}
+
 // ---- kernel.h
 #[repr(C)]
 pub struct ch_elementwise_kernel {
@@ -344,6 +366,20 @@ extern "C" {
     pub fn ch_functions_transpose(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
     pub fn ch_functions_concat(out: *mut *mut ch_variable, xs: *const *mut ch_variable, n: usize, axis: i32) -> ch_status;
     pub fn ch_functions_copy(out: *mut *mut ch_variable, x: *mut ch_variable, dst: ch_device) -> ch_status;
+    pub fn ch_functions_expand_dims(out: *mut *mut ch_variable, x: *mut ch_variable, axis: i32) -> ch_status;
+    pub fn ch_functions_squeeze(out: *mut *mut ch_variable, x: *mut ch_variable, axis: *const i32, naxis: i32) -> ch_status;
+    pub fn ch_functions_flatten(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_swapaxes(out: *mut *mut ch_variable, x: *mut ch_variable, axis1: i32, axis2: i32) -> ch_status;
+    pub fn ch_functions_flip(out: *mut *mut ch_variable, x: *mut ch_variable, axis: i32) -> ch_status;
+    pub fn ch_functions_get_item(out: *mut *mut ch_variable, x: *mut ch_variable, index: *const ch_index, nindex: i32) -> ch_status;
+    pub fn ch_functions_scatter_add(out: *mut *mut ch_variable, a: *mut ch_variable, index: *const ch_index, nindex: i32, b: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_stack(out: *mut *mut ch_variable, xs: *const *mut ch_variable, n: usize, axis: i32) -> ch_status;
+    pub fn ch_functions_split_axis(pieces: *mut *mut ch_variable, n_pieces: usize, x: *mut ch_variable, indices: *const i64, nindices: i32, sections: i32, axis: i32) -> ch_status;
+    pub fn ch_functions_repeat(out: *mut *mut ch_variable, x: *mut ch_variable, repeats: *const i32, nrepeats: i32, axis: *const i32, naxis: i32) -> ch_status;
+    pub fn ch_functions_tile(out: *mut *mut ch_variable, x: *mut ch_variable, reps: *const i32, nreps: i32) -> ch_status;
+    pub fn ch_functions_pad(out: *mut *mut ch_variable, x: *mut ch_variable, pad_width: *const i32, npad_width: i32, constant_values: f64) -> ch_status;
+    pub fn ch_functions_cast(out: *mut *mut ch_variable, x: *mut ch_variable, dtype: ch_dtype) -> ch_status;
+    pub fn ch_functions_select_item(out: *mut *mut ch_variable, x: *mut ch_variable, t: *mut ch_variable) -> ch_status;
     pub fn ch_functions_relu(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_leaky_relu(out: *mut *mut ch_variable, x: *mut ch_variable, slope: f64) -> ch_status;
     pub fn ch_functions_sigmoid(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
