@@ -17,10 +17,5 @@ include!("functions_gen.rs");
 /// where; `condition` an int32 or float array, not differentiated).
 pub fn where_(condition: &crate::array::Array, x: &Variable, y: &Variable) -> Result<Variable> {
     let mut out = std::ptr::null_mut();
-    wrap_out(
-        unsafe {
-            sys::ch_functions_where(&mut out, condition.as_ptr(), x.as_ptr(), y.as_ptr())
-        },
-        out,
-    )
+    wrap_out(unsafe { sys::ch_functions_where(&mut out, condition.as_ptr(), x.as_ptr(), y.as_ptr()) }, out)
 }
