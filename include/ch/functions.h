@@ -291,6 +291,15 @@ CH_API ch_status ch_functions_elu(ch_variable** out, ch_variable* x, double alph
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_clipped_relu(ch_variable** out, ch_variable* x, double z);
 
+/* Chainer's swish: y = x sigmoid(beta x) with beta of shape
+ * x.shape[1:1 + beta.ndim], reshaped to (1, *beta.shape, 1, ...) (Chainer's
+ * Swish link holds it); x and beta of one float dtype. Differentiable in x and
+ * beta (a composition of reshape, mul and sigmoid). CH_ERR_SHAPE when beta's
+ * shape does not match. silu is beta = 1, fused.
+ * Backward keeps x, beta and the intermediates of the composition.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_swish(ch_variable** out, ch_variable* x, ch_variable* beta);
+
 /* Softmax along axis 1 of an (N, C) input (an (N, C, ...) input is
  * normalised over C at every trailing position); numerically stable
  * (the row maximum is subtracted). CH_ERR_SHAPE below 2 dimensions.

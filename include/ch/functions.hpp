@@ -298,6 +298,12 @@ inline Variable clipped_relu(const Variable& x, double z = 20.0) {
   check(ch_functions_clipped_relu(&out, x.get(), z));
   return Variable::adopt(out);
 }
+/// Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).
+inline Variable swish(const Variable& x, const Variable& beta) {
+  ch_variable* out = nullptr;
+  check(ch_functions_swish(&out, x.get(), beta.get()));
+  return Variable::adopt(out);
+}
 /// Softmax along axis 1.
 inline Variable softmax(const Variable& x) {
   ch_variable* out = nullptr;

@@ -328,6 +328,14 @@ ch_status ch_functions_clipped_relu(ch_variable** out, ch_variable* x, double z)
   CH_API_END
 }
 
+ch_status ch_functions_swish(ch_variable** out, ch_variable* x, ch_variable* beta) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(
+      ops::swish(variable_of(x, __func__, "x"), variable_of(beta, __func__, "beta")));
+  CH_API_END
+}
+
 ch_status ch_functions_softmax(ch_variable** out, ch_variable* x) {
   CH_API_BEGIN
   require_out(out, __func__);

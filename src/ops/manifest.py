@@ -505,6 +505,19 @@ unless z > 0.""",
         kernels=[("clipped_relu", "unary_scalar", "ClippedRelu", "activation_ext.h"),
                  ("clipped_relu_grad", "binary_scalar", "ClippedReluGrad", "activation_ext.h")],
     ),
+    dict(
+        name="swish", chainer="chainer.functions.swish", group="activation",
+        args=[("x", "var"), ("beta", "var")], out="var",
+        brief="Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).",
+        details="""\
+Chainer's swish: y = x sigmoid(beta x) with beta of shape
+x.shape[1:1 + beta.ndim], reshaped to (1, *beta.shape, 1, ...) (Chainer's
+Swish link holds it); x and beta of one float dtype. Differentiable in x and
+beta (a composition of reshape, mul and sigmoid). CH_ERR_SHAPE when beta's
+shape does not match. silu is beta = 1, fused.""",
+        keeps="x, beta and the intermediates of the composition",
+        cpp=("F", "swish"), rust=("nn", "swish"),
+    ),
     # -- end of issue 42's activations
     dict(
         name="softmax", chainer="chainer.functions.softmax", group="activation",

@@ -114,6 +114,8 @@ VarPtr softplus(const VarPtr& x, double beta);
 VarPtr elu(const VarPtr& x, double alpha);
 // Clipped ReLU min(max(0, x), z).
 VarPtr clipped_relu(const VarPtr& x, double z);
+// Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).
+VarPtr swish(const VarPtr& x, const VarPtr& beta);
 // Softmax along axis 1.
 VarPtr softmax(const VarPtr& x);
 // New PReLU function object with slopes W of `shape`.

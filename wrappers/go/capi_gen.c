@@ -662,6 +662,13 @@ gres g_ch_functions_clipped_relu(ch_variable* x, double z) {
   return r;
 }
 
+gres g_ch_functions_swish(ch_variable* x, ch_variable* beta) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_swish(&out, x, beta));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_softmax(ch_variable* x) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_softmax(&out, x));

@@ -124,6 +124,7 @@ gres g_ch_functions_silu(ch_variable* x);
 gres g_ch_functions_softplus(ch_variable* x, double beta);
 gres g_ch_functions_elu(ch_variable* x, double alpha);
 gres g_ch_functions_clipped_relu(ch_variable* x, double z);
+gres g_ch_functions_swish(ch_variable* x, ch_variable* beta);
 gres g_ch_functions_softmax(ch_variable* x);
 gres g_ch_functions_prelu_new(const int64_t* shape, int32_t ndim, ch_dtype dtype, double init);
 gres g_ch_functions_lstm(ch_variable** c, ch_variable** h, ch_variable* c_prev, ch_variable* x);

@@ -222,6 +222,11 @@ func ClippedRelu(x *Variable, z float64) (*Variable, error) {
 	return out1(C.g_ch_functions_clipped_relu(x.p, C.double(z)), x)
 }
 
+// Swish: Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).
+func Swish(x, beta *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_swish(x.p, beta.p), x, beta)
+}
+
 // Softmax: Softmax along axis 1.
 func Softmax(x *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_softmax(x.p), x)

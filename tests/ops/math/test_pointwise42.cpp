@@ -328,6 +328,55 @@ TEST_F(Pointwise42, BadOperandsAreRefused) {
   EXPECT_FALSE(y);
 }
 
+// ---- swish (Chainer's, beta along axis 1) --------------------------------------------
+
+// Chainer 7.8.1's F.swish(x, beta) at these inputs: y, x.grad and beta.grad for gy.
+TEST_F(Pointwise42, SwishMatchesChainer7) {
+  for (ch_dtype dt : {CH_FLOAT64, CH_FLOAT32}) {
+    const Tol tol = dt == CH_FLOAT64 ? Tol{1e-12, 1e-12} : Tol{1e-6, 1e-6};
+    Var x = make_var(dt, {2, 3}, {-2.0, 0.5, 1.5, 1.0, -0.5, 3.0});
+    Var beta = make_var(dt, {3}, {0.5, 1.0, 2.0});
+    Var y;
+    OPTEST_OK(ch_functions_swish(y.out(), x.get(), beta.get()));
+    EXPECT_TRUE(all_close(data_of(y), dt, {2, 3},
+                          {-0.5378828427399902, 0.3112296656009273, 1.4288611902336499,
+                           0.6224593312018546, -0.1887703343990727, 2.9925821305300957},
+                          tol));
+    backward(y, make_array(dt, {2, 3}, {1.0, -1.0, 0.5, 2.0, 0.25, -0.5}));
+    EXPECT_TRUE(all_close(grad_of(x), dt, {2, 3},
+                          {0.07232948812851331, -0.7399611873026519, 0.5440520530075847,
+                           1.4799223746053038, 0.06500970317433705, -0.5061632162957626},
+                          tol));
+    EXPECT_TRUE(all_close(grad_of(beta), dt, {3},
+                          {1.2564551573691163, -0.04406319603779897, 0.039724450386155935}, tol));
+  }
+}
+
+TEST_F(Pointwise42, SwishBackwardDoubleBackwardAndShapes) {
+  Build build = [](ch_variable* const* in, size_t, ch_variable** out) {
+    return ch_functions_swish(out, in[0], in[1]);
+  };
+  Array x =
+      make_array(CH_FLOAT64, {2, 3, 2}, {-2, -1.5, -1, -0.5, 0.25, 0.5, 1, 1.5, 2, -0.7, 0.9, 1.2});
+  Array beta = make_array(CH_FLOAT64, {3}, {0.5, 1.0, 2.0});
+  Array gy =
+      make_array(CH_FLOAT64, {2, 3, 2}, {0.5, -1, 2, 1.5, -0.25, 1, 1, 0.75, -0.5, 2, 1.25, -1.5});
+  EXPECT_EQ(check_backward(build, {&x, &beta}, &gy, check_tol(CH_FLOAT64)), CH_OK)
+      << ch_error_message();
+  Array ggx =
+      make_array(CH_FLOAT64, {2, 3, 2}, {1, 0.75, -0.5, 2, 1.25, -1.5, 0.5, -1, 2, 1.5, -0.25, 1});
+  Array ggb = make_array(CH_FLOAT64, {3}, {-0.5, 0.25, 1.0});
+  EXPECT_EQ(double_backward(build, {&x, &beta}, gy, {&ggx, &ggb}), CH_OK) << ch_error_message();
+  Var xv = make_var(x), b2 = make_var(CH_FLOAT64, {2}, {1, 1}),
+      b3 = make_var(CH_FLOAT64, {3, 2, 2}, std::vector<double>(12, 1.0));
+  Var y;
+  EXPECT_TRUE(fails_with(ch_functions_swish(y.out(), xv.get(), b2.get()), CH_ERR_SHAPE,
+                         {"swish", "(2,)", "(2, 3, 2)"}));
+  EXPECT_TRUE(fails_with(ch_functions_swish(y.out(), xv.get(), b3.get()), CH_ERR_SHAPE,
+                         {"swish", "(3, 2, 2)"}));
+  EXPECT_FALSE(y);
+}
+
 // ---- gelu, silu against PyTorch ----------------------------------------------------
 
 struct TorchRef {

@@ -119,6 +119,13 @@ mod generated {
         wrap_out(unsafe { sys::ch_functions_clipped_relu(&mut out, x.as_ptr(), z) }, out)
     }
 
+    /// Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).
+    #[inline]
+    pub fn swish(x: &Variable, beta: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_swish(&mut out, x.as_ptr(), beta.as_ptr()) }, out)
+    }
+
     /// Softmax along axis 1.
     #[inline]
     pub fn softmax(x: &Variable) -> Result<Variable> {

@@ -173,19 +173,6 @@ def where(condition, x, y):
     return _where(condition, x, y)
 
 
-def swish(x, beta):
-    """Chainer's F.swish: x * sigmoid(beta * x), the parameter beta broadcast along axis 1
-    (beta's shape is x.shape[1:1 + beta.ndim]; Chainer's swish link holds it). A composition
-    of reshape, mul and sigmoid, so differentiable in x and beta to any order. F.silu is
-    beta = 1, fused."""
-    vol = _volatile_of(x, beta)
-    x, beta = _var(x, vol), _var(beta, vol)
-    if beta.ndim + 1 > x.ndim or tuple(x.shape[1:1 + beta.ndim]) != tuple(beta.shape):
-        raise ValueError("swish: beta of shape %s does not match x of shape %s along axis 1"
-                         % (tuple(beta.shape), tuple(x.shape)))
-    ext = (1,) + tuple(beta.shape) + (1,) * (x.ndim - beta.ndim - 1)
-    return mul(x, sigmoid(mul(reshape(beta, ext), x)))
-
 
 # --- neural-network functions: see _nn.py and _link.py ---------------------------------
 from . import _nn  # noqa: E402

@@ -70,6 +70,8 @@ def define_all(define):
            "ELU: x for x > 0, alpha (exp(x) - 1) for x <= 0.")
     define("clipped_relu(x, z:d=20.0)", "ch_functions_clipped_relu",
            "Clipped ReLU min(max(0, x), z).")
+    define("swish(x, beta)", "ch_functions_swish",
+           "Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).")
     define("softmax(x)", "ch_functions_softmax", "Softmax along axis 1.")
     # loss
     define("softmax_cross_entropy(x, t)", "ch_functions_softmax_cross_entropy",

@@ -346,6 +346,7 @@ extern "C" {
     pub fn ch_functions_softplus(out: *mut *mut ch_variable, x: *mut ch_variable, beta: f64) -> ch_status;
     pub fn ch_functions_elu(out: *mut *mut ch_variable, x: *mut ch_variable, alpha: f64) -> ch_status;
     pub fn ch_functions_clipped_relu(out: *mut *mut ch_variable, x: *mut ch_variable, z: f64) -> ch_status;
+    pub fn ch_functions_swish(out: *mut *mut ch_variable, x: *mut ch_variable, beta: *mut ch_variable) -> ch_status;
     pub fn ch_functions_softmax(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_prelu_new(out: *mut *mut ch_function, shape: *const i64, ndim: i32, dtype: ch_dtype, init: f64) -> ch_status;
     pub fn ch_functions_lstm(c: *mut *mut ch_variable, h: *mut *mut ch_variable, c_prev: *mut ch_variable, x: *mut ch_variable) -> ch_status;
