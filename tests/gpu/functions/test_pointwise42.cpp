@@ -103,6 +103,18 @@ TEST_F(GpuFunctions, TwoInputFunctionsCheckBackwardAndDoubleBackwardOnTheDevice)
   expect_check_double_backward(w);
 }
 
+TEST_F(GpuFunctions, SwishAgreesAndDoubleBackwardOnTheDevice) {
+  for (DType dt : kDtypes)
+    expect_agreement({std::string("swish ") + dtype_name(dt),
+                      {uniform(dt, {4, 3, 5}, -2, 2, 17), uniform(dt, {3}, 0.5, 2, 18)},
+                      binary(ops::swish)});
+  Case c{"swish float64",
+         {uniform(DType::Float64, {2, 3, 2}, -2, 2, 19), uniform(DType::Float64, {3}, 0.5, 2, 20)},
+         binary(ops::swish)};
+  expect_check_backward(c, 1e-6, 1e-8, 1e-7);
+  expect_check_double_backward(c);
+}
+
 using Unary = std::function<VarPtr(const VarPtr&)>;
 struct NamedUnary {
   const char* name;
