@@ -800,7 +800,8 @@ def render_all_ops(fns):
 
 KERNEL_KINDS = {"unary": ("UnaryFn", "unary_kernel"), "binary": ("BinaryFn", "binary_kernel"),
                 "unary_scalar": ("UnaryScalarFn", "unary_scalar_kernel"),
-                "binary_scalar": ("BinaryScalarFn", "binary_scalar_kernel")}
+                "binary_scalar": ("BinaryScalarFn", "binary_scalar_kernel"),
+                "broadcast": ("BroadcastFn", "broadcast_kernel")}
 
 
 def manifest_kernels(fns):
@@ -819,7 +820,8 @@ def render_kernels_h(fns):
            "// The kernels that src/ops/manifest.py declares (its `kernels` field): their",
            "// per-element math is a functor of kernels/pointwise/; the CPU and CUDA",
            "// backends register them from generated lists (backend/cpu/ops/generated/,",
-           "// cuda/ops/generated/).", "#pragma once", "", '#include "kernels/registry.h"', "",
+           "// cuda/ops/generated/).", "#pragma once", "",
+           '#include "kernels/math.h"', '#include "kernels/registry.h"', "",
            "namespace chainerc::kernels {", ""]
     for f, name, kind, functor, header in manifest_kernels(fns):
         out.append('inline Kernel<%s> %s{"%s"};  // %s (%s)' % (
@@ -861,6 +863,31 @@ def render_kernel_list(fns, backend):
 POINTWISE_N = 6
 
 
+def pointwise_opts(f):
+    """[(name, value)]: the f64 options a pointwise case calls the function with
+    (its `opts`, one value per option in argument order; the NumPy expressions
+    see them by name)."""
+    pw = f["pointwise"]
+    kinds = [a.kind for a in f["args"]]
+    opts = [a for a in f["args"] if a.kind != "var"]
+    vals = list(pw.get("opts", []))
+    if (kinds[:1] != ["var"] or "var" in kinds[1:] or any(a.kind != "f64" for a in opts)
+            or f["out"] != "var"):
+        raise ManifestError("%s: pointwise cases need a function of one variable (and f64 "
+                            "options)" % f["name"])
+    if len(vals) != len(opts):
+        raise ManifestError("%s: pointwise opts gives %d values for %d options" % (
+            f["name"], len(vals), len(opts)))
+    return [(a.name, float(v)) for a, v in zip(opts, vals)]
+
+
+def pointwise_env(np, f, x):
+    import math
+    env = {"np": np, "math": math, "x": x}
+    env.update(pointwise_opts(f))
+    return env
+
+
 def pointwise_cases(fns):
     """[(f, x, y, dy)]: the NumPy references of the manifest's pointwise cases
     at x = linspace(low, high, POINTWISE_N) in float64, or None without NumPy."""
@@ -873,11 +900,9 @@ def pointwise_cases(fns):
         pw = f.get("pointwise")
         if not pw:
             continue
-        if [a.kind for a in f["args"]] != ["var"] or f["out"] != "var":
-            raise ManifestError("%s: pointwise cases need a function of one variable" % f["name"])
         x = np.linspace(pw["low"], pw["high"], POINTWISE_N)
-        y = np.asarray(eval(pw["numpy"], {"np": np, "x": x}), dtype=np.float64)
-        g = np.asarray(eval(pw["grad"], {"np": np, "x": x}), dtype=np.float64)
+        y = np.asarray(eval(pw["numpy"], pointwise_env(np, f, x)), dtype=np.float64)
+        g = np.asarray(eval(pw["grad"], pointwise_env(np, f, x)), dtype=np.float64)
         cases.append((f, list(x), list(y), list(g)))
     return cases
 
@@ -892,10 +917,15 @@ def render_pointwise_inc(cases):
            "// One CH_POINTWISE(name, low, high, n, y..., dy...) per function with a",
            "// `pointwise` field: y and dy/dx from the manifest's NumPy expressions at",
            "// x = numpy.linspace(low, high, n) in float64, to 12 significant digits.",
-           "// The including test defines CH_POINTWISE."]
+           "// A function with options has CH_POINTWISE_OPTS(name, (, option...), low,",
+           "// high, n, y..., dy...) instead: the options to call it with after x.",
+           "// The including test defines CH_POINTWISE and CH_POINTWISE_OPTS."]
     for f, x, y, g in cases:
-        out.append("CH_POINTWISE(%s, %s, %s, %d, %s)" % (
-            f["name"], repr(float(x[0])), repr(float(x[-1])), len(x),
+        opts = pointwise_opts(f)
+        head = "CH_POINTWISE(%s" % f["name"] if not opts else "CH_POINTWISE_OPTS(%s, (%s)" % (
+            f["name"], "".join(", " + repr(v) for _, v in opts))
+        out.append("%s, %s, %s, %d, %s)" % (
+            head, repr(float(x[0])), repr(float(x[-1])), len(x),
             ", ".join(num(v) for v in y + g)))
     return clang_format("\n".join(out) + "\n", "tests/ops/pointwise_table.inc")
 
@@ -905,22 +935,26 @@ def render_pointwise_py(fns):
            "Every elementwise function of src/ops/manifest.py with a `pointwise` case",
            "through chainerc.functions: values and gradients against the manifest's",
            "NumPy expressions (float32 and float64), check_backward and",
-           'check_double_backward (float64)."""', "import numpy as np", "import pytest", "",
+           'check_double_backward (float64)."""', "import math  # noqa: F401", "",
+           "import numpy as np", "import pytest", "",
            "import chainerc.functions as F", "from chainerc import Variable, gradient_check", "",
            "CASES = ["]
     for f in fns:
         pw = f.get("pointwise")
         if not pw or not has(f, "py"):
             continue
-        out.append("    (%r, lambda x: %s, lambda x: %s, %r, %r)," % (
-            f["py"], pw["numpy"], pw["grad"], float(pw["low"]), float(pw["high"])))
+        opts = pointwise_opts(f)
+        bound = "".join(", %s=%r" % o for o in opts)
+        out.append("    (%r, lambda x%s: %s, lambda x%s: %s, %r, %r, %r)," % (
+            f["py"], bound, pw["numpy"], bound, pw["grad"], float(pw["low"]),
+            float(pw["high"]), dict(opts)))
     out += ["]", "", "",
-            '@pytest.mark.parametrize("name,f,df,low,high", CASES, ids=[c[0] for c in CASES])',
+            '@pytest.mark.parametrize("name,f,df,low,high,opts", CASES, ids=[c[0] for c in CASES])',
             '@pytest.mark.parametrize("dtype", [np.float32, np.float64])',
-            "def test_values_and_gradient_match_numpy(name, f, df, low, high, dtype):",
+            "def test_values_and_gradient_match_numpy(name, f, df, low, high, opts, dtype):",
             "    x64 = np.linspace(low, high, 12).reshape(3, 4)",
             "    x = Variable(x64.astype(dtype))",
-            "    y = getattr(F, name)(x)",
+            "    y = getattr(F, name)(x, **opts)",
             "    tol = 1e-6 if dtype == np.float32 else 1e-12",
             "    assert y.data.dtype == dtype",
             "    np.testing.assert_allclose(y.data, f(x64), rtol=tol * 10, atol=tol)",
@@ -928,12 +962,15 @@ def render_pointwise_py(fns):
             "    y.backward()",
             "    np.testing.assert_allclose(x.grad, df(x64), rtol=tol * 10, atol=tol)",
             "", "",
-            '@pytest.mark.parametrize("name,f,df,low,high", CASES, ids=[c[0] for c in CASES])',
-            "def test_check_backward_and_double_backward(name, f, df, low, high):",
+            '@pytest.mark.parametrize("name,f,df,low,high,opts", CASES, ids=[c[0] for c in CASES])',
+            "def test_check_backward_and_double_backward(name, f, df, low, high, opts):",
             "    rng = np.random.RandomState(0)",
             "    x = rng.uniform(low, high, (2, 3))",
             "    gy = rng.uniform(-1, 1, (2, 3))",
-            "    fn = getattr(F, name)",
+            "",
+            "    def fn(x):",
+            "        return getattr(F, name)(x, **opts)",
+            "",
             "    gradient_check.check_backward(fn, x, gy, eps=1e-6, atol=1e-7, rtol=1e-6)",
             "    ggx = rng.uniform(-1, 1, (2, 3))",
             "    gradient_check.check_double_backward(fn, x, gy, ggx, eps=1e-4, atol=1e-6,",
@@ -964,9 +1001,13 @@ def render_pointwise_rust(cases):
         if not has(f, "rust") or "rust" not in f:
             continue
         arr = lambda vs: "&[%s]" % ", ".join(repr(float(num(v))) for v in vs)
+        opts = pointwise_opts(f)
+        fn = "%s::%s" % (f["rust"][0], f["rust"][1])
+        if opts:
+            fn = "|v| %s(v%s)" % (fn, "".join(", %r" % v for _, v in opts))
         out += ["#[test]", "fn %s() {" % f["name"],
                 "    check(", '        "%s",' % f["name"],
-                "        %s::%s," % (f["rust"][0], f["rust"][1]),
+                "        %s," % fn,
                 "        %s," % arr(x), "        %s," % arr(y), "        %s," % arr(g),
                 "    );", "}", ""]
     return "\n".join(out)
@@ -1002,8 +1043,13 @@ def render_pointwise_go(cases):
         if not has(f, "go") or f["out"] != "var":
             continue
         arr = lambda vs: "[]float64{%s}" % ", ".join(num(v) for v in vs)
+        opts = pointwise_opts(f)
+        fn = f["go"]
+        if opts:
+            fn = "func(v *Variable) (*Variable, error) { return %s(v%s) }" % (
+                fn, "".join(", %r" % v for _, v in opts))
         out += ["func TestManifestPointwise%s(t *testing.T) {" % f["go"],
-                '\tcheckPointwise(t, "%s", %s,' % (f["go"], f["go"]),
+                '\tcheckPointwise(t, "%s", %s,' % (f["go"], fn),
                 "\t\t%s," % arr(x), "\t\t%s," % arr(y), "\t\t%s)" % arr(g), "}", ""]
     return "\n".join(out)
 

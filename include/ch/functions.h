@@ -99,6 +99,59 @@ CH_API ch_status ch_functions_log(ch_variable** out, ch_variable* x);
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_square(ch_variable** out, ch_variable* x);
 
+/* Elementwise square root (NaN below 0; gradient gy / (2 y)).
+ * Backward keeps y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_sqrt(ch_variable** out, ch_variable* x);
+
+/* Elementwise reciprocal square root 1 / sqrt(x) (gradient -gy y^3 / 2).
+ * Backward keeps y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_rsqrt(ch_variable** out, ch_variable* x);
+
+/* Elementwise absolute value |x| (gradient sign(x) gy, 0 at x = 0).
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_absolute(ch_variable** out, ch_variable* x);
+
+/* Elementwise error function erf(x) (gradient 2 / sqrt(pi) exp(-x^2) gy).
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_erf(ch_variable** out, ch_variable* x);
+
+/* Elementwise min(max(x, x_min), x_max) (Chainer's clip; a NaN stays NaN).
+ * The gradient is gy where x_min <= x <= x_max, 1 at the bounds as Chainer's,
+ * else 0. -infinity or +infinity stands for Chainer's None (no bound).
+ * CH_ERR_INVALID_ARGUMENT unless x_min < x_max (a NaN bound included).
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_clip(ch_variable** out, ch_variable* x, double x_min, double x_max);
+
+/* Elementwise maximum (Chainer's maximum, NumPy's: a NaN operand gives NaN),
+ * a and b of one float dtype, broadcast as NumPy does. The gradient goes to a
+ * where a >= b (a tie goes to a, as Chainer's), to b elsewhere, each summed
+ * back to its input's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_maximum(ch_variable** out, ch_variable* a, ch_variable* b);
+
+/* Elementwise minimum (Chainer's minimum, NumPy's: a NaN operand gives NaN),
+ * a and b of one float dtype, broadcast as NumPy does. The gradient goes to a
+ * where a <= b (a tie goes to a, as Chainer's), to b elsewhere, each summed
+ * back to its input's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_minimum(ch_variable** out, ch_variable* a, ch_variable* b);
+
+/* Elementwise choice (Chainer's where): x where `condition` is nonzero, y
+ * elsewhere, condition, x and y broadcast together as NumPy does. condition is
+ * an array (not differentiated; Chainer's boolean array: CH_INT32 or a float
+ * dtype, nonzero meaning true) on x's device or the host; x and y are of one
+ * float dtype. The gradient of x is gy where the condition holds, of y gy
+ * elsewhere, each summed back to its input's shape.
+ * Backward keeps condition.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_where(ch_variable** out, const ch_array* condition, ch_variable* x,
+                                    ch_variable* y);
+
 /* Sum of all elements: a 0-d variable.
  * Backward keeps x's shape.
  * *out: new reference; release with ch_variable_release. */
@@ -314,6 +367,54 @@ CH_API ch_status ch_functions_sigmoid(ch_variable** out, ch_variable* x);
  * Backward keeps y.
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_tanh(ch_variable** out, ch_variable* x);
+
+/* The Gaussian error linear unit, PyTorch's gelu with approximate='none'
+ * (Chainer 7 has none): y = x Phi(x), Phi the standard normal CDF. Python's
+ * F.gelu(x, approximate='none' | 'tanh') calls this or gelu_tanh.
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_gelu(ch_variable** out, ch_variable* x);
+
+/* y = x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2, PyTorch's gelu with
+ * approximate='tanh' (GPT-2's). Python: F.gelu(x, approximate='tanh').
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_gelu_tanh(ch_variable** out, ch_variable* x);
+
+/* SiLU x sigmoid(x) (PyTorch's silu; Chainer's swish with beta = 1).
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_silu(ch_variable** out, ch_variable* x);
+
+/* Chainer's softplus, computed without overflow as
+ * (max(beta x, 0) + log1p(exp(-|beta x|))) / beta. CH_ERR_INVALID_ARGUMENT
+ * for beta 0 or not finite.
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_softplus(ch_variable** out, ch_variable* x, double beta);
+
+/* Chainer's elu. The gradient is gy for x > 0 and gy alpha exp(x) for x <= 0
+ * (alpha at x = 0, as Chainer's). CH_ERR_INVALID_ARGUMENT for an alpha not
+ * finite.
+ * Backward keeps x, y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_elu(ch_variable** out, ch_variable* x, double alpha);
+
+/* Chainer's clipped_relu (relu6 is z = 6). The gradient is gy where
+ * 0 < x < z, else 0 (0 at both kinks, as Chainer's). CH_ERR_INVALID_ARGUMENT
+ * unless z > 0.
+ * Backward keeps x.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_clipped_relu(ch_variable** out, ch_variable* x, double z);
+
+/* Chainer's swish: y = x sigmoid(beta x) with beta of shape
+ * x.shape[1:1 + beta.ndim], reshaped to (1, *beta.shape, 1, ...) (Chainer's
+ * Swish link holds it); x and beta of one float dtype. Differentiable in x and
+ * beta (a composition of reshape, mul and sigmoid). CH_ERR_SHAPE when beta's
+ * shape does not match. silu is beta = 1, fused.
+ * Backward keeps x, beta and the intermediates of the composition.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_swish(ch_variable** out, ch_variable* x, ch_variable* beta);
 
 /* Softmax along axis 1 of an (N, C) input (an (N, C, ...) input is
  * normalised over C at every trailing position); numerically stable

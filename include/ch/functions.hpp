@@ -108,6 +108,48 @@ inline Variable square(const Variable& x) {
   check(ch_functions_square(&out, x.get()));
   return Variable::adopt(out);
 }
+/// Elementwise square root (NaN below 0; gradient gy / (2 y)).
+inline Variable sqrt(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_sqrt(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Elementwise reciprocal square root 1 / sqrt(x) (gradient -gy y^3 / 2).
+inline Variable rsqrt(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_rsqrt(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Elementwise absolute value |x| (gradient sign(x) gy, 0 at x = 0).
+inline Variable absolute(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_absolute(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Elementwise error function erf(x) (gradient 2 / sqrt(pi) exp(-x^2) gy).
+inline Variable erf(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_erf(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// x limited to [x_min, x_max] (gradient gy where x_min <= x <= x_max).
+inline Variable clip(const Variable& x, double x_min, double x_max) {
+  ch_variable* out = nullptr;
+  check(ch_functions_clip(&out, x.get(), x_min, x_max));
+  return Variable::adopt(out);
+}
+/// Elementwise maximum of a and b with NumPy broadcasting.
+inline Variable maximum(const Variable& a, const Variable& b) {
+  ch_variable* out = nullptr;
+  check(ch_functions_maximum(&out, a.get(), b.get()));
+  return Variable::adopt(out);
+}
+/// Elementwise minimum of a and b with NumPy broadcasting.
+inline Variable minimum(const Variable& a, const Variable& b) {
+  ch_variable* out = nullptr;
+  check(ch_functions_minimum(&out, a.get(), b.get()));
+  return Variable::adopt(out);
+}
 /// Sum of all elements: a 0-d variable.
 inline Variable sum(const Variable& x) {
   ch_variable* out = nullptr;
@@ -139,6 +181,14 @@ inline Variable broadcast_to(const Variable& x, const Shape& shape) {
   return Variable::adopt(out);
 }
 // END GENERATED functions
+
+/// x where `condition` is nonzero, else y, with NumPy broadcasting (Chainer's where; the
+/// condition an int32 or float Array, not differentiated).
+inline Variable where(const Array& condition, const Variable& x, const Variable& y) {
+  ch_variable* out = nullptr;
+  check(ch_functions_where(&out, condition.get(), x.get(), y.get()));
+  return Variable::adopt(out);
+}
 
 // ===========================================================================================
 // Neural networks: ch::F (Chainer's chainer.functions) and ch::config
@@ -246,6 +296,48 @@ inline Variable sigmoid(const Variable& x) {
 inline Variable tanh(const Variable& x) {
   ch_variable* out = nullptr;
   check(ch_functions_tanh(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// GELU x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 (PyTorch's exact form).
+inline Variable gelu(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_gelu(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// GELU's tanh approximation (PyTorch's gelu with approximate='tanh').
+inline Variable gelu_tanh(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_gelu_tanh(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// SiLU x sigmoid(x) (PyTorch's silu; Chainer's swish with beta = 1).
+inline Variable silu(const Variable& x) {
+  ch_variable* out = nullptr;
+  check(ch_functions_silu(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Softplus log(1 + exp(beta x)) / beta (gradient gy sigmoid(beta x)).
+inline Variable softplus(const Variable& x, double beta = 1.0) {
+  ch_variable* out = nullptr;
+  check(ch_functions_softplus(&out, x.get(), beta));
+  return Variable::adopt(out);
+}
+/// ELU: x for x > 0, alpha (exp(x) - 1) for x <= 0.
+inline Variable elu(const Variable& x, double alpha = 1.0) {
+  ch_variable* out = nullptr;
+  check(ch_functions_elu(&out, x.get(), alpha));
+  return Variable::adopt(out);
+}
+/// Clipped ReLU min(max(0, x), z).
+inline Variable clipped_relu(const Variable& x, double z = 20.0) {
+  ch_variable* out = nullptr;
+  check(ch_functions_clipped_relu(&out, x.get(), z));
+  return Variable::adopt(out);
+}
+/// Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).
+inline Variable swish(const Variable& x, const Variable& beta) {
+  ch_variable* out = nullptr;
+  check(ch_functions_swish(&out, x.get(), beta.get()));
   return Variable::adopt(out);
 }
 /// Softmax along axis 1.

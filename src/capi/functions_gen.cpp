@@ -130,6 +130,67 @@ ch_status ch_functions_square(ch_variable** out, ch_variable* x) {
   CH_API_END
 }
 
+ch_status ch_functions_sqrt(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::sqrt(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_rsqrt(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::rsqrt(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_absolute(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::absolute(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_erf(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::erf(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_clip(ch_variable** out, ch_variable* x, double x_min, double x_max) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::clip(variable_of(x, __func__, "x"), x_min, x_max));
+  CH_API_END
+}
+
+ch_status ch_functions_maximum(ch_variable** out, ch_variable* a, ch_variable* b) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(
+      ops::maximum(variable_of(a, __func__, "a"), variable_of(b, __func__, "b")));
+  CH_API_END
+}
+
+ch_status ch_functions_minimum(ch_variable** out, ch_variable* a, ch_variable* b) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(
+      ops::minimum(variable_of(a, __func__, "a"), variable_of(b, __func__, "b")));
+  CH_API_END
+}
+
+ch_status ch_functions_where(ch_variable** out, const ch_array* condition, ch_variable* x,
+                             ch_variable* y) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out =
+      new_variable_handle(ops::where(array_of(condition, __func__, "condition"),
+                                     variable_of(x, __func__, "x"), variable_of(y, __func__, "y")));
+  CH_API_END
+}
+
 ch_status ch_functions_sum(ch_variable** out, ch_variable* x) {
   CH_API_BEGIN
   require_out(out, __func__);
@@ -291,6 +352,56 @@ ch_status ch_functions_tanh(ch_variable** out, ch_variable* x) {
   CH_API_BEGIN
   require_out(out, __func__);
   *out = new_variable_handle(ops::tanh(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_gelu(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::gelu(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_gelu_tanh(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::gelu_tanh(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_silu(ch_variable** out, ch_variable* x) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::silu(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_softplus(ch_variable** out, ch_variable* x, double beta) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::softplus(variable_of(x, __func__, "x"), beta));
+  CH_API_END
+}
+
+ch_status ch_functions_elu(ch_variable** out, ch_variable* x, double alpha) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::elu(variable_of(x, __func__, "x"), alpha));
+  CH_API_END
+}
+
+ch_status ch_functions_clipped_relu(ch_variable** out, ch_variable* x, double z) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::clipped_relu(variable_of(x, __func__, "x"), z));
+  CH_API_END
+}
+
+ch_status ch_functions_swish(ch_variable** out, ch_variable* x, ch_variable* beta) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(
+      ops::swish(variable_of(x, __func__, "x"), variable_of(beta, __func__, "beta")));
   CH_API_END
 }
 

@@ -6,11 +6,44 @@
 // cuda/ops/generated/).
 #pragma once
 
+#include "kernels/math.h"
 #include "kernels/registry.h"
 
 namespace chainerc::kernels {
 
-inline Kernel<UnaryFn> square{"square"};             // Square (square)
-inline Kernel<BinaryFn> square_grad{"square_grad"};  // SquareGrad (square)
+inline Kernel<UnaryFn> square{"square"};                              // Square (square)
+inline Kernel<BinaryFn> square_grad{"square_grad"};                   // SquareGrad (square)
+inline Kernel<UnaryFn> sqrt{"sqrt"};                                  // Sqrt (sqrt)
+inline Kernel<BinaryFn> sqrt_grad{"sqrt_grad"};                       // SqrtGrad (sqrt)
+inline Kernel<UnaryFn> rsqrt{"rsqrt"};                                // Rsqrt (rsqrt)
+inline Kernel<BinaryFn> rsqrt_grad{"rsqrt_grad"};                     // RsqrtGrad (rsqrt)
+inline Kernel<UnaryFn> absolute{"absolute"};                          // Absolute (absolute)
+inline Kernel<BinaryFn> absolute_grad{"absolute_grad"};               // AbsoluteGrad (absolute)
+inline Kernel<UnaryFn> erf{"erf"};                                    // Erf (erf)
+inline Kernel<BinaryFn> erf_grad{"erf_grad"};                         // ErfGrad (erf)
+inline Kernel<UnaryScalarFn> clip_lower{"clip_lower"};                // ClipLower (clip)
+inline Kernel<UnaryScalarFn> clip_upper{"clip_upper"};                // ClipUpper (clip)
+inline Kernel<BinaryScalarFn> clip_grad_lower{"clip_grad_lower"};     // ClipGradLower (clip)
+inline Kernel<BinaryScalarFn> clip_grad_upper{"clip_grad_upper"};     // ClipGradUpper (clip)
+inline Kernel<BroadcastFn> maximum{"maximum"};                        // Maximum (maximum)
+inline Kernel<BroadcastFn> greater_equal_mask{"greater_equal_mask"};  // GreaterEqualMask (maximum)
+inline Kernel<BinaryFn> mask_select{"mask_select"};                   // MaskSelect (maximum)
+inline Kernel<BinaryFn> mask_select_not{"mask_select_not"};           // MaskSelectNot (maximum)
+inline Kernel<UnaryFn> nonzero_mask{"nonzero_mask"};                  // NonzeroMask (maximum)
+inline Kernel<BroadcastFn> minimum{"minimum"};                        // Minimum (minimum)
+inline Kernel<BroadcastFn> less_equal_mask{"less_equal_mask"};        // LessEqualMask (minimum)
+inline Kernel<UnaryFn> gelu{"gelu"};                                  // Gelu (gelu)
+inline Kernel<BinaryFn> gelu_grad{"gelu_grad"};                       // GeluGrad (gelu)
+inline Kernel<UnaryFn> gelu_tanh{"gelu_tanh"};                        // GeluTanh (gelu_tanh)
+inline Kernel<BinaryFn> gelu_tanh_grad{"gelu_tanh_grad"};             // GeluTanhGrad (gelu_tanh)
+inline Kernel<UnaryFn> silu{"silu"};                                  // Silu (silu)
+inline Kernel<BinaryFn> silu_grad{"silu_grad"};                       // SiluGrad (silu)
+inline Kernel<UnaryScalarFn> softplus{"softplus"};                    // Softplus (softplus)
+inline Kernel<BinaryScalarFn> softplus_grad{"softplus_grad"};         // SoftplusGrad (softplus)
+inline Kernel<UnaryScalarFn> elu{"elu"};                              // Elu (elu)
+inline Kernel<BinaryScalarFn> elu_grad{"elu_grad"};                   // EluGrad (elu)
+inline Kernel<UnaryScalarFn> clipped_relu{"clipped_relu"};            // ClippedRelu (clipped_relu)
+inline Kernel<BinaryScalarFn> clipped_relu_grad{
+    "clipped_relu_grad"};  // ClippedReluGrad (clipped_relu)
 
 }  // namespace chainerc::kernels

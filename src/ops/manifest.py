@@ -186,6 +186,106 @@ FUNCTIONS = [
         kernels=[("square", "unary", "Square", "arithmetic.h"),
                  ("square_grad", "binary", "SquareGrad", "arithmetic.h")],
     ),
+    # -- issue 42, elementwise math (fn42-pointwise): sqrt ... where
+    dict(
+        name="sqrt", chainer="chainer.functions.sqrt", group="math",
+        args=[("x", "var")], out="var",
+        brief="Elementwise square root (NaN below 0; gradient gy / (2 y)).", keeps="y",
+        cpp=("ch", "sqrt"), rust=("functions", "sqrt"), test=[],
+        pointwise=dict(numpy="np.sqrt(x)", grad="0.5 / np.sqrt(x)", low=0.5, high=3.0),
+        kernels=[("sqrt", "unary", "Sqrt", "math_ext.h"),
+                 ("sqrt_grad", "binary", "SqrtGrad", "math_ext.h")],
+    ),
+    dict(
+        name="rsqrt", chainer="chainer.functions.rsqrt", group="math",
+        args=[("x", "var")], out="var",
+        brief="Elementwise reciprocal square root 1 / sqrt(x) (gradient -gy y^3 / 2).",
+        keeps="y", cpp=("ch", "rsqrt"), rust=("functions", "rsqrt"), test=[],
+        pointwise=dict(numpy="1 / np.sqrt(x)", grad="-0.5 * x ** -1.5", low=0.5, high=3.0),
+        kernels=[("rsqrt", "unary", "Rsqrt", "math_ext.h"),
+                 ("rsqrt_grad", "binary", "RsqrtGrad", "math_ext.h")],
+    ),
+    dict(
+        name="absolute", chainer="chainer.functions.absolute", group="math",
+        args=[("x", "var")], out="var",
+        brief="Elementwise absolute value |x| (gradient sign(x) gy, 0 at x = 0).", keeps="x",
+        cpp=("ch", "absolute"), rust=("functions", "absolute"), test=[],
+        pointwise=dict(numpy="np.abs(x)", grad="np.sign(x)", low=-2.0, high=2.0),
+        kernels=[("absolute", "unary", "Absolute", "math_ext.h"),
+                 ("absolute_grad", "binary", "AbsoluteGrad", "math_ext.h")],
+    ),
+    dict(
+        name="erf", chainer="chainer.functions.erf", group="math",
+        args=[("x", "var")], out="var",
+        brief="Elementwise error function erf(x) (gradient 2 / sqrt(pi) exp(-x^2) gy).",
+        keeps="x", cpp=("ch", "erf"), rust=("functions", "erf"), test=[],
+        pointwise=dict(numpy="np.vectorize(math.erf)(x)",
+                       grad="2 / np.sqrt(np.pi) * np.exp(-x ** 2)", low=-2.0, high=2.0),
+        kernels=[("erf", "unary", "Erf", "math_ext.h"),
+                 ("erf_grad", "binary", "ErfGrad", "math_ext.h")],
+    ),
+    dict(
+        name="clip", chainer="chainer.functions.clip", group="math",
+        args=[("x", "var"), ("x_min", "f64"), ("x_max", "f64")], out="var",
+        brief="x limited to [x_min, x_max] (gradient gy where x_min <= x <= x_max).",
+        details="""\
+Elementwise min(max(x, x_min), x_max) (Chainer's clip; a NaN stays NaN).
+The gradient is gy where x_min <= x <= x_max, 1 at the bounds as Chainer's,
+else 0. -infinity or +infinity stands for Chainer's None (no bound).
+CH_ERR_INVALID_ARGUMENT unless x_min < x_max (a NaN bound included).""",
+        keeps="x", cpp=("ch", "clip"), rust=("functions", "clip"), test=["-1", "1"],
+        pointwise=dict(numpy="np.clip(x, x_min, x_max)",
+                       grad="((x >= x_min) & (x <= x_max)) * 1.0", low=-2.0, high=2.0,
+                       opts=[-1.0, 1.5]),
+        kernels=[("clip_lower", "unary_scalar", "ClipLower", "math_ext.h"),
+                 ("clip_upper", "unary_scalar", "ClipUpper", "math_ext.h"),
+                 ("clip_grad_lower", "binary_scalar", "ClipGradLower", "math_ext.h"),
+                 ("clip_grad_upper", "binary_scalar", "ClipGradUpper", "math_ext.h")],
+    ),
+    dict(
+        name="maximum", chainer="chainer.functions.maximum", group="math",
+        args=[("a", "var"), ("b", "var")], out="var",
+        brief="Elementwise maximum of a and b with NumPy broadcasting.",
+        details="""\
+Elementwise maximum (Chainer's maximum, NumPy's: a NaN operand gives NaN),
+a and b of one float dtype, broadcast as NumPy does. The gradient goes to a
+where a >= b (a tie goes to a, as Chainer's), to b elsewhere, each summed
+back to its input's shape.""",
+        rust=("functions", "maximum"), cpp=("ch", "maximum"), test=[],
+        kernels=[("maximum", "broadcast", "Maximum", "math_ext.h"),
+                 ("greater_equal_mask", "broadcast", "GreaterEqualMask", "math_ext.h"),
+                 ("mask_select", "binary", "MaskSelect", "math_ext.h"),
+                 ("mask_select_not", "binary", "MaskSelectNot", "math_ext.h"),
+                 ("nonzero_mask", "unary", "NonzeroMask", "math_ext.h")],
+    ),
+    dict(
+        name="minimum", chainer="chainer.functions.minimum", group="math",
+        args=[("a", "var"), ("b", "var")], out="var",
+        brief="Elementwise minimum of a and b with NumPy broadcasting.",
+        details="""\
+Elementwise minimum (Chainer's minimum, NumPy's: a NaN operand gives NaN),
+a and b of one float dtype, broadcast as NumPy does. The gradient goes to a
+where a <= b (a tie goes to a, as Chainer's), to b elsewhere, each summed
+back to its input's shape.""",
+        rust=("functions", "minimum"), cpp=("ch", "minimum"), test=[],
+        kernels=[("minimum", "broadcast", "Minimum", "math_ext.h"),
+                 ("less_equal_mask", "broadcast", "LessEqualMask", "math_ext.h")],
+    ),
+    dict(
+        name="where", chainer="chainer.functions.where", group="math",
+        args=[("condition", "array"), ("x", "var"), ("y", "var")], out="var",
+        brief="x where condition is nonzero, else y, with NumPy broadcasting.",
+        details="""\
+Elementwise choice (Chainer's where): x where `condition` is nonzero, y
+elsewhere, condition, x and y broadcast together as NumPy does. condition is
+an array (not differentiated; Chainer's boolean array: CH_INT32 or a float
+dtype, nonzero meaning true) on x's device or the host; x and y are of one
+float dtype. The gradient of x is gy where the condition holds, of y gy
+elsewhere, each summed back to its input's shape.""",
+        keeps="condition", hand=("py", "rust", "go", "cpp"), rust=("functions", "where_"),
+        go="Where",
+        cpp=("ch", "where"),     ),
+    # -- end of issue 42's elementwise math
     dict(
         name="sum", chainer="chainer.functions.sum", group="math",
         args=[("x", "var")], out="var",
@@ -474,6 +574,107 @@ the seed's default slope is 0.2).""",
         keeps="y", cpp=("F", "tanh"), rust=("nn", "tanh"), test=[],
         pointwise=dict(numpy="np.tanh(x)", grad="1 - np.tanh(x) ** 2", low=-2.0, high=2.0),
     ),
+    # -- issue 42, activations (fn42-pointwise): gelu ... clipped_relu
+    dict(
+        name="gelu", chainer=None, group="activation",
+        args=[("x", "var")], out="var",
+        brief="GELU x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 (PyTorch's exact form).",
+        details="""\
+The Gaussian error linear unit, PyTorch's gelu with approximate='none'
+(Chainer 7 has none): y = x Phi(x), Phi the standard normal CDF. Python's
+F.gelu(x, approximate='none' | 'tanh') calls this or gelu_tanh.""",
+        keeps="x", py="_gelu", cpp=("F", "gelu"), rust=("nn", "gelu"), test=[],
+        pointwise=dict(numpy="0.5 * x * (1 + np.vectorize(math.erf)(x / np.sqrt(2)))",
+                       grad="0.5 * (1 + np.vectorize(math.erf)(x / np.sqrt(2))) + "
+                            "x * np.exp(-x ** 2 / 2) / np.sqrt(2 * np.pi)",
+                       low=-3.0, high=3.0),
+        kernels=[("gelu", "unary", "Gelu", "activation_ext.h"),
+                 ("gelu_grad", "binary", "GeluGrad", "activation_ext.h")],
+    ),
+    dict(
+        name="gelu_tanh", chainer=None, group="activation",
+        args=[("x", "var")], out="var",
+        brief="GELU's tanh approximation (PyTorch's gelu with approximate='tanh').",
+        details="""\
+y = x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2, PyTorch's gelu with
+approximate='tanh' (GPT-2's). Python: F.gelu(x, approximate='tanh').""",
+        keeps="x", py="_gelu_tanh", cpp=("F", "gelu_tanh"), rust=("nn", "gelu_tanh"), test=[],
+        pointwise=dict(numpy="0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))",
+                       grad="0.5 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))) + "
+                            "0.5 * x * (1 - np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)) "
+                            "** 2) * np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x ** 2)",
+                       low=-3.0, high=3.0),
+        kernels=[("gelu_tanh", "unary", "GeluTanh", "activation_ext.h"),
+                 ("gelu_tanh_grad", "binary", "GeluTanhGrad", "activation_ext.h")],
+    ),
+    dict(
+        name="silu", chainer=None, group="activation",
+        args=[("x", "var")], out="var",
+        brief="SiLU x sigmoid(x) (PyTorch's silu; Chainer's swish with beta = 1).",
+        keeps="x", cpp=("F", "silu"), rust=("nn", "silu"), test=[],
+        pointwise=dict(numpy="x / (1 + np.exp(-x))",
+                       grad="1 / (1 + np.exp(-x)) * (1 + x * (1 - 1 / (1 + np.exp(-x))))",
+                       low=-3.0, high=3.0),
+        kernels=[("silu", "unary", "Silu", "activation_ext.h"),
+                 ("silu_grad", "binary", "SiluGrad", "activation_ext.h")],
+    ),
+    dict(
+        name="softplus", chainer="chainer.functions.softplus", group="activation",
+        args=[("x", "var"), ("beta", "f64", 1.0)], out="var",
+        brief="Softplus log(1 + exp(beta x)) / beta (gradient gy sigmoid(beta x)).",
+        details="""\
+Chainer's softplus, computed without overflow as
+(max(beta x, 0) + log1p(exp(-|beta x|))) / beta. CH_ERR_INVALID_ARGUMENT
+for beta 0 or not finite.""",
+        keeps="x", cpp=("F", "softplus"), rust=("nn", "softplus"), test=["1"],
+        pointwise=dict(numpy="np.logaddexp(0, beta * x) / beta",
+                       grad="1 / (1 + np.exp(-beta * x))", low=-2.0, high=2.0, opts=[2.0]),
+        kernels=[("softplus", "unary_scalar", "Softplus", "activation_ext.h"),
+                 ("softplus_grad", "binary_scalar", "SoftplusGrad", "activation_ext.h")],
+    ),
+    dict(
+        name="elu", chainer="chainer.functions.elu", group="activation",
+        args=[("x", "var"), ("alpha", "f64", 1.0)], out="var",
+        brief="ELU: x for x > 0, alpha (exp(x) - 1) for x <= 0.",
+        details="""\
+Chainer's elu. The gradient is gy for x > 0 and gy alpha exp(x) for x <= 0
+(alpha at x = 0, as Chainer's). CH_ERR_INVALID_ARGUMENT for an alpha not
+finite.""",
+        keeps="x, y", cpp=("F", "elu"), rust=("nn", "elu"), test=["1"],
+        pointwise=dict(numpy="np.where(x > 0, x, alpha * np.expm1(x))",
+                       grad="np.where(x > 0, 1.0, alpha * np.exp(x))", low=-2.0, high=2.0,
+                       opts=[0.7]),
+        kernels=[("elu", "unary_scalar", "Elu", "activation_ext.h"),
+                 ("elu_grad", "binary_scalar", "EluGrad", "activation_ext.h")],
+    ),
+    dict(
+        name="clipped_relu", chainer="chainer.functions.clipped_relu", group="activation",
+        args=[("x", "var"), ("z", "f64", 20.0)], out="var",
+        brief="Clipped ReLU min(max(0, x), z).",
+        details="""\
+Chainer's clipped_relu (relu6 is z = 6). The gradient is gy where
+0 < x < z, else 0 (0 at both kinks, as Chainer's). CH_ERR_INVALID_ARGUMENT
+unless z > 0.""",
+        keeps="x", cpp=("F", "clipped_relu"), rust=("nn", "clipped_relu"), test=["20"],
+        pointwise=dict(numpy="np.minimum(np.maximum(0, x), z)",
+                       grad="((x > 0) & (x < z)) * 1.0", low=-1.0, high=2.0, opts=[1.5]),
+        kernels=[("clipped_relu", "unary_scalar", "ClippedRelu", "activation_ext.h"),
+                 ("clipped_relu_grad", "binary_scalar", "ClippedReluGrad", "activation_ext.h")],
+    ),
+    dict(
+        name="swish", chainer="chainer.functions.swish", group="activation",
+        args=[("x", "var"), ("beta", "var")], out="var",
+        brief="Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).",
+        details="""\
+Chainer's swish: y = x sigmoid(beta x) with beta of shape
+x.shape[1:1 + beta.ndim], reshaped to (1, *beta.shape, 1, ...) (Chainer's
+Swish link holds it); x and beta of one float dtype. Differentiable in x and
+beta (a composition of reshape, mul and sigmoid). CH_ERR_SHAPE when beta's
+shape does not match. silu is beta = 1, fused.""",
+        keeps="x, beta and the intermediates of the composition",
+        cpp=("F", "swish"), rust=("nn", "swish"),
+    ),
+    # -- end of issue 42's activations
     dict(
         name="softmax", chainer="chainer.functions.softmax", group="activation",
         args=[("x", "var")], out="var",

@@ -45,6 +45,22 @@ VarPtr exp(const VarPtr& x);
 VarPtr log(const VarPtr& x);
 // Elementwise square x * x (gradient 2 x gy).
 VarPtr square(const VarPtr& x);
+// Elementwise square root (NaN below 0; gradient gy / (2 y)).
+VarPtr sqrt(const VarPtr& x);
+// Elementwise reciprocal square root 1 / sqrt(x) (gradient -gy y^3 / 2).
+VarPtr rsqrt(const VarPtr& x);
+// Elementwise absolute value |x| (gradient sign(x) gy, 0 at x = 0).
+VarPtr absolute(const VarPtr& x);
+// Elementwise error function erf(x) (gradient 2 / sqrt(pi) exp(-x^2) gy).
+VarPtr erf(const VarPtr& x);
+// x limited to [x_min, x_max] (gradient gy where x_min <= x <= x_max).
+VarPtr clip(const VarPtr& x, double x_min, double x_max);
+// Elementwise maximum of a and b with NumPy broadcasting.
+VarPtr maximum(const VarPtr& a, const VarPtr& b);
+// Elementwise minimum of a and b with NumPy broadcasting.
+VarPtr minimum(const VarPtr& a, const VarPtr& b);
+// x where condition is nonzero, else y, with NumPy broadcasting.
+VarPtr where(const Array& condition, const VarPtr& x, const VarPtr& y);
 // Sum of all elements: a 0-d variable.
 VarPtr sum(const VarPtr& x);
 // Sum along `axis` (negative counts from the end); keepdims keeps it as 1.
@@ -124,6 +140,20 @@ VarPtr leaky_relu(const VarPtr& x, double slope);
 VarPtr sigmoid(const VarPtr& x);
 // Hyperbolic tangent.
 VarPtr tanh(const VarPtr& x);
+// GELU x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 (PyTorch's exact form).
+VarPtr gelu(const VarPtr& x);
+// GELU's tanh approximation (PyTorch's gelu with approximate='tanh').
+VarPtr gelu_tanh(const VarPtr& x);
+// SiLU x sigmoid(x) (PyTorch's silu; Chainer's swish with beta = 1).
+VarPtr silu(const VarPtr& x);
+// Softplus log(1 + exp(beta x)) / beta (gradient gy sigmoid(beta x)).
+VarPtr softplus(const VarPtr& x, double beta);
+// ELU: x for x > 0, alpha (exp(x) - 1) for x <= 0.
+VarPtr elu(const VarPtr& x, double alpha);
+// Clipped ReLU min(max(0, x), z).
+VarPtr clipped_relu(const VarPtr& x, double z);
+// Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).
+VarPtr swish(const VarPtr& x, const VarPtr& beta);
 // Softmax along axis 1.
 VarPtr softmax(const VarPtr& x);
 // New PReLU function object with slopes W of `shape`.

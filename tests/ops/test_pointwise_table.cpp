@@ -26,10 +26,22 @@ void PrintTo(const PointwiseCase& c, std::ostream* os) { *os << c.name; }
 
 #define CH_POINTWISE(name, low, high, n, ...) \
   {#name, ch_functions_##name, low, high, n, {__VA_ARGS__}},
+// A function with options: called with x and the options `opts`, "(, a, b)".
+#define CH_PW_UNPACK(...) __VA_ARGS__
+#define CH_POINTWISE_OPTS(name, opts, low, high, n, ...)   \
+  {#name,                                                  \
+   [](ch_variable** out, ch_variable* x) {                 \
+     return ch_functions_##name(out, x CH_PW_UNPACK opts); \
+   },                                                      \
+   low,                                                    \
+   high,                                                   \
+   n,                                                      \
+   {__VA_ARGS__}},
 const PointwiseCase kCases[] = {
 #include "pointwise_table.inc"
 };
 #undef CH_POINTWISE
+#undef CH_POINTWISE_OPTS
 
 // numpy.linspace(low, high, n)
 std::vector<double> linspace(double low, double high, size_t n) {

@@ -466,6 +466,62 @@ gres g_ch_functions_square(ch_variable* x) {
   return r;
 }
 
+gres g_ch_functions_sqrt(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_sqrt(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_rsqrt(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_rsqrt(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_absolute(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_absolute(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_erf(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_erf(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_clip(ch_variable* x, double x_min, double x_max) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_clip(&out, x, x_min, x_max));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_maximum(ch_variable* a, ch_variable* b) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_maximum(&out, a, b));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_minimum(ch_variable* a, ch_variable* b) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_minimum(&out, a, b));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_where(const ch_array* condition, ch_variable* x, ch_variable* y) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_where(&out, condition, x, y));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_sum(ch_variable* x) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_sum(&out, x));
@@ -655,6 +711,55 @@ gres g_ch_functions_sigmoid(ch_variable* x) {
 gres g_ch_functions_tanh(ch_variable* x) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_tanh(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_gelu(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_gelu(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_gelu_tanh(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_gelu_tanh(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_silu(ch_variable* x) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_silu(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_softplus(ch_variable* x, double beta) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_softplus(&out, x, beta));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_elu(ch_variable* x, double alpha) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_elu(&out, x, alpha));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_clipped_relu(ch_variable* x, double z) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_clipped_relu(&out, x, z));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_swish(ch_variable* x, ch_variable* beta) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_swish(&out, x, beta));
   r.out = out;
   return r;
 }

@@ -18,3 +18,11 @@ func out1(r C.gres, keep ...*Variable) (*Variable, error) {
 	}
 	return newVariable(r.out), nil
 }
+
+// Where returns x where condition is nonzero, else y, with NumPy broadcasting
+// (Chainer's where; condition an int32 or float Array, not differentiated).
+func Where(condition *Array, x, y *Variable) (*Variable, error) {
+	r := C.g_ch_functions_where(condition.p, x.p, y.p)
+	runtime.KeepAlive(condition)
+	return out1(r, x, y)
+}

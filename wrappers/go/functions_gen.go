@@ -93,6 +93,41 @@ func Square(x *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_square(x.p), x)
 }
 
+// Sqrt: Elementwise square root (NaN below 0; gradient gy / (2 y)).
+func Sqrt(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_sqrt(x.p), x)
+}
+
+// Rsqrt: Elementwise reciprocal square root 1 / sqrt(x) (gradient -gy y^3 / 2).
+func Rsqrt(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_rsqrt(x.p), x)
+}
+
+// Absolute: Elementwise absolute value |x| (gradient sign(x) gy, 0 at x = 0).
+func Absolute(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_absolute(x.p), x)
+}
+
+// Erf: Elementwise error function erf(x) (gradient 2 / sqrt(pi) exp(-x^2) gy).
+func Erf(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_erf(x.p), x)
+}
+
+// Clip: x limited to [x_min, x_max] (gradient gy where x_min <= x <= x_max).
+func Clip(x *Variable, x_min, x_max float64) (*Variable, error) {
+	return out1(C.g_ch_functions_clip(x.p, C.double(x_min), C.double(x_max)), x)
+}
+
+// Maximum: Elementwise maximum of a and b with NumPy broadcasting.
+func Maximum(a, b *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_maximum(a.p, b.p), a, b)
+}
+
+// Minimum: Elementwise minimum of a and b with NumPy broadcasting.
+func Minimum(a, b *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_minimum(a.p, b.p), a, b)
+}
+
 // Sum: Sum of all elements: a 0-d variable.
 func Sum(x *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_sum(x.p), x)
@@ -185,6 +220,41 @@ func Sigmoid(x *Variable) (*Variable, error) {
 // Tanh: Hyperbolic tangent.
 func Tanh(x *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_tanh(x.p), x)
+}
+
+// Gelu: GELU x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 (PyTorch's exact form).
+func Gelu(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_gelu(x.p), x)
+}
+
+// GeluTanh: GELU's tanh approximation (PyTorch's gelu with approximate='tanh').
+func GeluTanh(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_gelu_tanh(x.p), x)
+}
+
+// Silu: SiLU x sigmoid(x) (PyTorch's silu; Chainer's swish with beta = 1).
+func Silu(x *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_silu(x.p), x)
+}
+
+// Softplus: Softplus log(1 + exp(beta x)) / beta (gradient gy sigmoid(beta x)).
+func Softplus(x *Variable, beta float64) (*Variable, error) {
+	return out1(C.g_ch_functions_softplus(x.p, C.double(beta)), x)
+}
+
+// Elu: ELU: x for x > 0, alpha (exp(x) - 1) for x <= 0.
+func Elu(x *Variable, alpha float64) (*Variable, error) {
+	return out1(C.g_ch_functions_elu(x.p, C.double(alpha)), x)
+}
+
+// ClippedRelu: Clipped ReLU min(max(0, x), z).
+func ClippedRelu(x *Variable, z float64) (*Variable, error) {
+	return out1(C.g_ch_functions_clipped_relu(x.p, C.double(z)), x)
+}
+
+// Swish: Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).
+func Swish(x, beta *Variable) (*Variable, error) {
+	return out1(C.g_ch_functions_swish(x.p, beta.p), x, beta)
 }
 
 // Softmax: Softmax along axis 1.

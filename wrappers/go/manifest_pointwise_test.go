@@ -62,6 +62,41 @@ func TestManifestPointwiseSquare(t *testing.T) {
 		[]float64{-4, -2.4, -0.8, 0.8, 2.4, 4})
 }
 
+func TestManifestPointwiseSqrt(t *testing.T) {
+	checkPointwise(t, "Sqrt", Sqrt,
+		[]float64{0.5, 1, 1.5, 2, 2.5, 3},
+		[]float64{0.707106781187, 1, 1.22474487139, 1.41421356237, 1.58113883008, 1.73205080757},
+		[]float64{0.707106781187, 0.5, 0.408248290464, 0.353553390593, 0.316227766017, 0.288675134595})
+}
+
+func TestManifestPointwiseRsqrt(t *testing.T) {
+	checkPointwise(t, "Rsqrt", Rsqrt,
+		[]float64{0.5, 1, 1.5, 2, 2.5, 3},
+		[]float64{1.41421356237, 1, 0.816496580928, 0.707106781187, 0.632455532034, 0.57735026919},
+		[]float64{-1.41421356237, -0.5, -0.272165526976, -0.176776695297, -0.126491106407, -0.0962250448649})
+}
+
+func TestManifestPointwiseAbsolute(t *testing.T) {
+	checkPointwise(t, "Absolute", Absolute,
+		[]float64{-2, -1.2, -0.4, 0.4, 1.2, 2},
+		[]float64{2, 1.2, 0.4, 0.4, 1.2, 2},
+		[]float64{-1, -1, -1, 1, 1, 1})
+}
+
+func TestManifestPointwiseErf(t *testing.T) {
+	checkPointwise(t, "Erf", Erf,
+		[]float64{-2, -1.2, -0.4, 0.4, 1.2, 2},
+		[]float64{-0.995322265019, -0.91031397823, -0.428392355047, 0.428392355047, 0.91031397823, 0.995322265019},
+		[]float64{0.0206669853541, 0.267344347004, 0.961541298839, 0.961541298839, 0.267344347004, 0.0206669853541})
+}
+
+func TestManifestPointwiseClip(t *testing.T) {
+	checkPointwise(t, "Clip", func(v *Variable) (*Variable, error) { return Clip(v, -1.0, 1.5) },
+		[]float64{-2, -1.2, -0.4, 0.4, 1.2, 2},
+		[]float64{-1, -1, -0.4, 0.4, 1.2, 1.5},
+		[]float64{0, 0, 1, 1, 1, 0})
+}
+
 func TestManifestPointwiseSigmoid(t *testing.T) {
 	checkPointwise(t, "Sigmoid", Sigmoid,
 		[]float64{-3, -1.8, -0.6, 0.6, 1.8, 3},
@@ -74,4 +109,46 @@ func TestManifestPointwiseTanh(t *testing.T) {
 		[]float64{-2, -1.2, -0.4, 0.4, 1.2, 2},
 		[]float64{-0.964027580076, -0.833654607012, -0.379948962255, 0.379948962255, 0.833654607012, 0.964027580076},
 		[]float64{0.0706508248532, 0.305019996207, 0.855638786081, 0.855638786081, 0.305019996207, 0.0706508248532})
+}
+
+func TestManifestPointwiseGelu(t *testing.T) {
+	checkPointwise(t, "Gelu", Gelu,
+		[]float64{-3, -1.8, -0.6, 0.6, 1.8, 3},
+		[]float64{-0.00404969409489, -0.0646745744033, -0.16455187065, 0.43544812935, 1.7353254256, 2.99595030591},
+		[]float64{-0.0119456472042, -0.106179965829, 0.074318356015, 0.925681643985, 1.10617996583, 1.0119456472})
+}
+
+func TestManifestPointwiseGeluTanh(t *testing.T) {
+	checkPointwise(t, "GeluTanh", GeluTanh,
+		[]float64{-3, -1.8, -0.6, 0.6, 1.8, 3},
+		[]float64{-0.00363739208177, -0.0647404731541, -0.164584800769, 0.435415199231, 1.73525952685, 2.99636260792},
+		[]float64{-0.011584166631, -0.106915131547, 0.0745084666675, 0.925491533332, 1.10691513155, 1.01158416663})
+}
+
+func TestManifestPointwiseSilu(t *testing.T) {
+	checkPointwise(t, "Silu", Silu,
+		[]float64{-3, -1.8, -0.6, 0.6, 1.8, 3},
+		[]float64{-0.142277619533, -0.255331916821, -0.212606216265, 0.387393783735, 1.54466808318, 2.85772238047},
+		[]float64{-0.0881041060152, -0.0772617476163, 0.2170731495, 0.7829268505, 1.07726174762, 1.08810410602})
+}
+
+func TestManifestPointwiseSoftplus(t *testing.T) {
+	checkPointwise(t, "Softplus", func(v *Variable) (*Variable, error) { return Softplus(v, 2.0) },
+		[]float64{-2, -1.2, -0.4, 0.4, 1.2, 2},
+		[]float64{0.0090749639589, 0.043418076077, 0.185550332974, 0.585550332974, 1.24341807608, 2.00907496396},
+		[]float64{0.0179862099621, 0.0831726964939, 0.310025518872, 0.689974481128, 0.916827303506, 0.982013790038})
+}
+
+func TestManifestPointwiseElu(t *testing.T) {
+	checkPointwise(t, "Elu", func(v *Variable) (*Variable, error) { return Elu(v, 0.7) },
+		[]float64{-2, -1.2, -0.4, 0.4, 1.2, 2},
+		[]float64{-0.605265301734, -0.489164051661, -0.230775967775, 0.4, 1.2, 2},
+		[]float64{0.0947346982656, 0.210835948339, 0.469224032225, 1, 1, 1})
+}
+
+func TestManifestPointwiseClippedRelu(t *testing.T) {
+	checkPointwise(t, "ClippedRelu", func(v *Variable) (*Variable, error) { return ClippedRelu(v, 1.5) },
+		[]float64{-1, -0.4, 0.2, 0.8, 1.4, 2},
+		[]float64{0, 0, 0.2, 0.8, 1.4, 1.5},
+		[]float64{0, 0, 1, 1, 1, 0})
 }

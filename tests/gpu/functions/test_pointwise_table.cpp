@@ -24,10 +24,16 @@ struct PointwiseCase {
 };
 
 #define CH_POINTWISE(name, low, high, n, ...) {#name, ops::name, low, high, n, {__VA_ARGS__}},
+// A function with options: called with x and the options `opts`, "(, a, b)".
+#define CH_PW_UNPACK(...) __VA_ARGS__
+#define CH_POINTWISE_OPTS(name, opts, low, high, n, ...) \
+  {#name,        [](const VarPtr& x) { return ops::name(x CH_PW_UNPACK opts); }, low, high, n,  \
+   {__VA_ARGS__}},
 const PointwiseCase kCases[] = {
 #include "../../ops/pointwise_table.inc"
 };
 #undef CH_POINTWISE
+#undef CH_POINTWISE_OPTS
 
 const DType kDtypes[] = {DType::Float32, DType::Float64};
 

@@ -5,6 +5,8 @@ Every elementwise function of src/ops/manifest.py with a `pointwise` case
 through chainerc.functions: values and gradients against the manifest's
 NumPy expressions (float32 and float64), check_backward and
 check_double_backward (float64)."""
+import math  # noqa: F401
+
 import numpy as np
 import pytest
 
@@ -12,21 +14,32 @@ import chainerc.functions as F
 from chainerc import Variable, gradient_check
 
 CASES = [
-    ('neg', lambda x: -x, lambda x: -np.ones_like(x), -2.0, 2.0),
-    ('exp', lambda x: np.exp(x), lambda x: np.exp(x), -2.0, 2.0),
-    ('log', lambda x: np.log(x), lambda x: 1 / x, 0.5, 3.0),
-    ('square', lambda x: np.square(x), lambda x: 2 * x, -2.0, 2.0),
-    ('sigmoid', lambda x: 1 / (1 + np.exp(-x)), lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2, -3.0, 3.0),
-    ('tanh', lambda x: np.tanh(x), lambda x: 1 - np.tanh(x) ** 2, -2.0, 2.0),
+    ('neg', lambda x: -x, lambda x: -np.ones_like(x), -2.0, 2.0, {}),
+    ('exp', lambda x: np.exp(x), lambda x: np.exp(x), -2.0, 2.0, {}),
+    ('log', lambda x: np.log(x), lambda x: 1 / x, 0.5, 3.0, {}),
+    ('square', lambda x: np.square(x), lambda x: 2 * x, -2.0, 2.0, {}),
+    ('sqrt', lambda x: np.sqrt(x), lambda x: 0.5 / np.sqrt(x), 0.5, 3.0, {}),
+    ('rsqrt', lambda x: 1 / np.sqrt(x), lambda x: -0.5 * x ** -1.5, 0.5, 3.0, {}),
+    ('absolute', lambda x: np.abs(x), lambda x: np.sign(x), -2.0, 2.0, {}),
+    ('erf', lambda x: np.vectorize(math.erf)(x), lambda x: 2 / np.sqrt(np.pi) * np.exp(-x ** 2), -2.0, 2.0, {}),
+    ('clip', lambda x, x_min=-1.0, x_max=1.5: np.clip(x, x_min, x_max), lambda x, x_min=-1.0, x_max=1.5: ((x >= x_min) & (x <= x_max)) * 1.0, -2.0, 2.0, {'x_min': -1.0, 'x_max': 1.5}),
+    ('sigmoid', lambda x: 1 / (1 + np.exp(-x)), lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2, -3.0, 3.0, {}),
+    ('tanh', lambda x: np.tanh(x), lambda x: 1 - np.tanh(x) ** 2, -2.0, 2.0, {}),
+    ('_gelu', lambda x: 0.5 * x * (1 + np.vectorize(math.erf)(x / np.sqrt(2))), lambda x: 0.5 * (1 + np.vectorize(math.erf)(x / np.sqrt(2))) + x * np.exp(-x ** 2 / 2) / np.sqrt(2 * np.pi), -3.0, 3.0, {}),
+    ('_gelu_tanh', lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))), lambda x: 0.5 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))) + 0.5 * x * (1 - np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)) ** 2) * np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x ** 2), -3.0, 3.0, {}),
+    ('silu', lambda x: x / (1 + np.exp(-x)), lambda x: 1 / (1 + np.exp(-x)) * (1 + x * (1 - 1 / (1 + np.exp(-x)))), -3.0, 3.0, {}),
+    ('softplus', lambda x, beta=2.0: np.logaddexp(0, beta * x) / beta, lambda x, beta=2.0: 1 / (1 + np.exp(-beta * x)), -2.0, 2.0, {'beta': 2.0}),
+    ('elu', lambda x, alpha=0.7: np.where(x > 0, x, alpha * np.expm1(x)), lambda x, alpha=0.7: np.where(x > 0, 1.0, alpha * np.exp(x)), -2.0, 2.0, {'alpha': 0.7}),
+    ('clipped_relu', lambda x, z=1.5: np.minimum(np.maximum(0, x), z), lambda x, z=1.5: ((x > 0) & (x < z)) * 1.0, -1.0, 2.0, {'z': 1.5}),
 ]
 
 
-@pytest.mark.parametrize("name,f,df,low,high", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name,f,df,low,high,opts", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_values_and_gradient_match_numpy(name, f, df, low, high, dtype):
+def test_values_and_gradient_match_numpy(name, f, df, low, high, opts, dtype):
     x64 = np.linspace(low, high, 12).reshape(3, 4)
     x = Variable(x64.astype(dtype))
-    y = getattr(F, name)(x)
+    y = getattr(F, name)(x, **opts)
     tol = 1e-6 if dtype == np.float32 else 1e-12
     assert y.data.dtype == dtype
     np.testing.assert_allclose(y.data, f(x64), rtol=tol * 10, atol=tol)
@@ -35,12 +48,15 @@ def test_values_and_gradient_match_numpy(name, f, df, low, high, dtype):
     np.testing.assert_allclose(x.grad, df(x64), rtol=tol * 10, atol=tol)
 
 
-@pytest.mark.parametrize("name,f,df,low,high", CASES, ids=[c[0] for c in CASES])
-def test_check_backward_and_double_backward(name, f, df, low, high):
+@pytest.mark.parametrize("name,f,df,low,high,opts", CASES, ids=[c[0] for c in CASES])
+def test_check_backward_and_double_backward(name, f, df, low, high, opts):
     rng = np.random.RandomState(0)
     x = rng.uniform(low, high, (2, 3))
     gy = rng.uniform(-1, 1, (2, 3))
-    fn = getattr(F, name)
+
+    def fn(x):
+        return getattr(F, name)(x, **opts)
+
     gradient_check.check_backward(fn, x, gy, eps=1e-6, atol=1e-7, rtol=1e-6)
     ggx = rng.uniform(-1, 1, (2, 3))
     gradient_check.check_double_backward(fn, x, gy, ggx, eps=1e-4, atol=1e-6,

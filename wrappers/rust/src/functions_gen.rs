@@ -124,6 +124,55 @@ mod generated {
         wrap_out(unsafe { sys::ch_functions_square(&mut out, x.as_ptr()) }, out)
     }
 
+    /// Elementwise square root (NaN below 0; gradient gy / (2 y)).
+    #[inline]
+    pub fn sqrt(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_sqrt(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// Elementwise reciprocal square root 1 / sqrt(x) (gradient -gy y^3 / 2).
+    #[inline]
+    pub fn rsqrt(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_rsqrt(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// Elementwise absolute value |x| (gradient sign(x) gy, 0 at x = 0).
+    #[inline]
+    pub fn absolute(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_absolute(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// Elementwise error function erf(x) (gradient 2 / sqrt(pi) exp(-x^2) gy).
+    #[inline]
+    pub fn erf(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_erf(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// x limited to [x_min, x_max] (gradient gy where x_min <= x <= x_max).
+    #[inline]
+    pub fn clip(x: &Variable, x_min: f64, x_max: f64) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_clip(&mut out, x.as_ptr(), x_min, x_max) }, out)
+    }
+
+    /// Elementwise maximum of a and b with NumPy broadcasting.
+    #[inline]
+    pub fn maximum(a: &Variable, b: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_maximum(&mut out, a.as_ptr(), b.as_ptr()) }, out)
+    }
+
+    /// Elementwise minimum of a and b with NumPy broadcasting.
+    #[inline]
+    pub fn minimum(a: &Variable, b: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_minimum(&mut out, a.as_ptr(), b.as_ptr()) }, out)
+    }
+
     /// Sum of all elements: a 0-d variable.
     #[inline]
     pub fn sum(x: &Variable) -> Result<Variable> {

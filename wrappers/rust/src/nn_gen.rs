@@ -77,6 +77,55 @@ mod generated {
         wrap_out(unsafe { sys::ch_functions_tanh(&mut out, x.as_ptr()) }, out)
     }
 
+    /// GELU x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 (PyTorch's exact form).
+    #[inline]
+    pub fn gelu(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_gelu(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// GELU's tanh approximation (PyTorch's gelu with approximate='tanh').
+    #[inline]
+    pub fn gelu_tanh(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_gelu_tanh(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// SiLU x sigmoid(x) (PyTorch's silu; Chainer's swish with beta = 1).
+    #[inline]
+    pub fn silu(x: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_silu(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// Softplus log(1 + exp(beta x)) / beta (gradient gy sigmoid(beta x)).
+    #[inline]
+    pub fn softplus(x: &Variable, beta: f64) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_softplus(&mut out, x.as_ptr(), beta) }, out)
+    }
+
+    /// ELU: x for x > 0, alpha (exp(x) - 1) for x <= 0.
+    #[inline]
+    pub fn elu(x: &Variable, alpha: f64) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_elu(&mut out, x.as_ptr(), alpha) }, out)
+    }
+
+    /// Clipped ReLU min(max(0, x), z).
+    #[inline]
+    pub fn clipped_relu(x: &Variable, z: f64) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_clipped_relu(&mut out, x.as_ptr(), z) }, out)
+    }
+
+    /// Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).
+    #[inline]
+    pub fn swish(x: &Variable, beta: &Variable) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_swish(&mut out, x.as_ptr(), beta.as_ptr()) }, out)
+    }
+
     /// Softmax along axis 1.
     #[inline]
     pub fn softmax(x: &Variable) -> Result<Variable> {

@@ -161,6 +161,37 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - Chainer's name
     return _sum_axis(x, axis, keepdims)
 
 
+def gelu(x, approximate="none"):
+    """GELU (PyTorch's F.gelu): x Phi(x) exactly, or with approximate='tanh' the tanh
+    approximation (ch_functions_gelu, ch_functions_gelu_tanh)."""
+    if approximate == "none":
+        return _gelu(x)
+    if approximate == "tanh":
+        return _gelu_tanh(x)
+    raise ValueError("gelu: approximate must be 'none' or 'tanh' (got %r)" % (approximate,))
+
+
+_define("_where(condition:a, x, y)", "ch_functions_where")
+
+
+def where(condition, x, y):
+    """Chainer's F.where: x where `condition` is true (nonzero), else y, with NumPy
+    broadcasting. condition: a boolean, int32 or float array (or Variable: its data),
+    not differentiated."""
+    if isinstance(condition, Variable):
+        condition = condition.data
+    if isinstance(condition, (bool, np.bool_)) or (
+            isinstance(condition, np.ndarray) and condition.dtype == np.bool_):
+        condition = np.asarray(condition, dtype=np.int32)
+    elif not isinstance(condition, (np.ndarray, _array.Array)) and not hasattr(
+            condition, "__dlpack__"):
+        condition = np.asarray(condition)
+        if condition.dtype == np.bool_ or condition.dtype.kind in "iu":
+            condition = condition.astype(np.int32)
+    return _where(condition, x, y)
+
+
+
 # --- neural-network functions: see _nn.py and _link.py ---------------------------------
 from . import _nn  # noqa: E402
 

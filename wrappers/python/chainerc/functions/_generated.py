@@ -25,6 +25,20 @@ def define_all(define):
     define("exp(x)", "ch_functions_exp", "Elementwise e ** x.")
     define("log(x)", "ch_functions_log", "Elementwise natural logarithm.")
     define("square(x)", "ch_functions_square", "Elementwise square x * x (gradient 2 x gy).")
+    define("sqrt(x)", "ch_functions_sqrt",
+           "Elementwise square root (NaN below 0; gradient gy / (2 y)).")
+    define("rsqrt(x)", "ch_functions_rsqrt",
+           "Elementwise reciprocal square root 1 / sqrt(x) (gradient -gy y^3 / 2).")
+    define("absolute(x)", "ch_functions_absolute",
+           "Elementwise absolute value |x| (gradient sign(x) gy, 0 at x = 0).")
+    define("erf(x)", "ch_functions_erf",
+           "Elementwise error function erf(x) (gradient 2 / sqrt(pi) exp(-x^2) gy).")
+    define("clip(x, x_min:d, x_max:d)", "ch_functions_clip",
+           "x limited to [x_min, x_max] (gradient gy where x_min <= x <= x_max).")
+    define("maximum(a, b)", "ch_functions_maximum",
+           "Elementwise maximum of a and b with NumPy broadcasting.")
+    define("minimum(a, b)", "ch_functions_minimum",
+           "Elementwise minimum of a and b with NumPy broadcasting.")
     define("_sum_all(x)", "ch_functions_sum", "Sum of all elements: a 0-d variable.")
     define("_sum_axis(x, axis:i, keepdims:b=False)", "ch_functions_sum_axis",
            "Sum along `axis` (negative counts from the end); keepdims keeps it as 1.")
@@ -53,6 +67,20 @@ def define_all(define):
            "Leaky ReLU: x for x >= 0, slope * x for x < 0.")
     define("sigmoid(x)", "ch_functions_sigmoid", "Logistic sigmoid 1 / (1 + exp(-x)).")
     define("tanh(x)", "ch_functions_tanh", "Hyperbolic tangent.")
+    define("_gelu(x)", "ch_functions_gelu",
+           "GELU x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 (PyTorch's exact form).")
+    define("_gelu_tanh(x)", "ch_functions_gelu_tanh",
+           "GELU's tanh approximation (PyTorch's gelu with approximate='tanh').")
+    define("silu(x)", "ch_functions_silu",
+           "SiLU x sigmoid(x) (PyTorch's silu; Chainer's swish with beta = 1).")
+    define("softplus(x, beta:d=1.0)", "ch_functions_softplus",
+           "Softplus log(1 + exp(beta x)) / beta (gradient gy sigmoid(beta x)).")
+    define("elu(x, alpha:d=1.0)", "ch_functions_elu",
+           "ELU: x for x > 0, alpha (exp(x) - 1) for x <= 0.")
+    define("clipped_relu(x, z:d=20.0)", "ch_functions_clipped_relu",
+           "Clipped ReLU min(max(0, x), z).")
+    define("swish(x, beta)", "ch_functions_swish",
+           "Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).")
     define("softmax(x)", "ch_functions_softmax", "Softmax along axis 1.")
     # loss
     define("softmax_cross_entropy(x, t)", "ch_functions_softmax_cross_entropy",

@@ -356,6 +356,14 @@ extern "C" {
     pub fn ch_functions_exp(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_log(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_square(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_sqrt(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_rsqrt(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_absolute(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_erf(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_clip(out: *mut *mut ch_variable, x: *mut ch_variable, x_min: f64, x_max: f64) -> ch_status;
+    pub fn ch_functions_maximum(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_minimum(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_where(out: *mut *mut ch_variable, condition: *const ch_array, x: *mut ch_variable, y: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sum(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sum_axis(out: *mut *mut ch_variable, x: *mut ch_variable, axis: i32, keepdims: i32) -> ch_status;
     pub fn ch_functions_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
@@ -384,6 +392,13 @@ extern "C" {
     pub fn ch_functions_leaky_relu(out: *mut *mut ch_variable, x: *mut ch_variable, slope: f64) -> ch_status;
     pub fn ch_functions_sigmoid(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_tanh(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_gelu(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_gelu_tanh(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_silu(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_softplus(out: *mut *mut ch_variable, x: *mut ch_variable, beta: f64) -> ch_status;
+    pub fn ch_functions_elu(out: *mut *mut ch_variable, x: *mut ch_variable, alpha: f64) -> ch_status;
+    pub fn ch_functions_clipped_relu(out: *mut *mut ch_variable, x: *mut ch_variable, z: f64) -> ch_status;
+    pub fn ch_functions_swish(out: *mut *mut ch_variable, x: *mut ch_variable, beta: *mut ch_variable) -> ch_status;
     pub fn ch_functions_softmax(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_prelu_new(out: *mut *mut ch_function, shape: *const i64, ndim: i32, dtype: ch_dtype, init: f64) -> ch_status;
     pub fn ch_functions_lstm(c: *mut *mut ch_variable, h: *mut *mut ch_variable, c_prev: *mut ch_variable, x: *mut ch_variable) -> ch_status;

@@ -4,7 +4,9 @@
 // the CPU loops of backend/cpu/pointwise.h.
 #include "backend/cpu/pointwise.h"
 #include "kernels/generated.h"
+#include "kernels/pointwise/activation_ext.h"
 #include "kernels/pointwise/arithmetic.h"
+#include "kernels/pointwise/math_ext.h"
 
 namespace chainerc::cpu {
 
@@ -14,6 +16,37 @@ void register_generated_kernels() {
   constexpr int32_t device = CH_DEVICE_CPU;
   kernels::square.set(device, unary_kernel<Square>);
   kernels::square_grad.set(device, binary_kernel<SquareGrad>);
+  kernels::sqrt.set(device, unary_kernel<Sqrt>);
+  kernels::sqrt_grad.set(device, binary_kernel<SqrtGrad>);
+  kernels::rsqrt.set(device, unary_kernel<Rsqrt>);
+  kernels::rsqrt_grad.set(device, binary_kernel<RsqrtGrad>);
+  kernels::absolute.set(device, unary_kernel<Absolute>);
+  kernels::absolute_grad.set(device, binary_kernel<AbsoluteGrad>);
+  kernels::erf.set(device, unary_kernel<Erf>);
+  kernels::erf_grad.set(device, binary_kernel<ErfGrad>);
+  kernels::clip_lower.set(device, unary_scalar_kernel<ClipLower>);
+  kernels::clip_upper.set(device, unary_scalar_kernel<ClipUpper>);
+  kernels::clip_grad_lower.set(device, binary_scalar_kernel<ClipGradLower>);
+  kernels::clip_grad_upper.set(device, binary_scalar_kernel<ClipGradUpper>);
+  kernels::maximum.set(device, broadcast_kernel<Maximum>);
+  kernels::greater_equal_mask.set(device, broadcast_kernel<GreaterEqualMask>);
+  kernels::mask_select.set(device, binary_kernel<MaskSelect>);
+  kernels::mask_select_not.set(device, binary_kernel<MaskSelectNot>);
+  kernels::nonzero_mask.set(device, unary_kernel<NonzeroMask>);
+  kernels::minimum.set(device, broadcast_kernel<Minimum>);
+  kernels::less_equal_mask.set(device, broadcast_kernel<LessEqualMask>);
+  kernels::gelu.set(device, unary_kernel<Gelu>);
+  kernels::gelu_grad.set(device, binary_kernel<GeluGrad>);
+  kernels::gelu_tanh.set(device, unary_kernel<GeluTanh>);
+  kernels::gelu_tanh_grad.set(device, binary_kernel<GeluTanhGrad>);
+  kernels::silu.set(device, unary_kernel<Silu>);
+  kernels::silu_grad.set(device, binary_kernel<SiluGrad>);
+  kernels::softplus.set(device, unary_scalar_kernel<Softplus>);
+  kernels::softplus_grad.set(device, binary_scalar_kernel<SoftplusGrad>);
+  kernels::elu.set(device, unary_scalar_kernel<Elu>);
+  kernels::elu_grad.set(device, binary_scalar_kernel<EluGrad>);
+  kernels::clipped_relu.set(device, unary_scalar_kernel<ClippedRelu>);
+  kernels::clipped_relu_grad.set(device, binary_scalar_kernel<ClippedReluGrad>);
 }
 
 }  // namespace chainerc::cpu
