@@ -55,15 +55,21 @@ const RunningPass* owner_of(uint64_t epoch, const RunningPass* from) noexcept {
        "backward returns, or use ch_grad, which keeps its gradients to itself)");
 }
 
-// Refuses what `what()` names (a variable's gradient or a node) when a pass
-// enclosing the current one (from `from` outwards) owns it; the name is made
-// only then.
 template <typename What>
-void refuse_if_owned(uint64_t epoch, const RunningPass* from, const char* who, What&& what) {
+[[gnu::noinline, gnu::cold]] void refuse_if_owned_by(uint64_t epoch, const RunningPass* from,
+                                                     const char* who, What& what) {
   if (const RunningPass* p = owner_of(epoch, from)) fail_owned(*p, who, what());
 }
 
-const RunningPass* enclosing() noexcept { return t_running ? t_running->outer : nullptr; }
+// Refuses what `what()` names (a variable's gradient or a node) when a pass
+// enclosing the current one (from `from` outwards) owns it; the name is made
+// only then. With no enclosing pass (every pass not started from a backward
+// callback) there is nothing to refuse: the walk and the messages' code stay
+// out of line, so the engine's loop does one compare per check.
+template <typename What>
+void refuse_if_owned(uint64_t epoch, const RunningPass* from, const char* who, What&& what) {
+  if (from) refuse_if_owned_by(epoch, from, who, what);
+}
 
 struct QueueEntry {
   int64_t rank;
@@ -99,8 +105,9 @@ void check_unchanged(const Function& f, size_t i, const Array& now, const Array&
          " (ch_variable_set_data replaced it); backward needs data of the shape forward saw");
 }
 
-void accumulate(const Function& f, size_t i, VariableImpl& x, Array gx, uint64_t epoch) {
-  refuse_if_owned(x.grad_epoch, enclosing(), "backward", [&] {
+void accumulate(const Function& f, size_t i, VariableImpl& x, Array gx, uint64_t epoch,
+                const RunningPass* outer) {
+  refuse_if_owned(x.grad_epoch, outer, "backward", [&] {
     return "the gradient of input " + std::to_string(i) + " of '" + f.name() + "'";
   });
   if (x.grad_epoch != epoch || !x.grad.defined()) {
@@ -133,7 +140,13 @@ void refuse_if_a_pass_owns(const VariableImpl& x, const char* who) {
 void backward(const VarPtr& root, bool retain_grad) {
   const uint64_t epoch = ++g_epoch;
   PassScope running(epoch);
-  refuse_if_owned(root->grad_epoch, enclosing(), "backward",
+  // The passes enclosing this one, read once: t_running is thread-local (a
+  // call into the dynamic loader per read from a shared library), and while
+  // this pass runs it is always &running.pass (a nested pass restores it).
+  // Null, as for every pass not started from a backward callback, leaves
+  // nothing to refuse.
+  const RunningPass* const outer = running.pass.outer;
+  refuse_if_owned(root->grad_epoch, outer, "backward",
                   [] { return std::string("the variable it starts from"); });
   if (!root->grad.defined()) {
     if (root->data.size() != 1)
@@ -152,7 +165,7 @@ void backward(const VarPtr& root, bool retain_grad) {
   std::vector<QueueEntry> heap;
   uint64_t order = 0;
   auto push = [&](const FuncPtr& f) {
-    refuse_if_owned(f->visit_epoch, enclosing(), "backward",
+    refuse_if_owned(f->visit_epoch, outer, "backward",
                     [&] { return std::string("'") + f->name() + "'"; });
     f->visit_epoch = epoch;
     heap.push_back(QueueEntry{f->rank, order++, f});
@@ -201,11 +214,12 @@ void backward(const VarPtr& root, bool retain_grad) {
     if (unchained) continue;
     // Nothing wants a gradient from this node: no input, no parameter.
     if (!f->inputs.empty() && f->inputs.size() <= 64 && mask == 0 && !f->has_parameters()) continue;
-    for (size_t i = 0; i < f->outputs.size(); ++i)
-      if (VarPtr y = f->outputs[i].lock())
-        refuse_if_owned(y->grad_epoch, enclosing(), "backward", [&] {
-          return "the gradient of output " + std::to_string(i) + " of '" + f->name() + "'";
-        });
+    if (outer)  // (each lock() is an atomic read-modify-write: only where it can refuse)
+      for (size_t i = 0; i < f->outputs.size(); ++i)
+        if (VarPtr y = f->outputs[i].lock())
+          refuse_if_owned(y->grad_epoch, outer, "backward", [&] {
+            return "the gradient of output " + std::to_string(i) + " of '" + f->name() + "'";
+          });
     f->input_grad_mask = f->inputs.size() <= 64 ? mask : ~uint64_t{0};
     for (size_t i = 0; i < f->outputs.size(); ++i)
       gouts.push_back(output_grad(*f, i, epoch, retain_grad, root));
@@ -235,7 +249,7 @@ void backward(const VarPtr& root, bool retain_grad) {
     for (size_t i = 0; i < gxs.size(); ++i) {
       if (!gxs[i].defined() || !xs[i]->requires_grad) continue;
       VariableImpl& x = *xs[i];
-      accumulate(*f, i, x, std::move(gxs[i]), epoch);
+      accumulate(*f, i, x, std::move(gxs[i]), epoch, outer);
       if (x.creator && x.creator->visit_epoch != epoch) push(x.creator);
     }
     xs.clear();  // no reference outlives this node's step

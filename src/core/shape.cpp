@@ -24,36 +24,64 @@ Shape Shape::from_c(const int64_t* dims, int32_t ndim, const char* who) {
   return s;
 }
 
-size_t Shape::checked_nbytes(size_t itemsize, const char* who) const {
+namespace {
+// The exact walks behind Shape::checked_nbytes and Shape::size, for what their
+// one-pass check leaves in doubt. Out of line: the one pass then needs no
+// stack frame (the message that fail() builds does).
+[[gnu::noinline]] size_t exact_nbytes(const Shape& s, size_t itemsize, const char* who) {
   constexpr uint64_t kLimit = uint64_t{1} << 62;
   uint64_t n = itemsize;
   bool zero = false, over = false;
-  for (int32_t i = 0; i < ndim_; ++i) {
-    if (dims_[i] < 0)
-      fail(CH_ERR_SHAPE, who, ": shape ", to_string(), " has the negative extent ", dims_[i],
+  for (int32_t i = 0; i < s.ndim(); ++i) {
+    if (s[i] < 0)
+      fail(CH_ERR_SHAPE, who, ": shape ", s.to_string(), " has the negative extent ", s[i],
            " on axis ", i);
-    if (dims_[i] == 0) zero = true;
-    if (over || __builtin_mul_overflow(n, static_cast<uint64_t>(dims_[i]), &n) || n > kLimit)
+    if (s[i] == 0) zero = true;
+    if (over || __builtin_mul_overflow(n, static_cast<uint64_t>(s[i]), &n) || n > kLimit)
       over = true;
   }
   if (zero) return 0;
   if (over)
-    fail(CH_ERR_SHAPE, who, ": shape ", to_string(), " has too many elements (", itemsize,
+    fail(CH_ERR_SHAPE, who, ": shape ", s.to_string(), " has too many elements (", itemsize,
          "-byte elements would need more than 2**62 bytes)");
   return static_cast<size_t>(n);
 }
 
-int64_t Shape::size() const {
+[[gnu::noinline]] int64_t exact_size(const Shape& s) {
   // Zero first: (2**40, 2**40, 0) has no elements, and its leading product
   // must not be formed (it overflows).
-  for (int32_t i = 0; i < ndim_; ++i)
-    if (dims_[i] == 0) return 0;
+  for (int32_t i = 0; i < s.ndim(); ++i)
+    if (s[i] == 0) return 0;
   int64_t n = 1;
-  for (int32_t i = 0; i < ndim_; ++i)
-    if (dims_[i] < 0 || __builtin_mul_overflow(n, dims_[i], &n))
-      fail(CH_ERR_SHAPE, "shape ", to_string(), " has no valid element count (",
-           dims_[i] < 0 ? "a negative extent" : "the product overflows 64 bits", ")");
+  for (int32_t i = 0; i < s.ndim(); ++i)
+    if (s[i] < 0 || __builtin_mul_overflow(n, s[i], &n))
+      fail(CH_ERR_SHAPE, "shape ", s.to_string(), " has no valid element count (",
+           s[i] < 0 ? "a negative extent" : "the product overflows 64 bits", ")");
   return n;
+}
+}  // namespace
+
+// Both run once per array made or kernel called, so the usual shape takes one
+// pass: with the extents taken as unsigned, a negative one is at least 2**63,
+// so a product that does not wrap is valid exactly when it is within the
+// limit (and not 0, which for checked_nbytes may hide a negative extent).
+size_t Shape::checked_nbytes(size_t itemsize, const char* who) const {
+  uint64_t n = itemsize;
+  bool over = false;
+  for (int32_t i = 0; i < ndim_; ++i)
+    over |= __builtin_mul_overflow(n, static_cast<uint64_t>(dims_[i]), &n);
+  if (!over && n != 0 && n <= (uint64_t{1} << 62)) return static_cast<size_t>(n);
+  return exact_nbytes(*this, itemsize, who);
+}
+
+int64_t Shape::size() const {
+  // (0 with a zero extent, whatever the others: as exact_size.)
+  uint64_t n = 1;
+  bool over = false;
+  for (int32_t i = 0; i < ndim_; ++i)
+    over |= __builtin_mul_overflow(n, static_cast<uint64_t>(dims_[i]), &n);
+  if (!over && n <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(n);
+  return exact_size(*this);
 }
 
 void Shape::push_back(int64_t d) {
@@ -62,7 +90,12 @@ void Shape::push_back(int64_t d) {
 }
 
 bool Shape::operator==(const Shape& o) const {
-  return ndim_ == o.ndim_ && std::equal(dims_, dims_ + ndim_, o.dims_);
+  // A loop, not std::equal: that becomes a memcmp call, dearer for the
+  // few extents of a shape (compared several times per function applied).
+  if (ndim_ != o.ndim_) return false;
+  for (int32_t i = 0; i < ndim_; ++i)
+    if (dims_[i] != o.dims_[i]) return false;
+  return true;
 }
 
 std::string Shape::to_string() const {

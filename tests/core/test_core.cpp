@@ -78,6 +78,29 @@ TEST(CoreShape, FromCValidates) {
   EXPECT_EQ(status_of([&] { s.push_back(1); }), CH_ERR_SHAPE);
 }
 
+// size() and checked_nbytes() answer the usual shape in one pass and leave
+// the rest to an exact walk: both paths must give what the walk alone gave.
+TEST(CoreShape, SizeAndBytesAtTheEdges) {
+  const int64_t p31 = int64_t{1} << 31, p40 = int64_t{1} << 40, p62 = int64_t{1} << 62;
+  EXPECT_EQ(Shape({p40, p40, 0}).size(), 0);  // a zero wins over the overflowing product
+  EXPECT_EQ(Shape({0, p40, p40}).size(), 0);
+  EXPECT_EQ(Shape({-1, 0}).size(), 0);  // as before: a zero extent is checked first
+  EXPECT_EQ(Shape({p62}).size(), p62);
+  EXPECT_EQ(Shape({p31, p31}).size(), p62);
+  EXPECT_EQ(Shape({3, 5}).checked_nbytes(8, "t"), 120u);
+  EXPECT_EQ(Shape{}.checked_nbytes(4, "t"), 4u);
+  EXPECT_EQ(Shape({p40, p40, 0}).checked_nbytes(4, "t"), 0u);
+  EXPECT_EQ(Shape({p62}).checked_nbytes(1, "t"), static_cast<size_t>(p62));
+  for (const Shape& bad : {Shape({-1}), Shape({2, -3}), Shape({-1, -1}), Shape({INT64_MIN})})
+    EXPECT_EQ(status_of([&] { bad.size(); }), CH_ERR_SHAPE) << bad.to_string();
+  EXPECT_EQ(status_of([] { Shape({p31, p31, 2}).size(); }), CH_ERR_SHAPE);
+  EXPECT_EQ(status_of([] { Shape({p62}).checked_nbytes(2, "t"); }), CH_ERR_SHAPE);
+  EXPECT_EQ(status_of([] { Shape({p31, p31, 2}).checked_nbytes(1, "t"); }), CH_ERR_SHAPE);
+  std::string msg = message_of([] { Shape({0, -1}).checked_nbytes(4, "who"); });
+  EXPECT_NE(msg.find("who"), std::string::npos) << msg;  // negative, though there is a zero
+  EXPECT_NE(msg.find("negative extent -1"), std::string::npos) << msg;
+  EXPECT_EQ(status_of([] { Shape({-1, -1}).checked_nbytes(4, "t"); }), CH_ERR_SHAPE);
+}
 TEST(CoreShape, Broadcasting) {
   // NumPy's rules (numpy.broadcast_shapes).
   EXPECT_EQ(broadcast_shapes(Shape({2, 3}), Shape({3}), "t"), Shape({2, 3}));
