@@ -176,6 +176,16 @@ class BuildSpeedups(build_ext):
                 ext.include_dirs = [numpy.get_include(), inc] + list(ext.include_dirs)
         super().run()
 
+    def build_extensions(self):
+        # The interpreter's LDSHARED may carry its own lib folder as an rpath
+        # (pyenv's: -Wl,-rpath,/root/.pyenv/...): the module needs no library
+        # from there (no libpython, no libchainerc), so the wheel names no
+        # path of the build machine.
+        linker = getattr(self.compiler, "linker_so", None)
+        if linker:
+            self.compiler.linker_so = [a for a in linker if not a.startswith("-Wl,-rpath")]
+        super().build_extensions()
+
 
 class SdistWithSources(sdist):
     """An sdist that carries libchainerc's sources in _chainerc_src/."""

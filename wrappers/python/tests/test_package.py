@@ -204,6 +204,9 @@ def test_wheel_is_manylinux_and_needs_only_base_libraries(tmp_path):
     needed = subprocess.run(["ldd", speedups], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             universal_newlines=True, env=clean_env()).stdout
     assert "libchainerc" not in needed and "libpython" not in needed, needed
+    dynamic = subprocess.run(["readelf", "-d", speedups], stdout=subprocess.PIPE,
+                             universal_newlines=True).stdout
+    assert "RPATH" not in dynamic and "RUNPATH" not in dynamic, dynamic  # no build machine path
     for path in elf_files:
         out = subprocess.run(["ldd", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              universal_newlines=True, env=clean_env()).stdout
