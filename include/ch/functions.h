@@ -109,6 +109,85 @@ CH_API ch_status ch_functions_sum(ch_variable** out, ch_variable* x);
 CH_API ch_status ch_functions_sum_axis(ch_variable** out, ch_variable* x, int32_t axis,
                                        int32_t keepdims);
 
+/* Sum over the axes `axes` (Chainer's sum(x, axis=tuple, keepdims)); keepdims
+ * keeps them with extent 1. axes: naxes entries (negative ones count from the end, distinct); naxes
+ * 0 means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps x's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_sum_axes(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                       int32_t naxes, int32_t keepdims);
+
+/* Arithmetic mean over the axes `axes` (Chainer's mean / average without
+ * weights): the sum divided by the number of elements summed (NaN for none).
+ * axes: naxes entries (negative ones count from the end, distinct); naxes 0
+ * means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps x's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_mean(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                   int32_t naxes, int32_t keepdims);
+
+/* Weighted average (Chainer's average(x, axis, weights, keepdims)):
+ * sum(x * w, axes) / sum(w). With naxes 0 (all axes) weights has x's shape;
+ * with one axis a it is 1-D of extent x.shape[a]. More than one axis with
+ * weights is CH_ERR_INVALID_ARGUMENT (as Chainer); another weights shape is
+ * CH_ERR_SHAPE. Differentiable in x and weights. axes: naxes entries (negative ones count from the
+ * end, distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of range or repeated
+ * is CH_ERR_INVALID_ARGUMENT naming the function and the axis. *out: new reference; release with
+ * ch_variable_release. */
+CH_API ch_status ch_functions_average(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                      int32_t naxes, ch_variable* weights, int32_t keepdims);
+
+/* Maximum over the axes `axes` (Chainer's max(x, axis, keepdims); NaN
+ * propagates as in NumPy). Backward gives gy to every element equal to the
+ * maximum (ties all get it, as Chainer 7: gy * (x == y)). An empty reduction
+ * is CH_ERR_SHAPE. axes: naxes entries (negative ones count from the end, distinct); naxes 0
+ * means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps x and y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_max(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                  int32_t naxes, int32_t keepdims);
+
+/* Minimum over the axes `axes` (Chainer's min(x, axis, keepdims)), as
+ * ch_functions_max with the minimum. axes: naxes entries (negative ones count from the end,
+ * distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps x and y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_min(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                  int32_t naxes, int32_t keepdims);
+
+/* Index of the first maximum (Chainer's argmax(x, axis=None)): naxes 0 gives
+ * the flat index over all elements (a 0-d int32 variable), naxes 1 the index
+ * along that axis (x's shape without it); more axes are
+ * CH_ERR_INVALID_ARGUMENT. Not differentiable: the output is a new variable
+ * with no creator. An empty reduction is CH_ERR_SHAPE. axes: naxes entries (negative ones count
+ * from the end, distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of range or
+ * repeated is CH_ERR_INVALID_ARGUMENT naming the function and the axis. Backward keeps nothing (not
+ * differentiable). *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_argmax(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                     int32_t naxes);
+
+/* Index of the first minimum (Chainer's argmin(x, axis=None)), as
+ * ch_functions_argmax with the minimum. axes: naxes entries (negative ones count from the end,
+ * distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps nothing (not differentiable).
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_argmin(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                     int32_t naxes);
+
+/* log(sum(exp(x), axes)) (Chainer's logsumexp(x, axis=None)), computed as
+ * m + log(sum(exp(x - m))) with m the maximum over the axes. Twice
+ * differentiable (a composition of differentiable functions). axes: naxes entries (negative ones
+ * count from the end, distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of
+ * range or repeated is CH_ERR_INVALID_ARGUMENT naming the function and the axis. Backward keeps its
+ * parts' arrays. *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_logsumexp(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                        int32_t naxes);
+
 /* Matrix product op(a) op(b) (Chainer's matmul), op transposing when transa /
  * transb is non-zero. a and b are 2-D; a 1-D operand of length n is treated
  * as a column vector (n, 1). The output is 2-D.
@@ -205,6 +284,23 @@ CH_API ch_status ch_functions_tanh(ch_variable** out, ch_variable* x);
  * Backward keeps y.
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_softmax(ch_variable** out, ch_variable* x);
+
+/* Softmax along `axis` (Chainer 7's softmax(x, axis=1); negative axes count
+ * from the end): every position of the other axes is normalised on its own,
+ * numerically stable (the maximum is subtracted). Backward as
+ * ch_functions_softmax. An axis out of range (a 0-d x included) is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_softmax_axis(ch_variable** out, ch_variable* x, int32_t axis);
+
+/* log(softmax(x)) along `axis` (Chainer 7's log_softmax(x, axis=1)):
+ * x - m - log(sum(exp(x - m))) with m the maximum along the axis, so that
+ * large and very negative scores stay finite. Twice differentiable. An axis
+ * out of range is CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps its parts' arrays.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_log_softmax(ch_variable** out, ch_variable* x, int32_t axis);
 
 /* New PReLU function object (Chainer's PReLU(shape=(), init=0.25)):
  * y = x for x >= 0, W x for x < 0, with one parameter "W" of shape

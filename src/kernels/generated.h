@@ -12,5 +12,6 @@ namespace chainerc::kernels {
 
 inline Kernel<UnaryFn> square{"square"};             // Square (square)
 inline Kernel<BinaryFn> square_grad{"square_grad"};  // SquareGrad (square)
+inline Kernel<BinaryFn> equal_mask{"equal_mask"};    // EqualMask (max)
 
 }  // namespace chainerc::kernels

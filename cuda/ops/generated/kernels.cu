@@ -14,6 +14,7 @@ void register_generated_kernels() {
   constexpr int32_t device = CH_DEVICE_CUDA;
   kernels::square.set(device, unary_kernel<Square>);
   kernels::square_grad.set(device, binary_kernel<SquareGrad>);
+  kernels::equal_mask.set(device, binary_kernel<EqualMask>);
 }
 
 }  // namespace chainerc::cuda

@@ -84,6 +84,20 @@ mod generated {
         wrap_out(unsafe { sys::ch_functions_softmax(&mut out, x.as_ptr()) }, out)
     }
 
+    /// Softmax along any axis (Chainer 7's softmax(x, axis=1)).
+    #[inline]
+    pub fn softmax_axis(x: &Variable, axis: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_softmax_axis(&mut out, x.as_ptr(), axis) }, out)
+    }
+
+    /// log(softmax(x)) along any axis, computed stably (x - logsumexp).
+    #[inline]
+    pub fn log_softmax(x: &Variable, axis: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_log_softmax(&mut out, x.as_ptr(), axis) }, out)
+    }
+
     /// Mean cross entropy of softmax(x) against int32 labels t.
     #[inline]
     pub fn softmax_cross_entropy(x: &Variable, t: &Variable) -> Result<Variable> {

@@ -45,6 +45,10 @@ def define_all(define):
     define("sigmoid(x)", "ch_functions_sigmoid", "Logistic sigmoid 1 / (1 + exp(-x)).")
     define("tanh(x)", "ch_functions_tanh", "Hyperbolic tangent.")
     define("softmax(x)", "ch_functions_softmax", "Softmax along axis 1.")
+    define("_softmax_axis(x, axis:i=1)", "ch_functions_softmax_axis",
+           "Softmax along any axis (Chainer 7's softmax(x, axis=1)).")
+    define("log_softmax(x, axis:i=1)", "ch_functions_log_softmax",
+           "log(softmax(x)) along any axis, computed stably (x - logsumexp).")
     # loss
     define("softmax_cross_entropy(x, t)", "ch_functions_softmax_cross_entropy",
            "Mean cross entropy of softmax(x) against int32 labels t.")

@@ -14,6 +14,7 @@ void register_generated_kernels() {
   constexpr int32_t device = CH_DEVICE_CPU;
   kernels::square.set(device, unary_kernel<Square>);
   kernels::square_grad.set(device, binary_kernel<SquareGrad>);
+  kernels::equal_mask.set(device, binary_kernel<EqualMask>);
 }
 
 }  // namespace chainerc::cpu
