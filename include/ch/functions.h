@@ -188,9 +188,15 @@ CH_API ch_status ch_functions_argmin(ch_variable** out, ch_variable* x, const in
 CH_API ch_status ch_functions_logsumexp(ch_variable** out, ch_variable* x, const int32_t* axes,
                                         int32_t naxes);
 
-/* Matrix product op(a) op(b) (Chainer's matmul), op transposing when transa /
- * transb is non-zero. a and b are 2-D; a 1-D operand of length n is treated
- * as a column vector (n, 1). The output is 2-D.
+/* Matrix product op(a) op(b) (Chainer 7's matmul, NumPy's matmul rules), op
+ * swapping the last two axes when transa / transb is non-zero (ignored for a
+ * 1-D operand). A 1-D a of length k is a row (1, k) and a 1-D b a column
+ * (k, 1), the added axis dropped from the result (two 1-D operands give a 0-d
+ * dot product). Operands of more than 2 dimensions are stacks of matrices over
+ * their leading axes, which broadcast against each other by NumPy's rules
+ * (the gradients sum over broadcast axes): (2, 1, 3, 4) times (5, 4, 2) is
+ * (2, 5, 3, 2). Mismatched inner extents or batch axes are CH_ERR_SHAPE, a 0-d
+ * operand too. (Before issue 42 a 1-D operand was a column vector (n, 1).)
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_matmul(ch_variable** out, ch_variable* a, ch_variable* b,
                                      int32_t transa, int32_t transb);

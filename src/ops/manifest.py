@@ -312,11 +312,17 @@ CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
         name="matmul", chainer="chainer.functions.matmul", group="math",
         args=[("a", "var"), ("b", "var"), ("transa", "bool", False), ("transb", "bool", False)],
         out="var",
-        brief="Matrix product op(a) op(b) of 2-D operands.",
+        brief="Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).",
         details="""\
-Matrix product op(a) op(b) (Chainer's matmul), op transposing when transa /
-transb is non-zero. a and b are 2-D; a 1-D operand of length n is treated
-as a column vector (n, 1). The output is 2-D.""",
+Matrix product op(a) op(b) (Chainer 7's matmul, NumPy's matmul rules), op
+swapping the last two axes when transa / transb is non-zero (ignored for a
+1-D operand). A 1-D a of length k is a row (1, k) and a 1-D b a column
+(k, 1), the added axis dropped from the result (two 1-D operands give a 0-d
+dot product). Operands of more than 2 dimensions are stacks of matrices over
+their leading axes, which broadcast against each other by NumPy's rules
+(the gradients sum over broadcast axes): (2, 1, 3, 4) times (5, 4, 2) is
+(2, 5, 3, 2). Mismatched inner extents or batch axes are CH_ERR_SHAPE, a 0-d
+operand too. (Before issue 42 a 1-D operand was a column vector (n, 1).)""",
         cpp=("F", "matmul"), rust=("nn", "matmul"), go="MatMul", test=["0", "1"],
     ),
     dict(

@@ -159,7 +159,7 @@ func Logsumexp(x *Variable, axes ...int32) (*Variable, error) {
 	return out1(r, x)
 }
 
-// MatMul: Matrix product op(a) op(b) of 2-D operands.
+// MatMul: Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
 func MatMul(a, b *Variable, transa, transb bool) (*Variable, error) {
 	return out1(C.g_ch_functions_matmul(a.p, b.p, b32(transa), b32(transb)), a, b)
 }

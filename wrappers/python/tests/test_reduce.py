@@ -93,3 +93,21 @@ def test_bad_axes_name_the_function_and_axis():
         F.sum(x, axis=(1, -2))
     with pytest.raises(Exception, match="log_softmax: axis -4"):
         F.log_softmax(x, axis=-4)
+
+
+@pytest.mark.parametrize("sa,sb,ta,tb", [
+    ((4,), (4, 2), False, False), ((3, 4), (4,), False, False), ((3,), (3,), True, False),
+    ((2, 3, 4), (4, 5), False, False), ((2, 1, 3, 4), (5, 4, 2), False, False),
+    ((2, 4, 3), (1, 2, 4), True, True), ((3,), (2, 3, 4), False, False)])
+def test_matmul_numpy_rules(sa, sb, ta, tb):
+    """Chainer 7's F.matmul: NumPy's matmul of op(a), op(b) (op ignored for 1-D)."""
+    rng = np.random.RandomState(5)
+    a, b = rng.uniform(-1, 1, sa), rng.uniform(-1, 1, sb)
+    op = lambda m, t: np.swapaxes(m, -1, -2) if t and m.ndim > 1 else m  # noqa: E731
+    np.testing.assert_allclose(F.matmul(a, b, transa=ta, transb=tb).data,
+                               np.matmul(op(a, ta), op(b, tb)), rtol=1e-12, atol=1e-12)
+    f = lambda x, y: F.matmul(x, y, transa=ta, transb=tb)  # noqa: E731
+    gy = rng.uniform(-1, 1, np.matmul(op(a, ta), op(b, tb)).shape)
+    gradient_check.check_double_backward(f, (a, b), gy, (rng.uniform(-1, 1, sa),
+                                                         rng.uniform(-1, 1, sb)),
+                                         eps=1e-4, atol=1e-6, rtol=1e-5)

@@ -12,7 +12,7 @@ mod generated {
     use chainerc_sys as sys;
     use std::ptr;
 
-    /// Matrix product op(a) op(b) of 2-D operands.
+    /// Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
     #[inline]
     pub fn matmul(a: &Variable, b: &Variable, transa: bool, transb: bool) -> Result<Variable> {
         let mut out = ptr::null_mut();

@@ -29,7 +29,7 @@ def define_all(define):
     define("_sum_axis(x, axis:i, keepdims:b=False)", "ch_functions_sum_axis",
            "Sum along `axis` (negative counts from the end); keepdims keeps it as 1.")
     define("matmul(a, b, transa:b=False, transb:b=False)", "ch_functions_matmul",
-           "Matrix product op(a) op(b) of 2-D operands.")
+           "Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).")
     define("batch_matmul(a, b, transa:b=False, transb:b=False)", "ch_functions_batch_matmul",
            "Batched matrix product.")
     # array
