@@ -188,6 +188,17 @@ CH_API ch_status ch_functions_argmin(ch_variable** out, ch_variable* x, const in
 CH_API ch_status ch_functions_logsumexp(ch_variable** out, ch_variable* x, const int32_t* axes,
                                         int32_t naxes);
 
+/* Cumulative sum (Chainer 7's cumsum(x, axis=None)): naxes 1 sums along that
+ * axis (negative counts from the end), x's shape; naxes 0 sums the flattened
+ * x, a 1-D result of x's size; more axes are CH_ERR_INVALID_ARGUMENT, an axis
+ * out of range too (naxes 0 meaning every axis as in the reductions above).
+ * Computed as the product with an upper triangular matrix of ones through the
+ * GEMM kernels (O(n^2) per line of n elements), so twice differentiable.
+ * Backward keeps nothing.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_cumsum(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                     int32_t naxes);
+
 /* Matrix product op(a) op(b) (Chainer 7's matmul, NumPy's matmul rules), op
  * swapping the last two axes when transa / transb is non-zero (ignored for a
  * 1-D operand). A 1-D a of length k is a row (1, k) and a 1-D b a column

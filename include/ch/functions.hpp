@@ -223,6 +223,12 @@ inline Variable logsumexp(const Variable& x, const std::vector<int32_t>& axes) {
   check(ch_functions_logsumexp(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size())));
   return Variable::adopt(out);
 }
+/// Cumulative sum along one axis, or of the flattened x (naxes 0).
+inline Variable cumsum(const Variable& x, const std::vector<int32_t>& axes) {
+  ch_variable* out = nullptr;
+  check(ch_functions_cumsum(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size())));
+  return Variable::adopt(out);
+}
 /// Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
 inline Variable matmul(const Variable& a, const Variable& b, bool transa = false,
                        bool transb = false) {

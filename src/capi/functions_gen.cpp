@@ -211,6 +211,14 @@ ch_status ch_functions_logsumexp(ch_variable** out, ch_variable* x, const int32_
   CH_API_END
 }
 
+ch_status ch_functions_cumsum(ch_variable** out, ch_variable* x, const int32_t* axes,
+                              int32_t naxes) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::cumsum(variable_of(x, __func__, "x"), axes, naxes));
+  CH_API_END
+}
+
 ch_status ch_functions_matmul(ch_variable** out, ch_variable* a, ch_variable* b, int32_t transa,
                               int32_t transb) {
   CH_API_BEGIN

@@ -309,6 +309,20 @@ CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
         rust=("functions", "logsumexp"), test=["nullptr, 0"],
     ),
     dict(
+        name="cumsum", chainer="chainer.functions.cumsum", group="math",
+        args=[("x", "var"), ("axes", "axes")], out="var",
+        brief="Cumulative sum along one axis, or of the flattened x (naxes 0).",
+        details="""\
+Cumulative sum (Chainer 7's cumsum(x, axis=None)): naxes 1 sums along that
+axis (negative counts from the end), x's shape; naxes 0 sums the flattened
+x, a 1-D result of x's size; more axes are CH_ERR_INVALID_ARGUMENT, an axis
+out of range too (naxes 0 meaning every axis as in the reductions above).
+Computed as the product with an upper triangular matrix of ones through the
+GEMM kernels (O(n^2) per line of n elements), so twice differentiable.""",
+        keeps="nothing", hand=("py",), py="_cumsum", cpp=("F", "cumsum"),
+        rust=("functions", "cumsum"), test=["nullptr, 0"],
+    ),
+    dict(
         name="matmul", chainer="chainer.functions.matmul", group="math",
         args=[("a", "var"), ("b", "var"), ("transa", "bool", False), ("transb", "bool", False)],
         out="var",

@@ -66,6 +66,8 @@ VarPtr argmax(const VarPtr& x, const int32_t* axes, int32_t naxes);
 VarPtr argmin(const VarPtr& x, const int32_t* axes, int32_t naxes);
 // log(sum(exp(x))) over a set of axes (naxes 0: all), computed stably.
 VarPtr logsumexp(const VarPtr& x, const int32_t* axes, int32_t naxes);
+// Cumulative sum along one axis, or of the flattened x (naxes 0).
+VarPtr cumsum(const VarPtr& x, const int32_t* axes, int32_t naxes);
 // Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
 VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
 // Batched matrix product.

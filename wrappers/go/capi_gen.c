@@ -536,6 +536,13 @@ gres g_ch_functions_logsumexp(ch_variable* x, const int32_t* axes, int32_t naxes
   return r;
 }
 
+gres g_ch_functions_cumsum(ch_variable* x, const int32_t* axes, int32_t naxes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_cumsum(&out, x, axes, naxes));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_matmul(&out, a, b, transa, transb));

@@ -106,6 +106,7 @@ gres g_ch_functions_min(ch_variable* x, const int32_t* axes, int32_t naxes, int3
 gres g_ch_functions_argmax(ch_variable* x, const int32_t* axes, int32_t naxes);
 gres g_ch_functions_argmin(ch_variable* x, const int32_t* axes, int32_t naxes);
 gres g_ch_functions_logsumexp(ch_variable* x, const int32_t* axes, int32_t naxes);
+gres g_ch_functions_cumsum(ch_variable* x, const int32_t* axes, int32_t naxes);
 gres g_ch_functions_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb);
 gres g_ch_functions_batch_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb);
 gres g_ch_functions_reshape(ch_variable* x, const int64_t* shape, int32_t ndim);

@@ -159,6 +159,13 @@ func Logsumexp(x *Variable, axes ...int32) (*Variable, error) {
 	return out1(r, x)
 }
 
+// Cumsum: Cumulative sum along one axis, or of the flattened x (naxes 0).
+func Cumsum(x *Variable, axes ...int32) (*Variable, error) {
+	r := C.g_ch_functions_cumsum(x.p, axesPtr(axes), C.int32_t(len(axes)))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
 // MatMul: Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
 func MatMul(a, b *Variable, transa, transb bool) (*Variable, error) {
 	return out1(C.g_ch_functions_matmul(a.p, b.p, b32(transa), b32(transb)), a, b)

@@ -221,4 +221,38 @@ VarPtr logsumexp(const VarPtr& x, const int32_t* axes, int32_t naxes) {
   return reshape(logsumexp_kept("logsumexp", x, r), r.dropped);
 }
 
+// cumsum along an axis: the axis moved last, times U (n x n, U[i][j] = 1 for
+// i <= j), moved back; every step differentiable.
+VarPtr cumsum(const VarPtr& x, const int32_t* axes, int32_t naxes) {
+  check_float("cumsum", x->data);
+  if (naxes > 1)
+    fail(CH_ERR_INVALID_ARGUMENT, "cumsum: naxes is ", naxes,
+         "; one axis or none (the flattened input) expected");
+  reduced_axes("cumsum", x->data.shape(), axes, naxes);  // checks the axis
+  VarPtr v = x;
+  int32_t a = 0;
+  if (naxes == 0)
+    v = reshape(x, Shape{x->data.size()});
+  else
+    a = axes[0] < 0 ? axes[0] + x->data.ndim() : axes[0];
+  const int32_t nd = v->data.ndim();
+  const int64_t n = v->data.shape()[a];
+  Array u = Array::empty(x->data.dtype(), Shape{n, n}, Device{});
+  dispatch_floating(u.dtype(), "cumsum", [&](auto t) {
+    using T = decltype(t);
+    T* p = u.data<T>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) p[i * n + j] = i <= j ? T(1) : T(0);
+  });
+  VarPtr uc = constant_like(x, u.to_device(x->data.device()));
+  if (a == nd - 1) return matmul(v, uc, false, false);
+  std::vector<int32_t> perm, inverse(static_cast<size_t>(nd));
+  for (int32_t d = 0; d < nd; ++d)
+    if (d != a) perm.push_back(d);
+  perm.push_back(a);
+  for (int32_t d = 0; d < nd; ++d) inverse[perm[d]] = d;
+  VarPtr y = matmul(transpose(v, perm.data(), nd), uc, false, false);
+  return transpose(y, inverse.data(), nd);
+}
+
 }  // namespace chainerc::ops

@@ -64,9 +64,8 @@ TEST_F(GpuFunctions, ArgmaxArgminAndTies) {
                           {uniform(dt, {3, 1025, 2}, -1, 1, 32)},
                           [ax, is_min](const std::vector<VarPtr>& x, const FuncPtr&) {
                             const int32_t n = ax[0] < 0 ? 0 : 1;
-                            return std::vector<VarPtr>{
-                                is_min ? ops::argmin(x[0], ax.data(), n)
-                                       : ops::argmax(x[0], ax.data(), n)};
+                            return std::vector<VarPtr>{is_min ? ops::argmin(x[0], ax.data(), n)
+                                                              : ops::argmax(x[0], ax.data(), n)};
                           },
                           nullptr,
                           false});
@@ -96,7 +95,7 @@ TEST_F(GpuFunctions, ArgmaxArgminAndTies) {
   }
 }
 
-TEST_F(GpuFunctions, LogsumexpSoftmaxLogSoftmaxAverage) {
+TEST_F(GpuFunctions, LogsumexpSoftmaxLogSoftmaxCumsumAverage) {
   for (DType dt : kDtypes) {
     const double rtol = dt == DType::Float32 ? 1e-4 : -1;
     for (const auto& axes : kAxes)
@@ -112,8 +111,7 @@ TEST_F(GpuFunctions, LogsumexpSoftmaxLogSoftmaxAverage) {
                         rtol,
                         1e-5});
     for (int32_t axis : {0, 1, 2, -1}) {
-      expect_agreement({std::string("softmax_axis ") + dtype_name(dt) + " " +
-                            std::to_string(axis),
+      expect_agreement({std::string("softmax_axis ") + dtype_name(dt) + " " + std::to_string(axis),
                         {uniform(dt, {3, 257, 2}, -3, 3, 35)},
                         [axis](const std::vector<VarPtr>& x, const FuncPtr&) {
                           return std::vector<VarPtr>{ops::softmax_axis(x[0], axis)};
@@ -132,6 +130,17 @@ TEST_F(GpuFunctions, LogsumexpSoftmaxLogSoftmaxAverage) {
                         rtol,
                         1e-5});
     }
+    for (int32_t axis : {-1, 0, 1, 2})
+      expect_agreement({std::string("cumsum ") + dtype_name(dt) + " " + std::to_string(axis),
+                        {uniform(dt, {3, 65, 2}, -1, 1, 39)},
+                        [axis](const std::vector<VarPtr>& x, const FuncPtr&) {
+                          return std::vector<VarPtr>{axis < 0 ? ops::cumsum(x[0], nullptr, 0)
+                                                              : ops::cumsum(x[0], &axis, 1)};
+                        },
+                        nullptr,
+                        true,
+                        rtol,
+                        1e-5});
     const int32_t ax1[] = {1};
     expect_agreement({std::string("average ") + dtype_name(dt),
                       {uniform(dt, {5, 7}, -1, 1, 37), uniform(dt, {7}, 0.5, 2, 38)},
@@ -149,31 +158,43 @@ TEST_F(GpuFunctions, ReductionsCheckDoubleBackwardOnTheDevice) {
   const DType dt = DType::Float64;
   const int32_t ax02[] = {0, 2}, ax1[] = {1};
   const Case cases[] = {
-      {"sum_axes", {uniform(dt, {2, 3, 4}, -1, 1, 40)},
+      {"sum_axes",
+       {uniform(dt, {2, 3, 4}, -1, 1, 40)},
        [ax02](const std::vector<VarPtr>& x, const FuncPtr&) {
          return std::vector<VarPtr>{ops::sum_axes(x[0], ax02, 2, true)};
        }},
-      {"max", {uniform(dt, {2, 3, 4}, -1, 1, 41)},
+      {"max",
+       {uniform(dt, {2, 3, 4}, -1, 1, 41)},
        [ax02](const std::vector<VarPtr>& x, const FuncPtr&) {
          return std::vector<VarPtr>{ops::max(x[0], ax02, 2, false)};
        }},
-      {"min", {uniform(dt, {2, 3, 4}, -1, 1, 42)},
+      {"min",
+       {uniform(dt, {2, 3, 4}, -1, 1, 42)},
        [](const std::vector<VarPtr>& x, const FuncPtr&) {
          return std::vector<VarPtr>{ops::min(x[0], nullptr, 0, false)};
        }},
-      {"logsumexp", {uniform(dt, {2, 3, 4}, -1, 1, 43)},
+      {"logsumexp",
+       {uniform(dt, {2, 3, 4}, -1, 1, 43)},
        [ax1](const std::vector<VarPtr>& x, const FuncPtr&) {
          return std::vector<VarPtr>{ops::logsumexp(x[0], ax1, 1)};
        }},
-      {"softmax_axis", {uniform(dt, {2, 3, 4}, -1, 1, 44)},
+      {"softmax_axis",
+       {uniform(dt, {2, 3, 4}, -1, 1, 44)},
        [](const std::vector<VarPtr>& x, const FuncPtr&) {
          return std::vector<VarPtr>{ops::softmax_axis(x[0], 2)};
        }},
-      {"log_softmax", {uniform(dt, {2, 3, 4}, -1, 1, 45)},
+      {"log_softmax",
+       {uniform(dt, {2, 3, 4}, -1, 1, 45)},
        [](const std::vector<VarPtr>& x, const FuncPtr&) {
          return std::vector<VarPtr>{ops::log_softmax(x[0], 0)};
        }},
-      {"average", {uniform(dt, {3, 4}, -1, 1, 46), uniform(dt, {4}, 0.5, 2, 47)},
+      {"cumsum",
+       {uniform(dt, {2, 3, 4}, -1, 1, 48)},
+       [ax1](const std::vector<VarPtr>& x, const FuncPtr&) {
+         return std::vector<VarPtr>{ops::cumsum(x[0], ax1, 1)};
+       }},
+      {"average",
+       {uniform(dt, {3, 4}, -1, 1, 46), uniform(dt, {4}, 0.5, 2, 47)},
        [ax1](const std::vector<VarPtr>& x, const FuncPtr&) {
          return std::vector<VarPtr>{ops::average(x[0], ax1, 1, x[1], true)};
        }},

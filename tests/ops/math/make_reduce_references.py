@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate tests/ops/math/reduce_references.inc: Chainer 7.8.1's values and
 gradients for the reductions of issue 42 (sum over axes, mean, average, max,
-min, argmax, argmin, logsumexp) and softmax / log_softmax over any axis.
+min, argmax, argmin, logsumexp, cumsum) and softmax / log_softmax over any axis.
 
 Run with Chainer 7 importable (it writes next to itself):
 
@@ -59,6 +59,8 @@ def run(fn, x, axis, keepdims, w):
         return F.argmin(x, axis=axis)
     if fn == "logsumexp":
         return F.logsumexp(x, axis=axis)
+    if fn == "cumsum":
+        return F.cumsum(x, axis=axis)
     if fn == "softmax":
         return F.softmax(x, axis=axis)
     if fn == "log_softmax":
@@ -91,6 +93,9 @@ def main():
                                 ((2, 3, 4), -2, (3,))]:
         for keepdims in (False, True):
             cases.append(("average", shape, axis, keepdims, wshape, ""))
+    for shape, axis in [((5,), None), ((5,), 0), ((3, 4), None), ((3, 4), 0), ((3, 4), -1),
+                        ((2, 3, 4), 1), ((2, 3, 4), 0), ((), None)]:
+        cases.append(("cumsum", shape, axis, False, None, ""))
     for fn in ("softmax", "log_softmax"):
         for shape, axis in [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((3, 4), -1), ((2, 3, 4), 2),
                             ((2, 3, 4), 0), ((2, 3, 4), 1)]:

@@ -46,6 +46,7 @@ ch_status apply(const ReduceCase& c, ch_variable* const* in, ch_variable** out) 
   if (c.fn == "argmax") return ch_functions_argmax(out, in[0], ax, n);
   if (c.fn == "argmin") return ch_functions_argmin(out, in[0], ax, n);
   if (c.fn == "logsumexp") return ch_functions_logsumexp(out, in[0], ax, n);
+  if (c.fn == "cumsum") return ch_functions_cumsum(out, in[0], ax, n);
   if (c.fn == "softmax") return ch_functions_softmax_axis(out, in[0], c.axes[0]);
   if (c.fn == "log_softmax") return ch_functions_log_softmax(out, in[0], c.axes[0]);
   return CH_ERR_INVALID_ARGUMENT;
@@ -152,6 +153,10 @@ TEST_F(ReduceErrors, AxesOutOfRangeOrRepeated) {
                          {"argmin", "naxes is 2"}));
   EXPECT_TRUE(fails_with(ch_functions_logsumexp(y.out(), x.get(), neg, 1), CH_ERR_INVALID_ARGUMENT,
                          {"logsumexp", "axis -4"}));
+  EXPECT_TRUE(fails_with(ch_functions_cumsum(y.out(), x.get(), bad, 2), CH_ERR_INVALID_ARGUMENT,
+                         {"cumsum", "naxes is 2"}));
+  EXPECT_TRUE(fails_with(ch_functions_cumsum(y.out(), x.get(), bad + 1, 1), CH_ERR_INVALID_ARGUMENT,
+                         {"cumsum", "axis 3"}));
   EXPECT_TRUE(fails_with(ch_functions_softmax_axis(y.out(), x.get(), 3), CH_ERR_INVALID_ARGUMENT,
                          {"softmax", "axis 3"}));
   EXPECT_TRUE(fails_with(ch_functions_log_softmax(y.out(), x.get(), -4), CH_ERR_INVALID_ARGUMENT,

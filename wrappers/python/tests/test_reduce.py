@@ -111,3 +111,13 @@ def test_matmul_numpy_rules(sa, sb, ta, tb):
     gradient_check.check_double_backward(f, (a, b), gy, (rng.uniform(-1, 1, sa),
                                                          rng.uniform(-1, 1, sb)),
                                          eps=1e-4, atol=1e-6, rtol=1e-5)
+
+
+def test_cumsum():
+    x = _x()
+    for axis in (None, 0, 1, -1):
+        np.testing.assert_allclose(F.cumsum(x, axis=axis).data, np.cumsum(x, axis=axis),
+                                   rtol=1e-12, atol=1e-13)
+    gy = np.random.RandomState(4).uniform(-1, 1, x.shape)
+    gradient_check.check_double_backward(lambda v: F.cumsum(v, axis=1), x, gy, gy[::-1].copy(),
+                                         eps=1e-4, atol=1e-6, rtol=1e-5)

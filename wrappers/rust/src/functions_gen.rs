@@ -212,6 +212,13 @@ mod generated {
         )
     }
 
+    /// Cumulative sum along one axis, or of the flattened x (naxes 0).
+    #[inline]
+    pub fn cumsum(x: &Variable, axes: &[i32]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_cumsum(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32) }, out)
+    }
+
     /// Same data, another shape of the same size (one extent may be -1).
     #[inline]
     pub fn reshape(x: &Variable, shape: &[i64]) -> Result<Variable> {

@@ -149,7 +149,7 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - Chainer's name
 # --- issue 42 reductions over axes (hand-bound: their C entry points take axes) --------
 from . import _reduce  # noqa: E402
 
-for _name in ("average", "mean", "max", "min", "argmax", "argmin", "logsumexp"):
+for _name in ("average", "mean", "max", "min", "argmax", "argmin", "logsumexp", "cumsum"):
     if getattr(_reduce, "_" + _name if _name not in ("average", "mean") else "_mean", None):
         globals()[_name] = getattr(_reduce, _name)
 

@@ -80,6 +80,7 @@ _min = _reduce_keepdims("ch_functions_min")
 _argmax = _reduce("ch_functions_argmax")
 _argmin = _reduce("ch_functions_argmin")
 _logsumexp = _reduce("ch_functions_logsumexp")
+_cumsum = _reduce("ch_functions_cumsum")
 
 if _capi.has("ch_functions_average"):
     _average_c = _capi._decl("ch_functions_average", S, _AX + [c_void_p, ctypes.c_int32])
@@ -132,3 +133,10 @@ def argmin(x, axis=None):
 def logsumexp(x, axis=None):
     """log(sum(exp(x))) over axes (None: all), computed stably."""
     return _logsumexp(x, axis)
+
+
+def cumsum(x, axis=None):
+    """Cumulative sum along `axis` (None: of the flattened x; Chainer 7)."""
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError("cumsum: axis must be None or an int")
+    return _cumsum(x, axis)

@@ -328,6 +328,7 @@ extern "C" {
     pub fn ch_functions_argmax(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
     pub fn ch_functions_argmin(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
     pub fn ch_functions_logsumexp(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
+    pub fn ch_functions_cumsum(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
     pub fn ch_functions_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
     pub fn ch_functions_batch_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
     pub fn ch_functions_reshape(out: *mut *mut ch_variable, x: *mut ch_variable, shape: *const i64, ndim: i32) -> ch_status;
