@@ -154,6 +154,30 @@ TEST_F(GpuFunctions, LogsumexpSoftmaxLogSoftmaxCumsumAverage) {
   }
 }
 
+// matmul by NumPy's rules (Chainer 7): 1-D operands and broadcast stacks.
+TEST_F(GpuFunctions, MatmulNumpyRules) {
+  struct Shapes {
+    Shape a, b;
+    bool ta, tb;
+  };
+  const Shapes cases[] = {{{4}, {4, 3}, false, false},
+                          {{5, 4}, {4}, false, false},
+                          {{7}, {7}, true, true},
+                          {{2, 1, 3, 4}, {5, 4, 2}, false, false},
+                          {{2, 4, 3}, {1, 2, 4}, true, true},
+                          {{3}, {2, 3, 4}, false, false}};
+  for (DType dt : kDtypes)
+    for (const Shapes& c : cases) {
+      const bool ta = c.ta, tb = c.tb;
+      expect_agreement(
+          {std::string("matmul ") + dtype_name(dt) + " " + c.a.to_string() + " " + c.b.to_string(),
+           {uniform(dt, c.a, -1, 1, 50), uniform(dt, c.b, -1, 1, 51)},
+           [ta, tb](const std::vector<VarPtr>& x, const FuncPtr&) {
+             return std::vector<VarPtr>{ops::matmul(x[0], x[1], ta, tb)};
+           }});
+    }
+}
+
 TEST_F(GpuFunctions, ReductionsCheckDoubleBackwardOnTheDevice) {
   const DType dt = DType::Float64;
   const int32_t ax02[] = {0, 2}, ax1[] = {1};
