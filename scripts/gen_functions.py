@@ -443,7 +443,7 @@ def render_cpp_block(ns, fns):
             n, k = a.name, a.kind
             t = {"var": "const Variable&", "f64": "double", "i32": "int32_t", "i64": "int64_t",
                  "bool": "bool", "mode": "int32_t", "shape": "const Shape&", "dtype": "ch_dtype",
-                 "device": "ch_device"}.get(k)
+                 "device": "ch_device", "axes": "const std::vector<int32_t>&"}.get(k)
             if t is None:
                 raise ManifestError("%s: argument kind %s has no C++ rendering; add 'cpp' to hand"
                                     % (f["name"], k))
@@ -457,7 +457,8 @@ def render_cpp_block(ns, fns):
             if st and k not in ("var", "vars"):
                 continue
             args.append({"var": n + ".get()", "bool": "%s ? 1 : 0" % n,
-                         "shape": "%s.data(), detail::shape_ndim(%s)" % (n, n)}.get(k, n))
+                         "shape": "%s.data(), detail::shape_ndim(%s)" % (n, n),
+                         "axes": "%s.data(), static_cast<int32_t>(%s.size())" % (n, n)}.get(k, n))
         out += ["/// %s" % f["brief"],
                 "inline Variable %s(%s) {" % (f["cpp"][1], ", ".join(params)),
                 "  ch_variable* out = nullptr;",
@@ -720,6 +721,11 @@ def render_go(fns):
             elif k == "shape":
                 params.append((n, "...int64" if last else "[]int64"))
                 args.append("shapePtr(%s), C.int32_t(len(%s))" % (n, n))
+                post.append("runtime.KeepAlive(%s)" % n)
+                uses_runtime = True
+            elif k == "axes":
+                params.append((n, "...int32" if last else "[]int32"))
+                args.append("axesPtr(%s), C.int32_t(len(%s))" % (n, n))
                 post.append("runtime.KeepAlive(%s)" % n)
                 uses_runtime = True
             else:

@@ -163,9 +163,105 @@ CH_API ch_status ch_functions_sum(ch_variable** out, ch_variable* x);
 CH_API ch_status ch_functions_sum_axis(ch_variable** out, ch_variable* x, int32_t axis,
                                        int32_t keepdims);
 
-/* Matrix product op(a) op(b) (Chainer's matmul), op transposing when transa /
- * transb is non-zero. a and b are 2-D; a 1-D operand of length n is treated
- * as a column vector (n, 1). The output is 2-D.
+/* Sum over the axes `axes` (Chainer's sum(x, axis=tuple, keepdims)); keepdims
+ * keeps them with extent 1. axes: naxes entries (negative ones count from the end, distinct); naxes
+ * 0 means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps x's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_sum_axes(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                       int32_t naxes, int32_t keepdims);
+
+/* Arithmetic mean over the axes `axes` (Chainer's mean / average without
+ * weights): the sum divided by the number of elements summed (NaN for none).
+ * axes: naxes entries (negative ones count from the end, distinct); naxes 0
+ * means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps x's shape.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_mean(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                   int32_t naxes, int32_t keepdims);
+
+/* Weighted average (Chainer's average(x, axis, weights, keepdims)):
+ * sum(x * w, axes) / sum(w). With naxes 0 (all axes) weights has x's shape;
+ * with one axis a it is 1-D of extent x.shape[a]. More than one axis with
+ * weights is CH_ERR_INVALID_ARGUMENT (as Chainer); another weights shape is
+ * CH_ERR_SHAPE. Differentiable in x and weights. axes: naxes entries (negative ones count from the
+ * end, distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of range or repeated
+ * is CH_ERR_INVALID_ARGUMENT naming the function and the axis. *out: new reference; release with
+ * ch_variable_release. */
+CH_API ch_status ch_functions_average(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                      int32_t naxes, ch_variable* weights, int32_t keepdims);
+
+/* Maximum over the axes `axes` (Chainer's max(x, axis, keepdims); NaN
+ * propagates as in NumPy). Backward gives gy to every element equal to the
+ * maximum (ties all get it, as Chainer 7: gy * (x == y)). An empty reduction
+ * is CH_ERR_SHAPE. axes: naxes entries (negative ones count from the end, distinct); naxes 0
+ * means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps x and y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_max(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                  int32_t naxes, int32_t keepdims);
+
+/* Minimum over the axes `axes` (Chainer's min(x, axis, keepdims)), as
+ * ch_functions_max with the minimum. axes: naxes entries (negative ones count from the end,
+ * distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps x and y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_min(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                  int32_t naxes, int32_t keepdims);
+
+/* Index of the first maximum (Chainer's argmax(x, axis=None)): naxes 0 gives
+ * the flat index over all elements (a 0-d int32 variable), naxes 1 the index
+ * along that axis (x's shape without it); more axes are
+ * CH_ERR_INVALID_ARGUMENT. Not differentiable: the output is a new variable
+ * with no creator. An empty reduction is CH_ERR_SHAPE. axes: naxes entries (negative ones count
+ * from the end, distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of range or
+ * repeated is CH_ERR_INVALID_ARGUMENT naming the function and the axis. Backward keeps nothing (not
+ * differentiable). *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_argmax(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                     int32_t naxes);
+
+/* Index of the first minimum (Chainer's argmin(x, axis=None)), as
+ * ch_functions_argmax with the minimum. axes: naxes entries (negative ones count from the end,
+ * distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of range or repeated is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps nothing (not differentiable).
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_argmin(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                     int32_t naxes);
+
+/* log(sum(exp(x), axes)) (Chainer's logsumexp(x, axis=None)), computed as
+ * m + log(sum(exp(x - m))) with m the maximum over the axes. Twice
+ * differentiable (a composition of differentiable functions). axes: naxes entries (negative ones
+ * count from the end, distinct); naxes 0 means every axis (Chainer's axis=None). An axis out of
+ * range or repeated is CH_ERR_INVALID_ARGUMENT naming the function and the axis. Backward keeps its
+ * parts' arrays. *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_logsumexp(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                        int32_t naxes);
+
+/* Cumulative sum (Chainer 7's cumsum(x, axis=None)): naxes 1 sums along that
+ * axis (negative counts from the end), x's shape; naxes 0 sums the flattened
+ * x, a 1-D result of x's size; more axes are CH_ERR_INVALID_ARGUMENT, an axis
+ * out of range too (naxes 0 meaning every axis as in the reductions above).
+ * Computed as the product with an upper triangular matrix of ones through the
+ * GEMM kernels (O(n^2) per line of n elements), so twice differentiable.
+ * Backward keeps nothing.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_cumsum(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                     int32_t naxes);
+
+/* Matrix product op(a) op(b) (Chainer 7's matmul, NumPy's matmul rules), op
+ * swapping the last two axes when transa / transb is non-zero (ignored for a
+ * 1-D operand). A 1-D a of length k is a row (1, k) and a 1-D b a column
+ * (k, 1), the added axis dropped from the result (two 1-D operands give a 0-d
+ * dot product). Operands of more than 2 dimensions are stacks of matrices over
+ * their leading axes, which broadcast against each other by NumPy's rules
+ * (the gradients sum over broadcast axes): (2, 1, 3, 4) times (5, 4, 2) is
+ * (2, 5, 3, 2). Mismatched inner extents or batch axes are CH_ERR_SHAPE, a 0-d
+ * operand too. (Before issue 42 a 1-D operand was a column vector (n, 1).)
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_matmul(ch_variable** out, ch_variable* a, ch_variable* b,
                                      int32_t transa, int32_t transb);
@@ -422,6 +518,23 @@ CH_API ch_status ch_functions_swish(ch_variable** out, ch_variable* x, ch_variab
  * Backward keeps y.
  * *out: new reference; release with ch_variable_release. */
 CH_API ch_status ch_functions_softmax(ch_variable** out, ch_variable* x);
+
+/* Softmax along `axis` (Chainer 7's softmax(x, axis=1); negative axes count
+ * from the end): every position of the other axes is normalised on its own,
+ * numerically stable (the maximum is subtracted). Backward as
+ * ch_functions_softmax. An axis out of range (a 0-d x included) is
+ * CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps y.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_softmax_axis(ch_variable** out, ch_variable* x, int32_t axis);
+
+/* log(softmax(x)) along `axis` (Chainer 7's log_softmax(x, axis=1)):
+ * x - m - log(sum(exp(x - m))) with m the maximum along the axis, so that
+ * large and very negative scores stay finite. Twice differentiable. An axis
+ * out of range is CH_ERR_INVALID_ARGUMENT naming the function and the axis.
+ * Backward keeps its parts' arrays.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_log_softmax(ch_variable** out, ch_variable* x, int32_t axis);
 
 /* New PReLU function object (Chainer's PReLU(shape=(), init=0.25)):
  * y = x for x >= 0, W x for x < 0, with one parameter "W" of shape

@@ -162,6 +162,29 @@ inline Variable sum(const Variable& x, int32_t axis, bool keepdims = false) {
   check(ch_functions_sum_axis(&out, x.get(), axis, keepdims ? 1 : 0));
   return Variable::adopt(out);
 }
+/// Sum over a set of axes (naxes 0: all); keepdims keeps them with extent 1.
+inline Variable sum_axes(const Variable& x, const std::vector<int32_t>& axes,
+                         bool keepdims = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_sum_axes(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size()),
+                              keepdims ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// Mean over a set of axes (naxes 0: all); keepdims keeps them with extent 1.
+inline Variable mean(const Variable& x, const std::vector<int32_t>& axes, bool keepdims = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_mean(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size()),
+                          keepdims ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// Weighted average sum(x w) / sum(w) over all axes or one axis.
+inline Variable average(const Variable& x, const std::vector<int32_t>& axes,
+                        const Variable& weights, bool keepdims = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_average(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size()),
+                             weights.get(), keepdims ? 1 : 0));
+  return Variable::adopt(out);
+}
 /// Same data, another shape of the same size (one extent may be -1).
 inline Variable reshape(const Variable& x, const Shape& shape) {
   ch_variable* out = nullptr;
@@ -218,7 +241,45 @@ struct Int2 {
 
 // The plain functions (activation, math, loss, evaluation, noise, normalization).
 // BEGIN GENERATED F (scripts/gen_functions.py; edit src/ops/manifest.py)
-/// Matrix product op(a) op(b) of 2-D operands.
+/// Maximum over a set of axes (naxes 0: all); the gradient goes to every maximum.
+inline Variable max(const Variable& x, const std::vector<int32_t>& axes, bool keepdims = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_max(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size()),
+                         keepdims ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// Minimum over a set of axes (naxes 0: all); the gradient goes to every minimum.
+inline Variable min(const Variable& x, const std::vector<int32_t>& axes, bool keepdims = false) {
+  ch_variable* out = nullptr;
+  check(ch_functions_min(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size()),
+                         keepdims ? 1 : 0));
+  return Variable::adopt(out);
+}
+/// int32 index of the first maximum over all elements or one axis.
+inline Variable argmax(const Variable& x, const std::vector<int32_t>& axes) {
+  ch_variable* out = nullptr;
+  check(ch_functions_argmax(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size())));
+  return Variable::adopt(out);
+}
+/// int32 index of the first minimum over all elements or one axis.
+inline Variable argmin(const Variable& x, const std::vector<int32_t>& axes) {
+  ch_variable* out = nullptr;
+  check(ch_functions_argmin(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size())));
+  return Variable::adopt(out);
+}
+/// log(sum(exp(x))) over a set of axes (naxes 0: all), computed stably.
+inline Variable logsumexp(const Variable& x, const std::vector<int32_t>& axes) {
+  ch_variable* out = nullptr;
+  check(ch_functions_logsumexp(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size())));
+  return Variable::adopt(out);
+}
+/// Cumulative sum along one axis, or of the flattened x (naxes 0).
+inline Variable cumsum(const Variable& x, const std::vector<int32_t>& axes) {
+  ch_variable* out = nullptr;
+  check(ch_functions_cumsum(&out, x.get(), axes.data(), static_cast<int32_t>(axes.size())));
+  return Variable::adopt(out);
+}
+/// Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
 inline Variable matmul(const Variable& a, const Variable& b, bool transa = false,
                        bool transb = false) {
   ch_variable* out = nullptr;
@@ -344,6 +405,18 @@ inline Variable swish(const Variable& x, const Variable& beta) {
 inline Variable softmax(const Variable& x) {
   ch_variable* out = nullptr;
   check(ch_functions_softmax(&out, x.get()));
+  return Variable::adopt(out);
+}
+/// Softmax along any axis (Chainer 7's softmax(x, axis=1)).
+inline Variable softmax_axis(const Variable& x, int32_t axis = 1) {
+  ch_variable* out = nullptr;
+  check(ch_functions_softmax_axis(&out, x.get(), axis));
+  return Variable::adopt(out);
+}
+/// log(softmax(x)) along any axis, computed stably (x - logsumexp).
+inline Variable log_softmax(const Variable& x, int32_t axis = 1) {
+  ch_variable* out = nullptr;
+  check(ch_functions_log_softmax(&out, x.get(), axis));
   return Variable::adopt(out);
 }
 /// Mean cross entropy of softmax(x) against int32 labels t.

@@ -205,6 +205,81 @@ ch_status ch_functions_sum_axis(ch_variable** out, ch_variable* x, int32_t axis,
   CH_API_END
 }
 
+ch_status ch_functions_sum_axes(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                int32_t naxes, int32_t keepdims) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out =
+      new_variable_handle(ops::sum_axes(variable_of(x, __func__, "x"), axes, naxes, keepdims != 0));
+  CH_API_END
+}
+
+ch_status ch_functions_mean(ch_variable** out, ch_variable* x, const int32_t* axes, int32_t naxes,
+                            int32_t keepdims) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::mean(variable_of(x, __func__, "x"), axes, naxes, keepdims != 0));
+  CH_API_END
+}
+
+ch_status ch_functions_average(ch_variable** out, ch_variable* x, const int32_t* axes,
+                               int32_t naxes, ch_variable* weights, int32_t keepdims) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out =
+      new_variable_handle(ops::average(variable_of(x, __func__, "x"), axes, naxes,
+                                       variable_of(weights, __func__, "weights"), keepdims != 0));
+  CH_API_END
+}
+
+ch_status ch_functions_max(ch_variable** out, ch_variable* x, const int32_t* axes, int32_t naxes,
+                           int32_t keepdims) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::max(variable_of(x, __func__, "x"), axes, naxes, keepdims != 0));
+  CH_API_END
+}
+
+ch_status ch_functions_min(ch_variable** out, ch_variable* x, const int32_t* axes, int32_t naxes,
+                           int32_t keepdims) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::min(variable_of(x, __func__, "x"), axes, naxes, keepdims != 0));
+  CH_API_END
+}
+
+ch_status ch_functions_argmax(ch_variable** out, ch_variable* x, const int32_t* axes,
+                              int32_t naxes) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::argmax(variable_of(x, __func__, "x"), axes, naxes));
+  CH_API_END
+}
+
+ch_status ch_functions_argmin(ch_variable** out, ch_variable* x, const int32_t* axes,
+                              int32_t naxes) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::argmin(variable_of(x, __func__, "x"), axes, naxes));
+  CH_API_END
+}
+
+ch_status ch_functions_logsumexp(ch_variable** out, ch_variable* x, const int32_t* axes,
+                                 int32_t naxes) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::logsumexp(variable_of(x, __func__, "x"), axes, naxes));
+  CH_API_END
+}
+
+ch_status ch_functions_cumsum(ch_variable** out, ch_variable* x, const int32_t* axes,
+                              int32_t naxes) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::cumsum(variable_of(x, __func__, "x"), axes, naxes));
+  CH_API_END
+}
+
 ch_status ch_functions_matmul(ch_variable** out, ch_variable* a, ch_variable* b, int32_t transa,
                               int32_t transb) {
   CH_API_BEGIN
@@ -409,6 +484,20 @@ ch_status ch_functions_softmax(ch_variable** out, ch_variable* x) {
   CH_API_BEGIN
   require_out(out, __func__);
   *out = new_variable_handle(ops::softmax(variable_of(x, __func__, "x")));
+  CH_API_END
+}
+
+ch_status ch_functions_softmax_axis(ch_variable** out, ch_variable* x, int32_t axis) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::softmax_axis(variable_of(x, __func__, "x"), axis));
+  CH_API_END
+}
+
+ch_status ch_functions_log_softmax(ch_variable** out, ch_variable* x, int32_t axis) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::log_softmax(variable_of(x, __func__, "x"), axis));
   CH_API_END
 }
 

@@ -32,6 +32,7 @@ inline Kernel<BinaryFn> mask_select_not{"mask_select_not"};           // MaskSel
 inline Kernel<UnaryFn> nonzero_mask{"nonzero_mask"};                  // NonzeroMask (maximum)
 inline Kernel<BroadcastFn> minimum{"minimum"};                        // Minimum (minimum)
 inline Kernel<BroadcastFn> less_equal_mask{"less_equal_mask"};        // LessEqualMask (minimum)
+inline Kernel<BinaryFn> equal_mask{"equal_mask"};                     // EqualMask (max)
 inline Kernel<UnaryFn> gelu{"gelu"};                                  // Gelu (gelu)
 inline Kernel<BinaryFn> gelu_grad{"gelu_grad"};                       // GeluGrad (gelu)
 inline Kernel<UnaryFn> gelu_tanh{"gelu_tanh"};                        // GeluTanh (gelu_tanh)

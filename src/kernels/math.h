@@ -38,6 +38,15 @@ inline Kernel<BinaryScalarFn> rpow_scalar_grad{"rpow_scalar_grad"};  // (gy, y, 
 // (NumPy: x.sum(axes).reshape(y.shape)); a 0-d or one-element y is the total,
 // summed in fixed blocks so that it does not depend on the thread count.
 inline Kernel<void(const Array& x, Array& y)> sum_to{"sum_to"};
+// The extremum of x over the axes along which y (x's ndim) has extent 1:
+// y = the maximum (is_min: the minimum; a NaN wins, as NumPy's amax) and
+// index (int32, y's shape) = the position of its first occurrence among the
+// reduced elements taken in row-major order (NumPy's argmax over those axes
+// flattened). Either output may be null; every reduced set is non-empty
+// (checked by the op). The reduce-over-axes kernel of max, min, argmax,
+// argmin, logsumexp and log_softmax.
+inline Kernel<void(const Array& x, bool is_min, Array* y, Array* index)> reduce_extreme{
+    "reduce_extreme"};
 // y = x broadcast to y's shape (NumPy rules, checked by the op); any dtype.
 inline Kernel<void(const Array& x, Array& y)> broadcast_to{"broadcast_to"};
 // acc += x (same shape and dtype), in place: gradient accumulation.

@@ -299,15 +299,144 @@ elsewhere, each summed back to its input's shape.""",
         keeps="x's shape", cpp=("ch", "sum"), py="_sum_axis", rust=("functions", "sum_axis"),
         test=["1", "0"],
     ),
+    # ---- issue 42 reductions (fn42-reduce): one generic reduce-over-axes
+    # kernel (reduce_extreme) plus sum_to; the rest are compositions.
+    dict(
+        name="sum_axes", chainer="chainer.functions.sum", group="math",
+        args=[("x", "var"), ("axes", "axes"), ("keepdims", "bool", False)], out="var",
+        brief="Sum over a set of axes (naxes 0: all); keepdims keeps them with extent 1.",
+        details="""\
+Sum over the axes `axes` (Chainer's sum(x, axis=tuple, keepdims)); keepdims
+keeps them with extent 1. axes: naxes entries (negative ones count from the end, distinct); naxes 0
+means every axis (Chainer's axis=None). An axis out of range or repeated is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="x's shape", hand=("py",), cpp=("ch", "sum_axes"), py="_sum_axes",
+        rust=("functions", "sum_axes"), test=["nullptr, 0", "0"],
+    ),
+    dict(
+        name="mean", chainer="chainer.functions.mean", group="math",
+        args=[("x", "var"), ("axes", "axes"), ("keepdims", "bool", False)], out="var",
+        brief="Mean over a set of axes (naxes 0: all); keepdims keeps them with extent 1.",
+        details="""\
+Arithmetic mean over the axes `axes` (Chainer's mean / average without
+weights): the sum divided by the number of elements summed (NaN for none).
+axes: naxes entries (negative ones count from the end, distinct); naxes 0
+means every axis (Chainer's axis=None). An axis out of range or repeated is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="x's shape", hand=("py",), py="_mean", rust=("functions", "mean"),
+        cpp=("ch", "mean"), test=["nullptr, 0", "0"],
+    ),
+    dict(
+        name="average", chainer="chainer.functions.average", group="math",
+        args=[("x", "var"), ("axes", "axes"), ("weights", "var"), ("keepdims", "bool", False)],
+        out="var",
+        brief="Weighted average sum(x w) / sum(w) over all axes or one axis.",
+        details="""\
+Weighted average (Chainer's average(x, axis, weights, keepdims)):
+sum(x * w, axes) / sum(w). With naxes 0 (all axes) weights has x's shape;
+with one axis a it is 1-D of extent x.shape[a]. More than one axis with
+weights is CH_ERR_INVALID_ARGUMENT (as Chainer); another weights shape is
+CH_ERR_SHAPE. Differentiable in x and weights. axes: naxes entries (negative ones count from the end, distinct); naxes 0
+means every axis (Chainer's axis=None). An axis out of range or repeated is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        hand=("py",), py="_average", rust=("functions", "average"), cpp=("ch", "average"),
+    ),
+    dict(
+        name="max", chainer="chainer.functions.max", group="math",
+        args=[("x", "var"), ("axes", "axes"), ("keepdims", "bool", False)], out="var",
+        brief="Maximum over a set of axes (naxes 0: all); the gradient goes to every maximum.",
+        details="""\
+Maximum over the axes `axes` (Chainer's max(x, axis, keepdims); NaN
+propagates as in NumPy). Backward gives gy to every element equal to the
+maximum (ties all get it, as Chainer 7: gy * (x == y)). An empty reduction
+is CH_ERR_SHAPE. axes: naxes entries (negative ones count from the end, distinct); naxes 0
+means every axis (Chainer's axis=None). An axis out of range or repeated is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="x and y", hand=("py",), py="_max", cpp=("F", "max"), rust=("functions", "max"),
+        test=["nullptr, 0", "0"],
+        kernels=[("equal_mask", "binary", "EqualMask", "arithmetic.h")],
+    ),
+    dict(
+        name="min", chainer="chainer.functions.min", group="math",
+        args=[("x", "var"), ("axes", "axes"), ("keepdims", "bool", False)], out="var",
+        brief="Minimum over a set of axes (naxes 0: all); the gradient goes to every minimum.",
+        details="""\
+Minimum over the axes `axes` (Chainer's min(x, axis, keepdims)), as
+ch_functions_max with the minimum. axes: naxes entries (negative ones count from the end, distinct); naxes 0
+means every axis (Chainer's axis=None). An axis out of range or repeated is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="x and y", hand=("py",), py="_min", cpp=("F", "min"), rust=("functions", "min"),
+        test=["nullptr, 0", "0"],
+    ),
+    dict(
+        name="argmax", chainer="chainer.functions.argmax", group="math",
+        args=[("x", "var"), ("axes", "axes")], out="var",
+        brief="int32 index of the first maximum over all elements or one axis.",
+        details="""\
+Index of the first maximum (Chainer's argmax(x, axis=None)): naxes 0 gives
+the flat index over all elements (a 0-d int32 variable), naxes 1 the index
+along that axis (x's shape without it); more axes are
+CH_ERR_INVALID_ARGUMENT. Not differentiable: the output is a new variable
+with no creator. An empty reduction is CH_ERR_SHAPE. axes: naxes entries (negative ones count from the end, distinct); naxes 0
+means every axis (Chainer's axis=None). An axis out of range or repeated is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="nothing (not differentiable)", hand=("py",), py="_argmax", cpp=("F", "argmax"),
+        rust=("functions", "argmax"),
+    ),
+    dict(
+        name="argmin", chainer="chainer.functions.argmin", group="math",
+        args=[("x", "var"), ("axes", "axes")], out="var",
+        brief="int32 index of the first minimum over all elements or one axis.",
+        details="""\
+Index of the first minimum (Chainer's argmin(x, axis=None)), as
+ch_functions_argmax with the minimum. axes: naxes entries (negative ones count from the end, distinct); naxes 0
+means every axis (Chainer's axis=None). An axis out of range or repeated is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="nothing (not differentiable)", hand=("py",), py="_argmin", cpp=("F", "argmin"),
+        rust=("functions", "argmin"),
+    ),
+    dict(
+        name="logsumexp", chainer="chainer.functions.logsumexp", group="math",
+        args=[("x", "var"), ("axes", "axes")], out="var",
+        brief="log(sum(exp(x))) over a set of axes (naxes 0: all), computed stably.",
+        details="""\
+log(sum(exp(x), axes)) (Chainer's logsumexp(x, axis=None)), computed as
+m + log(sum(exp(x - m))) with m the maximum over the axes. Twice
+differentiable (a composition of differentiable functions). axes: naxes entries (negative ones count from the end, distinct); naxes 0
+means every axis (Chainer's axis=None). An axis out of range or repeated is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="its parts' arrays", hand=("py",), py="_logsumexp", cpp=("F", "logsumexp"),
+        rust=("functions", "logsumexp"), test=["nullptr, 0"],
+    ),
+    dict(
+        name="cumsum", chainer="chainer.functions.cumsum", group="math",
+        args=[("x", "var"), ("axes", "axes")], out="var",
+        brief="Cumulative sum along one axis, or of the flattened x (naxes 0).",
+        details="""\
+Cumulative sum (Chainer 7's cumsum(x, axis=None)): naxes 1 sums along that
+axis (negative counts from the end), x's shape; naxes 0 sums the flattened
+x, a 1-D result of x's size; more axes are CH_ERR_INVALID_ARGUMENT, an axis
+out of range too (naxes 0 meaning every axis as in the reductions above).
+Computed as the product with an upper triangular matrix of ones through the
+GEMM kernels (O(n^2) per line of n elements), so twice differentiable.""",
+        keeps="nothing", hand=("py",), py="_cumsum", cpp=("F", "cumsum"),
+        rust=("functions", "cumsum"), test=["nullptr, 0"],
+    ),
     dict(
         name="matmul", chainer="chainer.functions.matmul", group="math",
         args=[("a", "var"), ("b", "var"), ("transa", "bool", False), ("transb", "bool", False)],
         out="var",
-        brief="Matrix product op(a) op(b) of 2-D operands.",
+        brief="Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).",
         details="""\
-Matrix product op(a) op(b) (Chainer's matmul), op transposing when transa /
-transb is non-zero. a and b are 2-D; a 1-D operand of length n is treated
-as a column vector (n, 1). The output is 2-D.""",
+Matrix product op(a) op(b) (Chainer 7's matmul, NumPy's matmul rules), op
+swapping the last two axes when transa / transb is non-zero (ignored for a
+1-D operand). A 1-D a of length k is a row (1, k) and a 1-D b a column
+(k, 1), the added axis dropped from the result (two 1-D operands give a 0-d
+dot product). Operands of more than 2 dimensions are stacks of matrices over
+their leading axes, which broadcast against each other by NumPy's rules
+(the gradients sum over broadcast axes): (2, 1, 3, 4) times (5, 4, 2) is
+(2, 5, 3, 2). Mismatched inner extents or batch axes are CH_ERR_SHAPE, a 0-d
+operand too. (Before issue 42 a 1-D operand was a column vector (n, 1).)""",
         cpp=("F", "matmul"), rust=("nn", "matmul"), go="MatMul", test=["0", "1"],
     ),
     dict(
@@ -684,6 +813,32 @@ Softmax along axis 1 of an (N, C) input (an (N, C, ...) input is
 normalised over C at every trailing position); numerically stable
 (the row maximum is subtracted). CH_ERR_SHAPE below 2 dimensions.""",
         keeps="y", cpp=("F", "softmax"), rust=("nn", "softmax"), test=[],
+    ),
+    # ---- issue 42 (fn42-reduce): softmax over any axis
+    dict(
+        name="softmax_axis", chainer="chainer.functions.softmax", group="activation",
+        args=[("x", "var"), ("axis", "i32", 1)], out="var",
+        brief="Softmax along any axis (Chainer 7's softmax(x, axis=1)).",
+        details="""\
+Softmax along `axis` (Chainer 7's softmax(x, axis=1); negative axes count
+from the end): every position of the other axes is normalised on its own,
+numerically stable (the maximum is subtracted). Backward as
+ch_functions_softmax. An axis out of range (a 0-d x included) is
+CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="y", py="_softmax_axis", cpp=("F", "softmax_axis"), rust=("nn", "softmax_axis"),
+        test=["1"],
+    ),
+    dict(
+        name="log_softmax", chainer="chainer.functions.log_softmax", group="activation",
+        args=[("x", "var"), ("axis", "i32", 1)], out="var",
+        brief="log(softmax(x)) along any axis, computed stably (x - logsumexp).",
+        details="""\
+log(softmax(x)) along `axis` (Chainer 7's log_softmax(x, axis=1)):
+x - m - log(sum(exp(x - m))) with m the maximum along the axis, so that
+large and very negative scores stay finite. Twice differentiable. An axis
+out of range is CH_ERR_INVALID_ARGUMENT naming the function and the axis.""",
+        keeps="its parts' arrays", cpp=("F", "log_softmax"), rust=("nn", "log_softmax"),
+        test=["1"],
     ),
     dict(
         name="prelu_new", chainer="chainer.links.PReLU", group="activation",

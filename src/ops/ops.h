@@ -65,7 +65,26 @@ VarPtr where(const Array& condition, const VarPtr& x, const VarPtr& y);
 VarPtr sum(const VarPtr& x);
 // Sum along `axis` (negative counts from the end); keepdims keeps it as 1.
 VarPtr sum_axis(const VarPtr& x, int32_t axis, bool keepdims);
-// Matrix product op(a) op(b) of 2-D operands.
+// Sum over a set of axes (naxes 0: all); keepdims keeps them with extent 1.
+VarPtr sum_axes(const VarPtr& x, const int32_t* axes, int32_t naxes, bool keepdims);
+// Mean over a set of axes (naxes 0: all); keepdims keeps them with extent 1.
+VarPtr mean(const VarPtr& x, const int32_t* axes, int32_t naxes, bool keepdims);
+// Weighted average sum(x w) / sum(w) over all axes or one axis.
+VarPtr average(const VarPtr& x, const int32_t* axes, int32_t naxes, const VarPtr& weights,
+               bool keepdims);
+// Maximum over a set of axes (naxes 0: all); the gradient goes to every maximum.
+VarPtr max(const VarPtr& x, const int32_t* axes, int32_t naxes, bool keepdims);
+// Minimum over a set of axes (naxes 0: all); the gradient goes to every minimum.
+VarPtr min(const VarPtr& x, const int32_t* axes, int32_t naxes, bool keepdims);
+// int32 index of the first maximum over all elements or one axis.
+VarPtr argmax(const VarPtr& x, const int32_t* axes, int32_t naxes);
+// int32 index of the first minimum over all elements or one axis.
+VarPtr argmin(const VarPtr& x, const int32_t* axes, int32_t naxes);
+// log(sum(exp(x))) over a set of axes (naxes 0: all), computed stably.
+VarPtr logsumexp(const VarPtr& x, const int32_t* axes, int32_t naxes);
+// Cumulative sum along one axis, or of the flattened x (naxes 0).
+VarPtr cumsum(const VarPtr& x, const int32_t* axes, int32_t naxes);
+// Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
 VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
 // Batched matrix product.
 VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb);
@@ -156,6 +175,10 @@ VarPtr clipped_relu(const VarPtr& x, double z);
 VarPtr swish(const VarPtr& x, const VarPtr& beta);
 // Softmax along axis 1.
 VarPtr softmax(const VarPtr& x);
+// Softmax along any axis (Chainer 7's softmax(x, axis=1)).
+VarPtr softmax_axis(const VarPtr& x, int32_t axis);
+// log(softmax(x)) along any axis, computed stably (x - logsumexp).
+VarPtr log_softmax(const VarPtr& x, int32_t axis);
 // New PReLU function object with slopes W of `shape`.
 FuncPtr prelu_new(const Shape& shape, DType dtype, double init);
 // END GENERATED activation

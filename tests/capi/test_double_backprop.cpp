@@ -130,7 +130,7 @@ TEST_F(DoubleBackprop, ReductionsShapesAndBinaryBuiltins) {
     }
   Arr ba = sample({2, 3, 4}), bb = sample({2, 4, 2});
   EXPECT_CH_OK(check_double(UNARY(ch_functions_batch_matmul(out, in[0], in[1], 0, 0)), {ba, bb}));
-  Arr v = sample({4});  // a 1-D operand is a column vector
+  Arr v = sample({4});  // a 1-D b is a column, dropped from the result (NumPy, Chainer 7)
   EXPECT_CH_OK(check_double(UNARY(ch_functions_matmul(out, in[0], in[1], 0, 0)), {m, v}));
 }
 

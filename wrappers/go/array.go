@@ -117,6 +117,14 @@ func shapePtr(shape []int64) *C.int64_t {
 	return (*C.int64_t)(unsafe.Pointer(&shape[0]))
 }
 
+// axesPtr: the C view of an axes slice (nil when empty: every axis).
+func axesPtr(axes []int32) *C.int32_t {
+	if len(axes) == 0 {
+		return nil
+	}
+	return (*C.int32_t)(unsafe.Pointer(&axes[0]))
+}
+
 func prod(shape []int64) int64 {
 	n := int64(1)
 	for _, s := range shape {

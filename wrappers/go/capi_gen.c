@@ -536,6 +536,69 @@ gres g_ch_functions_sum_axis(ch_variable* x, int32_t axis, int32_t keepdims) {
   return r;
 }
 
+gres g_ch_functions_sum_axes(ch_variable* x, const int32_t* axes, int32_t naxes, int32_t keepdims) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_sum_axes(&out, x, axes, naxes, keepdims));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_mean(ch_variable* x, const int32_t* axes, int32_t naxes, int32_t keepdims) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_mean(&out, x, axes, naxes, keepdims));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_average(ch_variable* x, const int32_t* axes, int32_t naxes, ch_variable* weights, int32_t keepdims) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_average(&out, x, axes, naxes, weights, keepdims));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_max(ch_variable* x, const int32_t* axes, int32_t naxes, int32_t keepdims) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_max(&out, x, axes, naxes, keepdims));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_min(ch_variable* x, const int32_t* axes, int32_t naxes, int32_t keepdims) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_min(&out, x, axes, naxes, keepdims));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_argmax(ch_variable* x, const int32_t* axes, int32_t naxes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_argmax(&out, x, axes, naxes));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_argmin(ch_variable* x, const int32_t* axes, int32_t naxes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_argmin(&out, x, axes, naxes));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_logsumexp(ch_variable* x, const int32_t* axes, int32_t naxes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_logsumexp(&out, x, axes, naxes));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_cumsum(ch_variable* x, const int32_t* axes, int32_t naxes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_cumsum(&out, x, axes, naxes));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_matmul(ch_variable* a, ch_variable* b, int32_t transa, int32_t transb) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_matmul(&out, a, b, transa, transb));
@@ -767,6 +830,20 @@ gres g_ch_functions_swish(ch_variable* x, ch_variable* beta) {
 gres g_ch_functions_softmax(ch_variable* x) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_softmax(&out, x));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_softmax_axis(ch_variable* x, int32_t axis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_softmax_axis(&out, x, axis));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_log_softmax(ch_variable* x, int32_t axis) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_log_softmax(&out, x, axis));
   r.out = out;
   return r;
 }

@@ -138,7 +138,70 @@ func SumAxis(x *Variable, axis int, keepdims bool) (*Variable, error) {
 	return out1(C.g_ch_functions_sum_axis(x.p, C.int32_t(axis), b32(keepdims)), x)
 }
 
-// MatMul: Matrix product op(a) op(b) of 2-D operands.
+// SumAxes: Sum over a set of axes (naxes 0: all); keepdims keeps them with extent 1.
+func SumAxes(x *Variable, axes []int32, keepdims bool) (*Variable, error) {
+	r := C.g_ch_functions_sum_axes(x.p, axesPtr(axes), C.int32_t(len(axes)), b32(keepdims))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
+// Mean: Mean over a set of axes (naxes 0: all); keepdims keeps them with extent 1.
+func Mean(x *Variable, axes []int32, keepdims bool) (*Variable, error) {
+	r := C.g_ch_functions_mean(x.p, axesPtr(axes), C.int32_t(len(axes)), b32(keepdims))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
+// Average: Weighted average sum(x w) / sum(w) over all axes or one axis.
+func Average(x *Variable, axes []int32, weights *Variable, keepdims bool) (*Variable, error) {
+	r := C.g_ch_functions_average(x.p, axesPtr(axes), C.int32_t(len(axes)), weights.p, b32(keepdims))
+	runtime.KeepAlive(axes)
+	return out1(r, x, weights)
+}
+
+// Max: Maximum over a set of axes (naxes 0: all); the gradient goes to every maximum.
+func Max(x *Variable, axes []int32, keepdims bool) (*Variable, error) {
+	r := C.g_ch_functions_max(x.p, axesPtr(axes), C.int32_t(len(axes)), b32(keepdims))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
+// Min: Minimum over a set of axes (naxes 0: all); the gradient goes to every minimum.
+func Min(x *Variable, axes []int32, keepdims bool) (*Variable, error) {
+	r := C.g_ch_functions_min(x.p, axesPtr(axes), C.int32_t(len(axes)), b32(keepdims))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
+// Argmax: int32 index of the first maximum over all elements or one axis.
+func Argmax(x *Variable, axes ...int32) (*Variable, error) {
+	r := C.g_ch_functions_argmax(x.p, axesPtr(axes), C.int32_t(len(axes)))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
+// Argmin: int32 index of the first minimum over all elements or one axis.
+func Argmin(x *Variable, axes ...int32) (*Variable, error) {
+	r := C.g_ch_functions_argmin(x.p, axesPtr(axes), C.int32_t(len(axes)))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
+// Logsumexp: log(sum(exp(x))) over a set of axes (naxes 0: all), computed stably.
+func Logsumexp(x *Variable, axes ...int32) (*Variable, error) {
+	r := C.g_ch_functions_logsumexp(x.p, axesPtr(axes), C.int32_t(len(axes)))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
+// Cumsum: Cumulative sum along one axis, or of the flattened x (naxes 0).
+func Cumsum(x *Variable, axes ...int32) (*Variable, error) {
+	r := C.g_ch_functions_cumsum(x.p, axesPtr(axes), C.int32_t(len(axes)))
+	runtime.KeepAlive(axes)
+	return out1(r, x)
+}
+
+// MatMul: Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
 func MatMul(a, b *Variable, transa, transb bool) (*Variable, error) {
 	return out1(C.g_ch_functions_matmul(a.p, b.p, b32(transa), b32(transb)), a, b)
 }
@@ -260,6 +323,16 @@ func Swish(x, beta *Variable) (*Variable, error) {
 // Softmax: Softmax along axis 1.
 func Softmax(x *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_softmax(x.p), x)
+}
+
+// SoftmaxAxis: Softmax along any axis (Chainer 7's softmax(x, axis=1)).
+func SoftmaxAxis(x *Variable, axis int) (*Variable, error) {
+	return out1(C.g_ch_functions_softmax_axis(x.p, C.int32_t(axis)), x)
+}
+
+// LogSoftmax: log(softmax(x)) along any axis, computed stably (x - logsumexp).
+func LogSoftmax(x *Variable, axis int) (*Variable, error) {
+	return out1(C.g_ch_functions_log_softmax(x.p, C.int32_t(axis)), x)
 }
 
 // SoftmaxCrossEntropy: Mean cross entropy of softmax(x) against int32 labels t.

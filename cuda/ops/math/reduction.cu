@@ -206,6 +206,99 @@ void sum_to_kernel(const Array& x, Array& y) {
   });
 }
 
+// reduce_extreme: whether (v, i) replaces the best so far (bv, bi): a NaN
+// first, then the extremum, then the smaller position (NumPy's first).
+template <typename T>
+__device__ __forceinline__ bool beats(T v, int64_t i, T bv, int64_t bi, bool is_min) {
+  const bool vn = v != v, bn = bv != bv;
+  if (vn || bn) return vn && (!bn || i < bi);
+  if (v == bv) return i < bi;
+  return is_min ? v < bv : v > bv;
+}
+
+// Few elements per output: one thread scans each output's elements in order.
+template <typename T, typename U>
+__global__ void extreme_per_thread_kernel(SumIndex<U> s, const T* __restrict__ x, bool is_min,
+                                          T* __restrict__ y, int32_t* __restrict__ index) {
+  for (U j = grid_start_as<U>(); j < s.n_out; j += grid_step_as<U>()) {
+    const T* base = x + s.kept(j);
+    T best = base[s.reduced(0)];
+    U at = 0;
+    for (U r = 1; r < s.n_reduced; ++r) {
+      const T v = base[s.reduced(r)];
+      if (beats<T>(v, r, best, at, is_min)) {
+        best = v;
+        at = r;
+      }
+    }
+    if (y) y[j] = best;
+    if (index) index[j] = static_cast<int32_t>(at);
+  }
+}
+
+// Many elements per output: one block per output, each thread the best of
+// every blockDim-th element, then a tree over (value, position) pairs.
+template <typename T, typename U>
+__global__ void extreme_per_block_kernel(SumIndex<U> s, const T* __restrict__ x, bool is_min,
+                                         T* __restrict__ y, int32_t* __restrict__ index) {
+  __shared__ T sv[kBlockThreads];
+  __shared__ int64_t si[kBlockThreads];
+  const unsigned t = threadIdx.x;
+  for (U j = blockIdx.x; j < s.n_out; j += gridDim.x) {
+    const T* base = x + s.kept(j);
+    T best = 0;
+    int64_t at = -1;
+    for (U r = t; r < s.n_reduced; r += blockDim.x) {
+      const T v = base[s.reduced(r)];
+      if (at < 0 || beats<T>(v, r, best, at, is_min)) {
+        best = v;
+        at = r;
+      }
+    }
+    sv[t] = best;
+    si[t] = at;
+    __syncthreads();
+    for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {
+      if (t < k && si[t + k] >= 0 &&
+          (si[t] < 0 || beats<T>(sv[t + k], si[t + k], sv[t], si[t], is_min))) {
+        sv[t] = sv[t + k];
+        si[t] = si[t + k];
+      }
+      __syncthreads();
+    }
+    if (t == 0) {
+      if (y) y[j] = sv[0];
+      if (index) index[j] = static_cast<int32_t>(si[0]);
+    }
+    __syncthreads();
+  }
+}
+
+void reduce_extreme_kernel(const Array& x, bool is_min, Array* y, Array* index) {
+  const Array& out = y ? *y : *index;
+  const int64_t n_out = out.size(), n_reduced = n_out ? x.size() / n_out : 0;
+  if (n_out == 0 || n_reduced == 0) return;
+  DeviceGuard guard(x.device().index);
+  dispatch_floating(x.dtype(), "reduce_extreme", [&](auto t) {
+    using T = decltype(t);
+    T* py = y ? y->data<T>() : nullptr;
+    int32_t* pi = index ? index->data<int32_t>() : nullptr;
+    dispatch_index(x.size(), [&](auto u) {
+      using U = decltype(u);
+      const SumIndex<U> s = sum_index<U>(x.shape(), out.shape());
+      if (n_reduced < 64 || n_out >= 4 * n_reduced) {
+        launch_elementwise("reduce_extreme", n_out, extreme_per_thread_kernel<T, U>, s, x.data<T>(),
+                           is_min, py, pi);
+      } else {
+        const unsigned blocks = blocks_for(n_out * kBlockThreads);
+        check_launch(launch(extreme_per_block_kernel<T, U>, blocks, kBlockThreads, 0, nullptr, s,
+                            x.data<T>(), is_min, py, pi),
+                     "reduce_extreme");
+      }
+    });
+  });
+}
+
 template <typename E, typename U>
 __global__ void broadcast_copy_kernel(OffsetCalc<U, 1> oc, const E* __restrict__ x,
                                       E* __restrict__ y, U n) {
@@ -252,6 +345,7 @@ void register_reduction_kernels() {
   kernels::sum_to.set(gpu, sum_to_kernel);
   kernels::broadcast_to.set(gpu, broadcast_to_kernel);
   kernels::add_into.set(gpu, add_into);
+  kernels::reduce_extreme.set(gpu, reduce_extreme_kernel);
 }
 
 }  // namespace chainerc::cuda

@@ -145,6 +145,14 @@ struct SquareGrad {
     return T(2) * x * gy;
   }
 };
+// max / min's gradient mask (Chainer 7's x == y): 1 where x equals the
+// extremum y (broadcast to x's shape), else 0 (NaN never equals).
+struct EqualMask {
+  template <typename T>
+  CH_HOST_DEVICE T operator()(T x, T y) const {
+    return x == y ? T(1) : T(0);
+  }
+};
 // exp's gradient from y: gy * y; log's from x: gy / x.
 struct ExpGrad {
   template <typename T>

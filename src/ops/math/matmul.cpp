@@ -1,8 +1,13 @@
-// matmul: y = op(a) op(b) for matrices (Chainer's F.matmul), where op
-// transposes when transa / transb is set; a 1-D operand is a column vector
-// (n, 1). batch_matmul: the same for each of the B matrices of (B, m, k)
-// operands; a 2-D operand (B, n) is a batch of column vectors (B, n, 1).
-// Every product goes through the gemm kernel.
+// matmul: Chainer 7's F.matmul, NumPy's matmul rules: op(a) op(b) where op
+// swaps the last two axes when transa / transb is set (ignored for a 1-D
+// operand); a 1-D a is a row (1, k) and a 1-D b a column (k, 1), the added
+// axis dropped from the result; N-d operands are stacks of matrices over
+// their leading axes, broadcast against each other. Two 2-D operands are one
+// MatMul node; anything else is broadcast_to / reshape around one
+// BatchMatMul node (differentiable, so the gradients sum over broadcast
+// axes). batch_matmul (Chainer 1's): the same for each of the B matrices of
+// (B, m, k) operands; a 2-D operand (B, n) is a batch of column vectors
+// (B, n, 1). Every product goes through the gemm kernel.
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -103,7 +108,46 @@ class MatMul final : public Function {
 }  // namespace
 
 VarPtr matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb) {
-  return apply1(std::make_shared<MatMul>(false, transa, transb), {a, b});
+  check_float_pair("matmul", a->data, b->data);
+  const Shape &sa = a->data.shape(), &sb = b->data.shape();
+  if (sa.ndim() == 0 || sb.ndim() == 0)
+    fail(CH_ERR_SHAPE, "matmul: a has shape ", sa.to_string(), " and b has shape ", sb.to_string(),
+         "; operands of at least 1 dimension are expected");
+  const bool a_vec = sa.ndim() == 1, b_vec = sb.ndim() == 1;
+  if (a_vec) transa = false;  // Chainer 7 (NumPy): a 1-D operand is not transposed
+  if (b_vec) transb = false;
+  // The operands as (batch..., rows, cols) as stored.
+  Shape ma = a_vec ? Shape{1, sa[0]} : sa, mb = b_vec ? Shape{sb[0], 1} : sb;
+  const int32_t na = ma.ndim(), nb = mb.ndim();
+  const int64_t m = transa ? ma[na - 1] : ma[na - 2], ka = transa ? ma[na - 2] : ma[na - 1];
+  const int64_t kb = transb ? mb[nb - 1] : mb[nb - 2], n = transb ? mb[nb - 2] : mb[nb - 1];
+  if (ka != kb)
+    fail(CH_ERR_SHAPE, "matmul: inner dimensions differ: a has shape ", sa.to_string(),
+         transa ? " (transposed)" : "", " and b has shape ", sb.to_string(),
+         transb ? " (transposed)" : "", " (", ka, " vs ", kb, ")");
+  Shape batch_a, batch_b;
+  for (int32_t d = 0; d < na - 2; ++d) batch_a.push_back(ma[d]);
+  for (int32_t d = 0; d < nb - 2; ++d) batch_b.push_back(mb[d]);
+  const Shape batch = broadcast_shapes(batch_a, batch_b, "matmul");
+  Shape out = batch;
+  if (!a_vec) out.push_back(m);
+  if (!b_vec) out.push_back(n);
+  if (batch.ndim() == 0) {
+    VarPtr y = apply1(std::make_shared<MatMul>(false, transa, transb),
+                      {a_vec ? reshape(a, ma) : a, b_vec ? reshape(b, mb) : b});
+    return y->data.shape() == out ? y : reshape(y, out);
+  }
+  const int64_t nbatch = batch.size();
+  auto stack = [&](const VarPtr& v, const Shape& mat) {  // (nbatch, rows, cols)
+    Shape full = batch;
+    full.push_back(mat[mat.ndim() - 2]);
+    full.push_back(mat[mat.ndim() - 1]);
+    VarPtr w = v->data.shape() == mat ? v : reshape(v, mat);
+    if (mat != full) w = broadcast_to(w, full);
+    return reshape(w, Shape{nbatch, mat[mat.ndim() - 2], mat[mat.ndim() - 1]});
+  };
+  VarPtr y = apply1(std::make_shared<MatMul>(true, transa, transb), {stack(a, ma), stack(b, mb)});
+  return reshape(y, out);
 }
 VarPtr batch_matmul(const VarPtr& a, const VarPtr& b, bool transa, bool transb) {
   return apply1(std::make_shared<MatMul>(true, transa, transb), {a, b});

@@ -187,6 +187,87 @@ mod generated {
         wrap_out(unsafe { sys::ch_functions_sum_axis(&mut out, x.as_ptr(), axis, keepdims as i32) }, out)
     }
 
+    /// Sum over a set of axes (naxes 0: all); keepdims keeps them with extent 1.
+    #[inline]
+    pub fn sum_axes(x: &Variable, axes: &[i32], keepdims: bool) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_sum_axes(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32, keepdims as i32) },
+            out,
+        )
+    }
+
+    /// Mean over a set of axes (naxes 0: all); keepdims keeps them with extent 1.
+    #[inline]
+    pub fn mean(x: &Variable, axes: &[i32], keepdims: bool) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_mean(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32, keepdims as i32) },
+            out,
+        )
+    }
+
+    /// Weighted average sum(x w) / sum(w) over all axes or one axis.
+    #[inline]
+    pub fn average(x: &Variable, axes: &[i32], weights: &Variable, keepdims: bool) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_average(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32, weights.as_ptr(), keepdims as i32) },
+            out,
+        )
+    }
+
+    /// Maximum over a set of axes (naxes 0: all); the gradient goes to every maximum.
+    #[inline]
+    pub fn max(x: &Variable, axes: &[i32], keepdims: bool) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_max(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32, keepdims as i32) },
+            out,
+        )
+    }
+
+    /// Minimum over a set of axes (naxes 0: all); the gradient goes to every minimum.
+    #[inline]
+    pub fn min(x: &Variable, axes: &[i32], keepdims: bool) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_min(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32, keepdims as i32) },
+            out,
+        )
+    }
+
+    /// int32 index of the first maximum over all elements or one axis.
+    #[inline]
+    pub fn argmax(x: &Variable, axes: &[i32]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_argmax(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32) }, out)
+    }
+
+    /// int32 index of the first minimum over all elements or one axis.
+    #[inline]
+    pub fn argmin(x: &Variable, axes: &[i32]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_argmin(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32) }, out)
+    }
+
+    /// log(sum(exp(x))) over a set of axes (naxes 0: all), computed stably.
+    #[inline]
+    pub fn logsumexp(x: &Variable, axes: &[i32]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_logsumexp(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32) },
+            out,
+        )
+    }
+
+    /// Cumulative sum along one axis, or of the flattened x (naxes 0).
+    #[inline]
+    pub fn cumsum(x: &Variable, axes: &[i32]) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_cumsum(&mut out, x.as_ptr(), axes.as_ptr(), axes.len() as i32) }, out)
+    }
+
     /// Same data, another shape of the same size (one extent may be -1).
     #[inline]
     pub fn reshape(x: &Variable, shape: &[i64]) -> Result<Variable> {

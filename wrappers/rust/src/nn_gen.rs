@@ -12,7 +12,7 @@ mod generated {
     use chainerc_sys as sys;
     use std::ptr;
 
-    /// Matrix product op(a) op(b) of 2-D operands.
+    /// Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).
     #[inline]
     pub fn matmul(a: &Variable, b: &Variable, transa: bool, transb: bool) -> Result<Variable> {
         let mut out = ptr::null_mut();
@@ -131,6 +131,20 @@ mod generated {
     pub fn softmax(x: &Variable) -> Result<Variable> {
         let mut out = ptr::null_mut();
         wrap_out(unsafe { sys::ch_functions_softmax(&mut out, x.as_ptr()) }, out)
+    }
+
+    /// Softmax along any axis (Chainer 7's softmax(x, axis=1)).
+    #[inline]
+    pub fn softmax_axis(x: &Variable, axis: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_softmax_axis(&mut out, x.as_ptr(), axis) }, out)
+    }
+
+    /// log(softmax(x)) along any axis, computed stably (x - logsumexp).
+    #[inline]
+    pub fn log_softmax(x: &Variable, axis: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_log_softmax(&mut out, x.as_ptr(), axis) }, out)
     }
 
     /// Mean cross entropy of softmax(x) against int32 labels t.

@@ -43,7 +43,7 @@ def define_all(define):
     define("_sum_axis(x, axis:i, keepdims:b=False)", "ch_functions_sum_axis",
            "Sum along `axis` (negative counts from the end); keepdims keeps it as 1.")
     define("matmul(a, b, transa:b=False, transb:b=False)", "ch_functions_matmul",
-           "Matrix product op(a) op(b) of 2-D operands.")
+           "Matrix product op(a) op(b) by NumPy's matmul rules (Chainer 7's matmul).")
     define("batch_matmul(a, b, transa:b=False, transb:b=False)", "ch_functions_batch_matmul",
            "Batched matrix product.")
     # array
@@ -82,6 +82,10 @@ def define_all(define):
     define("swish(x, beta)", "ch_functions_swish",
            "Swish x sigmoid(beta x), beta broadcast along axis 1 (Chainer's swish).")
     define("softmax(x)", "ch_functions_softmax", "Softmax along axis 1.")
+    define("_softmax_axis(x, axis:i=1)", "ch_functions_softmax_axis",
+           "Softmax along any axis (Chainer 7's softmax(x, axis=1)).")
+    define("log_softmax(x, axis:i=1)", "ch_functions_log_softmax",
+           "log(softmax(x)) along any axis, computed stably (x - logsumexp).")
     # loss
     define("softmax_cross_entropy(x, t)", "ch_functions_softmax_cross_entropy",
            "Mean cross entropy of softmax(x) against int32 labels t.")

@@ -366,6 +366,15 @@ extern "C" {
     pub fn ch_functions_where(out: *mut *mut ch_variable, condition: *const ch_array, x: *mut ch_variable, y: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sum(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_sum_axis(out: *mut *mut ch_variable, x: *mut ch_variable, axis: i32, keepdims: i32) -> ch_status;
+    pub fn ch_functions_sum_axes(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32, keepdims: i32) -> ch_status;
+    pub fn ch_functions_mean(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32, keepdims: i32) -> ch_status;
+    pub fn ch_functions_average(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32, weights: *mut ch_variable, keepdims: i32) -> ch_status;
+    pub fn ch_functions_max(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32, keepdims: i32) -> ch_status;
+    pub fn ch_functions_min(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32, keepdims: i32) -> ch_status;
+    pub fn ch_functions_argmax(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
+    pub fn ch_functions_argmin(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
+    pub fn ch_functions_logsumexp(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
+    pub fn ch_functions_cumsum(out: *mut *mut ch_variable, x: *mut ch_variable, axes: *const i32, naxes: i32) -> ch_status;
     pub fn ch_functions_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
     pub fn ch_functions_batch_matmul(out: *mut *mut ch_variable, a: *mut ch_variable, b: *mut ch_variable, transa: i32, transb: i32) -> ch_status;
     pub fn ch_functions_reshape(out: *mut *mut ch_variable, x: *mut ch_variable, shape: *const i64, ndim: i32) -> ch_status;
@@ -400,6 +409,8 @@ extern "C" {
     pub fn ch_functions_clipped_relu(out: *mut *mut ch_variable, x: *mut ch_variable, z: f64) -> ch_status;
     pub fn ch_functions_swish(out: *mut *mut ch_variable, x: *mut ch_variable, beta: *mut ch_variable) -> ch_status;
     pub fn ch_functions_softmax(out: *mut *mut ch_variable, x: *mut ch_variable) -> ch_status;
+    pub fn ch_functions_softmax_axis(out: *mut *mut ch_variable, x: *mut ch_variable, axis: i32) -> ch_status;
+    pub fn ch_functions_log_softmax(out: *mut *mut ch_variable, x: *mut ch_variable, axis: i32) -> ch_status;
     pub fn ch_functions_prelu_new(out: *mut *mut ch_function, shape: *const i64, ndim: i32, dtype: ch_dtype, init: f64) -> ch_status;
     pub fn ch_functions_lstm(c: *mut *mut ch_variable, h: *mut *mut ch_variable, c_prev: *mut ch_variable, x: *mut ch_variable) -> ch_status;
     pub fn ch_functions_linear_new(out: *mut *mut ch_function, in_size: i64, out_size: i64, dtype: ch_dtype, wscale: f64, bias: f64, nobias: i32, initial_W: *const ch_array, initial_b: *const ch_array) -> ch_status;

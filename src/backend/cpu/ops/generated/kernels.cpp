@@ -35,6 +35,7 @@ void register_generated_kernels() {
   kernels::nonzero_mask.set(device, unary_kernel<NonzeroMask>);
   kernels::minimum.set(device, broadcast_kernel<Minimum>);
   kernels::less_equal_mask.set(device, broadcast_kernel<LessEqualMask>);
+  kernels::equal_mask.set(device, binary_kernel<EqualMask>);
   kernels::gelu.set(device, unary_kernel<Gelu>);
   kernels::gelu_grad.set(device, binary_kernel<GeluGrad>);
   kernels::gelu_tanh.set(device, unary_kernel<GeluTanh>);
