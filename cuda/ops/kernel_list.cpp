@@ -48,6 +48,7 @@ void register_kernels() {
   // normalization
   register_batch_normalization_kernels();
   register_local_response_normalization_kernels();
+  register_row_normalization_kernels();
   // optimizers
   register_optimizer_update_kernels();
   register_grad_utils_kernels();

@@ -41,6 +41,7 @@ void register_average_pooling_2d_kernels();
 // normalization
 void register_batch_normalization_kernels();
 void register_local_response_normalization_kernels();
+void register_row_normalization_kernels();
 // optimizers
 void register_optimizer_update_kernels();
 void register_grad_utils_kernels();

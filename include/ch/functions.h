@@ -652,6 +652,28 @@ CH_API ch_status ch_functions_inception_new(ch_function** out, int64_t in_channe
                                             int64_t proj3, int64_t out3, int64_t proj5,
                                             int64_t out5, int64_t proj_pool, ch_dtype dtype);
 
+/* Linear function (Chainer 7's F.linear(x, W, b, n_batch_axes=1)): W is
+ * (out_size, in_size), b (out_size,). The first n_batch_axes axes of x are
+ * batch axes; the rest are flattened to in_size features: x of shape
+ * (B1, ..., Bk, F...) with prod(F...) = in_size gives y of shape
+ * (B1, ..., Bk, out_size) (a transformer's (B, T, C) input with n_batch_axes 2).
+ * Differentiable (twice) in x, W and b: gx = gy W, gW = gy^T x, gb = sum of gy
+ * over the batch axes (ch_grad can take gradients with respect to W). Errors:
+ * CH_ERR_SHAPE for W not 2-D, b not (out_size,), or x's features not in_size;
+ * CH_ERR_INVALID_ARGUMENT for n_batch_axes < 1 or not below x's ndim;
+ * CH_ERR_DTYPE for operands of different dtypes.
+ * Backward keeps x and W.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_linear(ch_variable** out, ch_variable* x, ch_variable* W,
+                                     ch_variable* b, int32_t n_batch_axes);
+
+/* ch_functions_linear with b = None: y = x W^T, W (out_size, in_size); the
+ * same shapes, n_batch_axes and errors.
+ * Backward keeps x and W.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_linear_nobias(ch_variable** out, ch_variable* x, ch_variable* W,
+                                            int32_t n_batch_axes);
+
 /* (end of connection) */
 
 /* ======================================================================
@@ -817,6 +839,46 @@ CH_API ch_status ch_functions_batch_normalization_state(ch_array** avg_mean, ch_
 
 /* The seed's start_finetuning(): restarts the count N of finetune batches. */
 CH_API ch_status ch_functions_batch_normalization_start_finetuning(ch_function* bn);
+
+/* Layer normalization (Chainer 7's F.layer_normalization(x, gamma, beta,
+ * eps=1e-5)): x is (N, C) as in Chainer 7, or (..., C) (normalized over the last
+ * axis, as PyTorch's layer_norm(x, (C,)): a transformer's (B, T, C) needs no
+ * reshape); gamma and beta are (C,). Each row of C values:
+ * y = gamma (x - mean) / sqrt(var + eps) + beta, var the biased variance.
+ * Differentiable (twice) in x, gamma and beta. Errors: CH_ERR_SHAPE for x below
+ * 2 dimensions or gamma / beta not (C,); CH_ERR_DTYPE for a non-float x or
+ * gamma / beta of another dtype; CH_ERR_INVALID_ARGUMENT for eps < 0.
+ * Backward keeps x, gamma and the rows' mean and 1/std.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_layer_normalization(ch_variable** out, ch_variable* x,
+                                                  ch_variable* gamma, ch_variable* beta,
+                                                  double eps);
+
+/* RMS normalization (PyTorch's F.rms_norm(x, (C,), weight=gamma, eps); Chainer 7
+ * has none): x (..., C) with at least one axis, gamma (C,); each row of C values:
+ * y = x / sqrt(mean(x^2) + eps) * gamma. eps has no default here: PyTorch's
+ * eps=None is the dtype's machine epsilon (float32 1.1920928955078125e-07,
+ * float64 2.220446049250313e-16). Differentiable (twice) in x and gamma.
+ * Errors: CH_ERR_SHAPE for a 0-d x or gamma not (C,); CH_ERR_DTYPE for a
+ * non-float x or gamma of another dtype; CH_ERR_INVALID_ARGUMENT for eps < 0.
+ * Backward keeps x, gamma and the rows' 1/rms.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_rms_normalization(ch_variable** out, ch_variable* x,
+                                                ch_variable* gamma, double eps);
+
+/* Group normalization (Chainer 7's F.group_normalization(x, groups, gamma, beta,
+ * eps=1e-5)): x (N, C, ...) with C divisible by groups; per sample, the
+ * C / groups channels of a group and all their trailing positions are
+ * normalized together, then channel c is scaled by gamma[c] and shifted by
+ * beta[c] (both (C,)). Differentiable (twice) in x, gamma and beta. Errors:
+ * CH_ERR_SHAPE for x below 2 dimensions or gamma / beta not (C,);
+ * CH_ERR_INVALID_ARGUMENT for groups < 1 or not dividing C, or eps < 0;
+ * CH_ERR_DTYPE for a non-float x or gamma / beta of another dtype.
+ * Backward keeps x, gamma and the groups' mean and 1/std.
+ * *out: new reference; release with ch_variable_release. */
+CH_API ch_status ch_functions_group_normalization(ch_variable** out, ch_variable* x, int32_t groups,
+                                                  ch_variable* gamma, ch_variable* beta,
+                                                  double eps);
 
 /* (end of normalization) */
 

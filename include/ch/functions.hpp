@@ -419,6 +419,19 @@ inline Variable log_softmax(const Variable& x, int32_t axis = 1) {
   check(ch_functions_log_softmax(&out, x.get(), axis));
   return Variable::adopt(out);
 }
+/// Linear function y = x W^T + b of variables x, W (out, in) and b (out,).
+inline Variable linear(const Variable& x, const Variable& W, const Variable& b,
+                       int32_t n_batch_axes = 1) {
+  ch_variable* out = nullptr;
+  check(ch_functions_linear(&out, x.get(), W.get(), b.get(), n_batch_axes));
+  return Variable::adopt(out);
+}
+/// Linear function y = x W^T without bias (Chainer's b=None).
+inline Variable linear(const Variable& x, const Variable& W, int32_t n_batch_axes = 1) {
+  ch_variable* out = nullptr;
+  check(ch_functions_linear_nobias(&out, x.get(), W.get(), n_batch_axes));
+  return Variable::adopt(out);
+}
 /// Mean cross entropy of softmax(x) against int32 labels t.
 inline Variable softmax_cross_entropy(const Variable& x, const Variable& t) {
   ch_variable* out = nullptr;
@@ -448,6 +461,26 @@ inline Variable local_response_normalization(const Variable& x, int32_t n = 5, d
                                              double alpha = 0.0001, double beta = 0.75) {
   ch_variable* out = nullptr;
   check(ch_functions_local_response_normalization(&out, x.get(), n, k, alpha, beta));
+  return Variable::adopt(out);
+}
+/// Layer normalization of each row over the last axis, scaled by gamma, shifted by beta.
+inline Variable layer_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
+                                    double eps = 1e-05) {
+  ch_variable* out = nullptr;
+  check(ch_functions_layer_normalization(&out, x.get(), gamma.get(), beta.get(), eps));
+  return Variable::adopt(out);
+}
+/// RMS normalization over the last axis: x / sqrt(mean(x^2) + eps) * gamma.
+inline Variable rms_normalization(const Variable& x, const Variable& gamma, double eps) {
+  ch_variable* out = nullptr;
+  check(ch_functions_rms_normalization(&out, x.get(), gamma.get(), eps));
+  return Variable::adopt(out);
+}
+/// Group normalization: statistics per sample and group of channels.
+inline Variable group_normalization(const Variable& x, int32_t groups, const Variable& gamma,
+                                    const Variable& beta, double eps = 1e-05) {
+  ch_variable* out = nullptr;
+  check(ch_functions_group_normalization(&out, x.get(), groups, gamma.get(), beta.get(), eps));
   return Variable::adopt(out);
 }
 // END GENERATED F

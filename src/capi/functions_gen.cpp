@@ -551,6 +551,25 @@ ch_status ch_functions_inception_new(ch_function** out, int64_t in_channels, int
   CH_API_END
 }
 
+ch_status ch_functions_linear(ch_variable** out, ch_variable* x, ch_variable* W, ch_variable* b,
+                              int32_t n_batch_axes) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out =
+      new_variable_handle(ops::linear(variable_of(x, __func__, "x"), variable_of(W, __func__, "W"),
+                                      variable_of(b, __func__, "b"), n_batch_axes));
+  CH_API_END
+}
+
+ch_status ch_functions_linear_nobias(ch_variable** out, ch_variable* x, ch_variable* W,
+                                     int32_t n_batch_axes) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::linear_nobias(variable_of(x, __func__, "x"),
+                                                variable_of(W, __func__, "W"), n_batch_axes));
+  CH_API_END
+}
+
 // ---- loss
 
 ch_status ch_functions_softmax_cross_entropy(ch_variable** out, ch_variable* x, ch_variable* t) {
@@ -606,6 +625,35 @@ ch_status ch_functions_batch_normalization_new(ch_function** out, const int64_t*
   require_out(out, __func__);
   *out = new_function_handle(ops::batch_normalization_new(
       Shape::from_c(size, ndim, __func__), decay, eps, float_dtype_arg(dtype, __func__)));
+  CH_API_END
+}
+
+ch_status ch_functions_layer_normalization(ch_variable** out, ch_variable* x, ch_variable* gamma,
+                                           ch_variable* beta, double eps) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::layer_normalization(variable_of(x, __func__, "x"),
+                                                      variable_of(gamma, __func__, "gamma"),
+                                                      variable_of(beta, __func__, "beta"), eps));
+  CH_API_END
+}
+
+ch_status ch_functions_rms_normalization(ch_variable** out, ch_variable* x, ch_variable* gamma,
+                                         double eps) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::rms_normalization(variable_of(x, __func__, "x"),
+                                                    variable_of(gamma, __func__, "gamma"), eps));
+  CH_API_END
+}
+
+ch_status ch_functions_group_normalization(ch_variable** out, ch_variable* x, int32_t groups,
+                                           ch_variable* gamma, ch_variable* beta, double eps) {
+  CH_API_BEGIN
+  require_out(out, __func__);
+  *out = new_variable_handle(ops::group_normalization(variable_of(x, __func__, "x"), groups,
+                                                      variable_of(gamma, __func__, "gamma"),
+                                                      variable_of(beta, __func__, "beta"), eps));
   CH_API_END
 }
 

@@ -35,6 +35,34 @@ inline Kernel<void(const Array& x, const Array& gy, const Array& mean, const Arr
                    const Array& gamma, const BatchNorm& p, Array& ggamma, Array& gbeta, Array& gx)>
     batch_norm_backward{"batch_norm_backward"};
 
+// Row normalizations (layer_normalization, rms_normalization,
+// group_normalization) on x viewed as (rows, D): statistics per row over its
+// D elements, then an affine map per column class. Element (i, j) takes the
+// parameter index (i % groups) * (D / R) + j / R (layer and rms: groups = R =
+// 1, the column; group_normalization on (N, C, R...) x: rows = N groups, D =
+// (C / groups) R, the channel). gamma and beta have groups * D / R elements.
+struct RowNorm {
+  int64_t rows, D;
+  int64_t groups, R;
+  bool center;  // subtract the row mean (layer, group); rms: no mean, no beta
+  double eps;
+};
+// mean = sum(x) / D (0 without center), var = sum((x - mean)^2) / D (in
+// double), inv_std = 1 / sqrt(var + eps); y = (x - mean) inv_std gamma +
+// beta (beta undefined: none). Writes the rows' mean and inv_std (`rows`
+// elements of x's dtype) for backward.
+inline Kernel<void(const Array& x, const Array& gamma, const Array& beta, const RowNorm& p,
+                   Array& y, Array& mean, Array& inv_std)>
+    row_norm_forward{"row_norm_forward"};
+// From forward's x, mean and inv_std: x_hat = (x - mean) inv_std, g = gy
+// gamma; gx = inv_std (g - mean(g) - x_hat mean(g x_hat)) per row (without
+// center: no mean(g) term); ggamma = sum(gy x_hat) and gbeta = sum(gy) per
+// parameter index (written, not accumulated; gbeta undefined: not wanted; gx
+// undefined: not wanted).
+inline Kernel<void(const Array& x, const Array& gy, const Array& gamma, const Array& mean,
+                   const Array& inv_std, const RowNorm& p, Array& gx, Array& ggamma, Array& gbeta)>
+    row_norm_backward{"row_norm_backward"};
+
 // LocalResponseNormalization across axis 1 of x viewed as (N, C, R): window
 // of channels c - n/2 .. c + n/2 (clipped).
 struct Lrn {

@@ -979,6 +979,34 @@ non-float dtype; at apply: CH_ERR_SHAPE for x not 4-d or with another
 channel count, CH_ERR_DTYPE for x of another dtype.""",
         keeps="its sub-functions' state", hand=("cpp", "py", "rust", "go"),
     ),
+    # linear as a function of x, W, b (fn42-norm)
+    dict(
+        name="linear", chainer="chainer.functions.linear", group="connection",
+        args=[("x", "var"), ("W", "var"), ("b", "var"), ("n_batch_axes", "i32", 1)], out="var",
+        brief="Linear function y = x W^T + b of variables x, W (out, in) and b (out,).",
+        details="""\
+Linear function (Chainer 7's F.linear(x, W, b, n_batch_axes=1)): W is
+(out_size, in_size), b (out_size,). The first n_batch_axes axes of x are
+batch axes; the rest are flattened to in_size features: x of shape
+(B1, ..., Bk, F...) with prod(F...) = in_size gives y of shape
+(B1, ..., Bk, out_size) (a transformer's (B, T, C) input with n_batch_axes 2).
+Differentiable (twice) in x, W and b: gx = gy W, gW = gy^T x, gb = sum of gy
+over the batch axes (ch_grad can take gradients with respect to W). Errors:
+CH_ERR_SHAPE for W not 2-D, b not (out_size,), or x's features not in_size;
+CH_ERR_INVALID_ARGUMENT for n_batch_axes < 1 or not below x's ndim;
+CH_ERR_DTYPE for operands of different dtypes.""",
+        keeps="x and W", cpp=("F", "linear"), py="_linear", rust=("functions", "linear"),
+    ),
+    dict(
+        name="linear_nobias", chainer="chainer.functions.linear", group="connection",
+        args=[("x", "var"), ("W", "var"), ("n_batch_axes", "i32", 1)], out="var",
+        brief="Linear function y = x W^T without bias (Chainer's b=None).",
+        details="""\
+ch_functions_linear with b = None: y = x W^T, W (out_size, in_size); the
+same shapes, n_batch_axes and errors.""",
+        keeps="x and W", cpp=("F", "linear"), py="_linear_nobias",
+        rust=("functions", "linear_nobias"), go="LinearNobias",
+    ),
     # ---------------------------------------------------------------- loss
     dict(
         name="softmax_cross_entropy", chainer="chainer.functions.softmax_cross_entropy",
@@ -1167,6 +1195,57 @@ may be NULL (not wanted).""",
         brief="The seed's start_finetuning(): restarts the count N of finetune batches.",
         owns="", keeps="nothing (not differentiable)",
         hand=("capi", "ops", "cpp", "py", "rust", "go"),
+    ),
+    # layer, rms and group normalization (fn42-norm)
+    dict(
+        name="layer_normalization", chainer="chainer.functions.layer_normalization",
+        group="normalization",
+        args=[("x", "var"), ("gamma", "var"), ("beta", "var"), ("eps", "f64", 1e-5)], out="var",
+        brief="Layer normalization of each row over the last axis, scaled by gamma, shifted by beta.",
+        details="""\
+Layer normalization (Chainer 7's F.layer_normalization(x, gamma, beta,
+eps=1e-5)): x is (N, C) as in Chainer 7, or (..., C) (normalized over the last
+axis, as PyTorch's layer_norm(x, (C,)): a transformer's (B, T, C) needs no
+reshape); gamma and beta are (C,). Each row of C values:
+y = gamma (x - mean) / sqrt(var + eps) + beta, var the biased variance.
+Differentiable (twice) in x, gamma and beta. Errors: CH_ERR_SHAPE for x below
+2 dimensions or gamma / beta not (C,); CH_ERR_DTYPE for a non-float x or
+gamma / beta of another dtype; CH_ERR_INVALID_ARGUMENT for eps < 0.""",
+        keeps="x, gamma and the rows' mean and 1/std", cpp=("F", "layer_normalization"),
+        rust=("nn", "layer_normalization"),
+    ),
+    dict(
+        name="rms_normalization", chainer=None, group="normalization",
+        args=[("x", "var"), ("gamma", "var"), ("eps", "f64")], out="var",
+        brief="RMS normalization over the last axis: x / sqrt(mean(x^2) + eps) * gamma.",
+        details="""\
+RMS normalization (PyTorch's F.rms_norm(x, (C,), weight=gamma, eps); Chainer 7
+has none): x (..., C) with at least one axis, gamma (C,); each row of C values:
+y = x / sqrt(mean(x^2) + eps) * gamma. eps has no default here: PyTorch's
+eps=None is the dtype's machine epsilon (float32 1.1920928955078125e-07,
+float64 2.220446049250313e-16). Differentiable (twice) in x and gamma.
+Errors: CH_ERR_SHAPE for a 0-d x or gamma not (C,); CH_ERR_DTYPE for a
+non-float x or gamma of another dtype; CH_ERR_INVALID_ARGUMENT for eps < 0.""",
+        keeps="x, gamma and the rows' 1/rms", cpp=("F", "rms_normalization"),
+        rust=("nn", "rms_normalization"),
+    ),
+    dict(
+        name="group_normalization", chainer="chainer.functions.group_normalization",
+        group="normalization",
+        args=[("x", "var"), ("groups", "i32"), ("gamma", "var"), ("beta", "var"),
+              ("eps", "f64", 1e-5)], out="var",
+        brief="Group normalization: statistics per sample and group of channels.",
+        details="""\
+Group normalization (Chainer 7's F.group_normalization(x, groups, gamma, beta,
+eps=1e-5)): x (N, C, ...) with C divisible by groups; per sample, the
+C / groups channels of a group and all their trailing positions are
+normalized together, then channel c is scaled by gamma[c] and shifted by
+beta[c] (both (C,)). Differentiable (twice) in x, gamma and beta. Errors:
+CH_ERR_SHAPE for x below 2 dimensions or gamma / beta not (C,);
+CH_ERR_INVALID_ARGUMENT for groups < 1 or not dividing C, or eps < 0;
+CH_ERR_DTYPE for a non-float x or gamma / beta of another dtype.""",
+        keeps="x, gamma and the groups' mean and 1/std", cpp=("F", "group_normalization"),
+        rust=("nn", "group_normalization"),
     ),
     # ---------------------------------------------------------------- pooling
     dict(

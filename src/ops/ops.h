@@ -207,6 +207,10 @@ FuncPtr embed_id_new(int64_t in_size, int64_t out_size, DType dtype, const Array
 // New Inception (GoogLeNet) module function object.
 FuncPtr inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5,
                       int64_t out5, int64_t proj_pool, DType dtype);
+// Linear function y = x W^T + b of variables x, W (out, in) and b (out,).
+VarPtr linear(const VarPtr& x, const VarPtr& W, const VarPtr& b, int32_t n_batch_axes);
+// Linear function y = x W^T without bias (Chainer's b=None).
+VarPtr linear_nobias(const VarPtr& x, const VarPtr& W, int32_t n_batch_axes);
 // END GENERATED connection
 // A node of Convolution2D `conv` that reads its W (and b) at params[offset]
 // (and [offset + 1]) instead of its own list.
@@ -255,6 +259,13 @@ VarPtr local_response_normalization(const VarPtr& x, int64_t n, double k, double
                                     double beta);
 // New BatchNormalization function object over features of shape `size`.
 FuncPtr batch_normalization_new(const Shape& size, double decay, double eps, DType dtype);
+// Layer normalization of each row over the last axis, scaled by gamma, shifted by beta.
+VarPtr layer_normalization(const VarPtr& x, const VarPtr& gamma, const VarPtr& beta, double eps);
+// RMS normalization over the last axis: x / sqrt(mean(x^2) + eps) * gamma.
+VarPtr rms_normalization(const VarPtr& x, const VarPtr& gamma, double eps);
+// Group normalization: statistics per sample and group of channels.
+VarPtr group_normalization(const VarPtr& x, int32_t groups, const VarPtr& gamma, const VarPtr& beta,
+                           double eps);
 // END GENERATED normalization
 // Running statistics of a BatchNormalization, shared by its applications.
 struct BatchNormState {

@@ -894,6 +894,20 @@ gres g_ch_functions_inception_new(int64_t in_channels, int64_t out1, int64_t pro
   return r;
 }
 
+gres g_ch_functions_linear(ch_variable* x, ch_variable* W, ch_variable* b, int32_t n_batch_axes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_linear(&out, x, W, b, n_batch_axes));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_linear_nobias(ch_variable* x, ch_variable* W, int32_t n_batch_axes) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_linear_nobias(&out, x, W, n_batch_axes));
+  r.out = out;
+  return r;
+}
+
 gres g_ch_functions_softmax_cross_entropy(ch_variable* x, ch_variable* t) {
   ch_variable* out = NULL;
   gres r = gres_of(ch_functions_softmax_cross_entropy(&out, x, t));
@@ -960,6 +974,27 @@ gres g_ch_functions_batch_normalization_state(ch_array** avg_mean, ch_array** av
 
 gres g_ch_functions_batch_normalization_start_finetuning(ch_function* bn) {
   return gres_of(ch_functions_batch_normalization_start_finetuning(bn));
+}
+
+gres g_ch_functions_layer_normalization(ch_variable* x, ch_variable* gamma, ch_variable* beta, double eps) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_layer_normalization(&out, x, gamma, beta, eps));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_rms_normalization(ch_variable* x, ch_variable* gamma, double eps) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_rms_normalization(&out, x, gamma, eps));
+  r.out = out;
+  return r;
+}
+
+gres g_ch_functions_group_normalization(ch_variable* x, int32_t groups, ch_variable* gamma, ch_variable* beta, double eps) {
+  ch_variable* out = NULL;
+  gres r = gres_of(ch_functions_group_normalization(&out, x, groups, gamma, beta, eps));
+  r.out = out;
+  return r;
 }
 
 gres g_ch_functions_max_pooling_2d(ch_variable* x, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw, int32_t cover_all) {

@@ -158,6 +158,8 @@ gres g_ch_functions_parameter_new(const ch_array* initial);
 gres g_ch_functions_convolution_2d_new(int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw, ch_dtype dtype, double wscale, double bias, int32_t nobias, const ch_array* initial_W, const ch_array* initial_b);
 gres g_ch_functions_embed_id_new(int64_t in_size, int64_t out_size, ch_dtype dtype, const ch_array* initial_W);
 gres g_ch_functions_inception_new(int64_t in_channels, int64_t out1, int64_t proj3, int64_t out3, int64_t proj5, int64_t out5, int64_t proj_pool, ch_dtype dtype);
+gres g_ch_functions_linear(ch_variable* x, ch_variable* W, ch_variable* b, int32_t n_batch_axes);
+gres g_ch_functions_linear_nobias(ch_variable* x, ch_variable* W, int32_t n_batch_axes);
 gres g_ch_functions_softmax_cross_entropy(ch_variable* x, ch_variable* t);
 gres g_ch_functions_mean_squared_error(ch_variable* x0, ch_variable* x1);
 gres g_ch_functions_binary_hierarchical_softmax_new(int64_t in_size, const int32_t* tree, int64_t n_internal, ch_dtype dtype, const ch_array* initial_W);
@@ -169,6 +171,9 @@ gres g_ch_functions_batch_normalization_new(const int64_t* size, int32_t ndim, d
 gres g_ch_functions_batch_normalization_apply(ch_function* bn, ch_variable* x, int32_t train, int32_t finetune);
 gres g_ch_functions_batch_normalization_state(ch_array** avg_mean, ch_array** avg_var, const ch_function* bn);
 gres g_ch_functions_batch_normalization_start_finetuning(ch_function* bn);
+gres g_ch_functions_layer_normalization(ch_variable* x, ch_variable* gamma, ch_variable* beta, double eps);
+gres g_ch_functions_rms_normalization(ch_variable* x, ch_variable* gamma, double eps);
+gres g_ch_functions_group_normalization(ch_variable* x, int32_t groups, ch_variable* gamma, ch_variable* beta, double eps);
 gres g_ch_functions_max_pooling_2d(ch_variable* x, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw, int32_t cover_all);
 gres g_ch_functions_average_pooling_2d(ch_variable* x, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t ph, int64_t pw);
 gres g_ch_numerical_grad(ch_array** out, ch_eval_callback f, void* user_data, ch_array* const* inputs, size_t n_inputs, ch_array* const* grad_outputs, size_t n_grad_outputs, double eps);

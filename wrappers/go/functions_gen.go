@@ -335,6 +335,16 @@ func LogSoftmax(x *Variable, axis int) (*Variable, error) {
 	return out1(C.g_ch_functions_log_softmax(x.p, C.int32_t(axis)), x)
 }
 
+// Linear: Linear function y = x W^T + b of variables x, W (out, in) and b (out,).
+func Linear(x, W, b *Variable, n_batch_axes int) (*Variable, error) {
+	return out1(C.g_ch_functions_linear(x.p, W.p, b.p, C.int32_t(n_batch_axes)), x, W, b)
+}
+
+// LinearNobias: Linear function y = x W^T without bias (Chainer's b=None).
+func LinearNobias(x, W *Variable, n_batch_axes int) (*Variable, error) {
+	return out1(C.g_ch_functions_linear_nobias(x.p, W.p, C.int32_t(n_batch_axes)), x, W)
+}
+
 // SoftmaxCrossEntropy: Mean cross entropy of softmax(x) against int32 labels t.
 func SoftmaxCrossEntropy(x, t *Variable) (*Variable, error) {
 	return out1(C.g_ch_functions_softmax_cross_entropy(x.p, t.p), x, t)
@@ -358,4 +368,19 @@ func Dropout(x *Variable, ratio float64, train Mode) (*Variable, error) {
 // LocalResponseNormalization: Local response normalization across channels.
 func LocalResponseNormalization(x *Variable, n int, k, alpha, beta float64) (*Variable, error) {
 	return out1(C.g_ch_functions_local_response_normalization(x.p, C.int32_t(n), C.double(k), C.double(alpha), C.double(beta)), x)
+}
+
+// LayerNormalization: Layer normalization of each row over the last axis, scaled by gamma, shifted by beta.
+func LayerNormalization(x, gamma, beta *Variable, eps float64) (*Variable, error) {
+	return out1(C.g_ch_functions_layer_normalization(x.p, gamma.p, beta.p, C.double(eps)), x, gamma, beta)
+}
+
+// RmsNormalization: RMS normalization over the last axis: x / sqrt(mean(x^2) + eps) * gamma.
+func RmsNormalization(x, gamma *Variable, eps float64) (*Variable, error) {
+	return out1(C.g_ch_functions_rms_normalization(x.p, gamma.p, C.double(eps)), x, gamma)
+}
+
+// GroupNormalization: Group normalization: statistics per sample and group of channels.
+func GroupNormalization(x *Variable, groups int, gamma, beta *Variable, eps float64) (*Variable, error) {
+	return out1(C.g_ch_functions_group_normalization(x.p, C.int32_t(groups), gamma.p, beta.p, C.double(eps)), x, gamma, beta)
 }

@@ -23,6 +23,7 @@ void register_kernels() {
 
   register_batch_normalization_kernels();
   register_local_response_normalization_kernels();
+  register_row_normalization_kernels();
 
   // activation
   register_activation_kernels();

@@ -24,6 +24,7 @@ void register_average_pooling_2d_kernels();
 // ops/normalization/
 void register_batch_normalization_kernels();
 void register_local_response_normalization_kernels();
+void register_row_normalization_kernels();
 
 // ops/activation/
 void register_activation_kernels();

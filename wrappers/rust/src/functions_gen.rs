@@ -370,6 +370,23 @@ mod generated {
         let mut out = ptr::null_mut();
         wrap_out(unsafe { sys::ch_functions_select_item(&mut out, x.as_ptr(), t.as_ptr()) }, out)
     }
+
+    /// Linear function y = x W^T + b of variables x, W (out, in) and b (out,).
+    #[inline]
+    pub fn linear(x: &Variable, w: &Variable, b: &Variable, n_batch_axes: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_linear(&mut out, x.as_ptr(), w.as_ptr(), b.as_ptr(), n_batch_axes) },
+            out,
+        )
+    }
+
+    /// Linear function y = x W^T without bias (Chainer's b=None).
+    #[inline]
+    pub fn linear_nobias(x: &Variable, w: &Variable, n_batch_axes: i32) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_linear_nobias(&mut out, x.as_ptr(), w.as_ptr(), n_batch_axes) }, out)
+    }
 }
 
 pub use generated::*;

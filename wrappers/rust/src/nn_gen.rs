@@ -184,6 +184,33 @@ mod generated {
             out,
         )
     }
+
+    /// Layer normalization of each row over the last axis, scaled by gamma, shifted by beta.
+    #[inline]
+    pub fn layer_normalization(x: &Variable, gamma: &Variable, beta: &Variable, eps: f64) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_layer_normalization(&mut out, x.as_ptr(), gamma.as_ptr(), beta.as_ptr(), eps) },
+            out,
+        )
+    }
+
+    /// RMS normalization over the last axis: x / sqrt(mean(x^2) + eps) * gamma.
+    #[inline]
+    pub fn rms_normalization(x: &Variable, gamma: &Variable, eps: f64) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(unsafe { sys::ch_functions_rms_normalization(&mut out, x.as_ptr(), gamma.as_ptr(), eps) }, out)
+    }
+
+    /// Group normalization: statistics per sample and group of channels.
+    #[inline]
+    pub fn group_normalization(x: &Variable, groups: i32, gamma: &Variable, beta: &Variable, eps: f64) -> Result<Variable> {
+        let mut out = ptr::null_mut();
+        wrap_out(
+            unsafe { sys::ch_functions_group_normalization(&mut out, x.as_ptr(), groups, gamma.as_ptr(), beta.as_ptr(), eps) },
+            out,
+        )
+    }
 }
 
 pub use generated::*;

@@ -203,6 +203,14 @@ def where(condition, x, y):
 
 
 
+def linear(x, W, b=None, n_batch_axes=1):
+    """Linear function y = x W^T + b (Chainer 7's F.linear): W (out_size, in_size),
+    b (out_size,) or None; the first n_batch_axes axes of x are batch axes."""
+    if b is None:
+        return _linear_nobias(x, W, n_batch_axes)
+    return _linear(x, W, b, n_batch_axes)
+
+
 # --- neural-network functions: see _nn.py and _link.py ---------------------------------
 from . import _nn  # noqa: E402
 

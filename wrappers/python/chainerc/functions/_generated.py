@@ -86,6 +86,11 @@ def define_all(define):
            "Softmax along any axis (Chainer 7's softmax(x, axis=1)).")
     define("log_softmax(x, axis:i=1)", "ch_functions_log_softmax",
            "log(softmax(x)) along any axis, computed stably (x - logsumexp).")
+    # connection
+    define("_linear(x, W, b, n_batch_axes:i=1)", "ch_functions_linear",
+           "Linear function y = x W^T + b of variables x, W (out, in) and b (out,).")
+    define("_linear_nobias(x, W, n_batch_axes:i=1)", "ch_functions_linear_nobias",
+           "Linear function y = x W^T without bias (Chainer's b=None).")
     # loss
     define("softmax_cross_entropy(x, t)", "ch_functions_softmax_cross_entropy",
            "Mean cross entropy of softmax(x) against int32 labels t.")
@@ -101,6 +106,13 @@ def define_all(define):
     define("local_response_normalization(x, n:i=5, k:d=2.0, alpha:d=0.0001, beta:d=0.75)",
            "ch_functions_local_response_normalization",
            "Local response normalization across channels.")
+    define("layer_normalization(x, gamma, beta, eps:d=1e-05)", "ch_functions_layer_normalization",
+           "Layer normalization of each row over the last axis, scaled by gamma, shifted by beta.")
+    define("rms_normalization(x, gamma, eps:d)", "ch_functions_rms_normalization",
+           "RMS normalization over the last axis: x / sqrt(mean(x^2) + eps) * gamma.")
+    define("group_normalization(x, groups:i, gamma, beta, eps:d=1e-05)",
+           "ch_functions_group_normalization",
+           "Group normalization: statistics per sample and group of channels.")
     # pooling
     define("_max_pooling_2d(x, kh:q, kw:q, sy:q, sx:q, ph:q, pw:q, cover_all:b=True)",
            "ch_functions_max_pooling_2d",

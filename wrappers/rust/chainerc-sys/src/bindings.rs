@@ -418,6 +418,8 @@ extern "C" {
     pub fn ch_functions_convolution_2d_new(out: *mut *mut ch_function, in_channels: i64, out_channels: i64, kh: i64, kw: i64, sy: i64, sx: i64, ph: i64, pw: i64, dtype: ch_dtype, wscale: f64, bias: f64, nobias: i32, initial_W: *const ch_array, initial_b: *const ch_array) -> ch_status;
     pub fn ch_functions_embed_id_new(out: *mut *mut ch_function, in_size: i64, out_size: i64, dtype: ch_dtype, initial_W: *const ch_array) -> ch_status;
     pub fn ch_functions_inception_new(out: *mut *mut ch_function, in_channels: i64, out1: i64, proj3: i64, out3: i64, proj5: i64, out5: i64, proj_pool: i64, dtype: ch_dtype) -> ch_status;
+    pub fn ch_functions_linear(out: *mut *mut ch_variable, x: *mut ch_variable, W: *mut ch_variable, b: *mut ch_variable, n_batch_axes: i32) -> ch_status;
+    pub fn ch_functions_linear_nobias(out: *mut *mut ch_variable, x: *mut ch_variable, W: *mut ch_variable, n_batch_axes: i32) -> ch_status;
     pub fn ch_functions_softmax_cross_entropy(out: *mut *mut ch_variable, x: *mut ch_variable, t: *mut ch_variable) -> ch_status;
     pub fn ch_functions_mean_squared_error(out: *mut *mut ch_variable, x0: *mut ch_variable, x1: *mut ch_variable) -> ch_status;
     pub fn ch_functions_binary_hierarchical_softmax_new(out: *mut *mut ch_function, in_size: i64, tree: *const i32, n_internal: i64, dtype: ch_dtype, initial_W: *const ch_array) -> ch_status;
@@ -429,6 +431,9 @@ extern "C" {
     pub fn ch_functions_batch_normalization_apply(out: *mut *mut ch_variable, bn: *mut ch_function, x: *mut ch_variable, train: i32, finetune: i32) -> ch_status;
     pub fn ch_functions_batch_normalization_state(avg_mean: *mut *mut ch_array, avg_var: *mut *mut ch_array, bn: *const ch_function) -> ch_status;
     pub fn ch_functions_batch_normalization_start_finetuning(bn: *mut ch_function) -> ch_status;
+    pub fn ch_functions_layer_normalization(out: *mut *mut ch_variable, x: *mut ch_variable, gamma: *mut ch_variable, beta: *mut ch_variable, eps: f64) -> ch_status;
+    pub fn ch_functions_rms_normalization(out: *mut *mut ch_variable, x: *mut ch_variable, gamma: *mut ch_variable, eps: f64) -> ch_status;
+    pub fn ch_functions_group_normalization(out: *mut *mut ch_variable, x: *mut ch_variable, groups: i32, gamma: *mut ch_variable, beta: *mut ch_variable, eps: f64) -> ch_status;
     pub fn ch_functions_max_pooling_2d(out: *mut *mut ch_variable, x: *mut ch_variable, kh: i64, kw: i64, sy: i64, sx: i64, ph: i64, pw: i64, cover_all: i32) -> ch_status;
     pub fn ch_functions_average_pooling_2d(out: *mut *mut ch_variable, x: *mut ch_variable, kh: i64, kw: i64, sy: i64, sx: i64, ph: i64, pw: i64) -> ch_status;
     pub fn ch_numerical_grad(out: *mut *mut ch_array, f: ch_eval_callback, user_data: *mut ::std::ffi::c_void, inputs: *const *mut ch_array, n_inputs: usize, grad_outputs: *const *mut ch_array, n_grad_outputs: usize, eps: f64) -> ch_status;
