@@ -46,6 +46,7 @@ ch_status ch_variable_set_data(ch_variable* variable, ch_array* data) {
     std::lock_guard<std::mutex> lock(variable_release_mutex());
     std::swap(v->data, old);
     v->data_released = false;
+    v->data_replaced.store(true, std::memory_order_release);
   }
   // The replaced data goes outside the lock: its buffer's release callback
   // may release other variables (variable_handle_destroyed takes the lock).

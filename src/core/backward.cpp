@@ -200,8 +200,9 @@ void backward(const VarPtr& root, bool retain_grad) {
         // Backward reads nothing of this input but what forward saw: its
         // placeholder. A handle released on another thread may be releasing
         // x's data right now, so x->data is read only under the release lock,
-        // and only to refuse a replacement of another shape, as below.
-        {
+        // and only to refuse a replacement of another shape, as below; data
+        // never replaced has forward's shape, and needs neither.
+        if (x->data_replaced.load(std::memory_order_acquire)) {
           std::lock_guard<std::mutex> lock(variable_release_mutex());
           if (!x->data_released) check_unchanged(*f, i, x->data, f->forward_inputs[i]);
         }

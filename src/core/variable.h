@@ -62,6 +62,11 @@ struct VariableImpl {
   // costs one atomic add per input.
   std::atomic<uint64_t> consumer_counts{0};
   bool data_released = false;  // guarded by variable_release_mutex()
+  // Set (under variable_release_mutex()) once ch_variable_set_data replaced
+  // the data by other data: until then the data (or its placeholder) has
+  // the dtype, shape and device forward saw, and backward need not take the
+  // lock to check it.
+  std::atomic<bool> data_replaced{false};
 };
 
 // Serialises releasing a variable's data with handing out new handles to
