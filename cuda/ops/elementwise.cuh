@@ -104,6 +104,25 @@ void dispatch_vector_width(std::initializer_list<const void*> pointers, F&& f) {
     f(std::integral_constant<int, 1>{});
 }
 
+// A functor too heavy for a pack says so for an element type T:
+// `template <typename T> static constexpr bool one_at_a_time = ...;` (its V
+// inlined copies would need more registers than ptxas_budget allows).
+template <typename F, typename T, typename = void>
+struct OneAtATime : std::false_type {};
+template <typename F, typename T>
+struct OneAtATime<F, T, std::void_t<decltype(F::template one_at_a_time<T>)>>
+    : std::bool_constant<F::template one_at_a_time<T>> {};
+
+// dispatch_vector_width for the map kernels of functor F: one element at a
+// time where F asks for it.
+template <typename F, typename T, typename G>
+void dispatch_vector_width_for(std::initializer_list<const void*> pointers, G&& g) {
+  if constexpr (OneAtATime<F, T>::value)
+    g(std::integral_constant<int, 1>{});
+  else
+    dispatch_vector_width<T>(pointers, std::forward<G>(g));
+}
+
 // Launches `kernel` (a kernel over packs of V elements) for n elements.
 template <int V, typename... P, typename... A>
 void launch_packed(const char* name, int64_t n, void (*kernel)(P...), A&&... args) {
@@ -202,14 +221,14 @@ __global__ void map2_scalar_kernel(const T* __restrict__ a, const T* __restrict_
 // the pack width from the pointers' alignment.
 template <typename F, typename T>
 void map(const char* name, const T* x, T* y, int64_t n) {
-  dispatch_vector_width<T>({x, y}, [&](auto v) {
+  dispatch_vector_width_for<F, T>({x, y}, [&](auto v) {
     constexpr int V = decltype(v)::value;
     launch_packed<V>(name, n, map_kernel<F, T, V>, x, y, n);
   });
 }
 template <typename F, typename T>
 void map_scalar(const char* name, const T* x, T s, T* y, int64_t n) {
-  dispatch_vector_width<T>({x, y}, [&](auto v) {
+  dispatch_vector_width_for<F, T>({x, y}, [&](auto v) {
     constexpr int V = decltype(v)::value;
     launch_packed<V>(name, n, map_scalar_kernel<F, T, V>, x, s, y, n);
   });
@@ -217,7 +236,7 @@ void map_scalar(const char* name, const T* x, T s, T* y, int64_t n) {
 // y may be a (not b).
 template <typename F, typename T>
 void map2(const char* name, const T* a, const T* b, T* y, int64_t n) {
-  dispatch_vector_width<T>({a, b, y}, [&](auto v) {
+  dispatch_vector_width_for<F, T>({a, b, y}, [&](auto v) {
     constexpr int V = decltype(v)::value;
     if (y == a)
       launch_packed<V>(name, n, map2_in_place_kernel<F, T, V>, y, b, n);
@@ -227,7 +246,7 @@ void map2(const char* name, const T* a, const T* b, T* y, int64_t n) {
 }
 template <typename F, typename T>
 void map2_scalar(const char* name, const T* a, const T* b, T s, T* y, int64_t n) {
-  dispatch_vector_width<T>({a, b, y}, [&](auto v) {
+  dispatch_vector_width_for<F, T>({a, b, y}, [&](auto v) {
     constexpr int V = decltype(v)::value;
     if (y == a)
       launch_packed<V>(name, n, map2_scalar_in_place_kernel<F, T, V>, y, b, s, n);

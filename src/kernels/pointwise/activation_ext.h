@@ -30,6 +30,9 @@ struct Gelu {
   }
 };
 struct GeluGrad {
+  // double erf and exp on a pack of two: over the CUDA kernels' register budget.
+  template <typename T>
+  static constexpr bool one_at_a_time = sizeof(T) == 8;
   template <typename T>
   CH_HOST_DEVICE T operator()(T gy, T x) const {
     const T cdf = T(0.5) * (T(1) + erf(x * T(0.70710678118654752)));

@@ -135,11 +135,12 @@ Resolved resolve(const Array& x, const std::vector<IndexItem>& items, const char
         fail(CH_ERR_DTYPE, who, ": the index array of axis ", axis, " is a ", a.describe(),
              "; int32 expected");
       const Array host = a.device() == Device{} ? a : a.to_device(Device{});
-      const int32_t* p = host.data<int32_t>();
-      for (int64_t k = 0; k < host.size(); ++k)
-        if (p[k] < -n || p[k] >= n)
-          fail(CH_ERR_INVALID_ARGUMENT, who, ": index ", p[k], " (element ", k,
+      for (int64_t k = 0; k < host.size(); ++k) {
+        const auto ik = static_cast<int64_t>(host.get(k));  // int32: exact in a double
+        if (ik < -n || ik >= n)
+          fail(CH_ERR_INVALID_ARGUMENT, who, ": index ", ik, " (element ", k,
                " of the index array) is out of bounds for axis ", axis, " with size ", n);
+      }
       r.index = a.device() == x.device() ? a : a.to_device(x.device());
       r.view.index_scale = xst[axis];
       r.view.index_extent = n;

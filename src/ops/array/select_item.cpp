@@ -21,11 +21,12 @@ VarPtr select_item(const VarPtr& x, const VarPtr& t) {
     fail(CH_ERR_DEVICE, "select_item: t is on ", ta.device().to_string(), " but x is on ",
          x->data.device().to_string());
   const Array host = ta.device() == Device{} ? ta : ta.to_device(Device{});
-  const int32_t* p = host.data<int32_t>();
-  for (int64_t i = 0; i < host.size(); ++i)
-    if (p[i] < 0 || p[i] >= xs[1])
-      fail(CH_ERR_INVALID_ARGUMENT, "select_item: t[", i, "] = ", p[i], " is out of range [0, ",
+  for (int64_t i = 0; i < host.size(); ++i) {
+    const auto ti = static_cast<int64_t>(host.get(i));  // int32: exact in a double
+    if (ti < 0 || ti >= xs[1])
+      fail(CH_ERR_INVALID_ARGUMENT, "select_item: t[", i, "] = ", ti, " is out of range [0, ",
            xs[1], ")");
+  }
   kernels::StridedView v;
   v.stride[0] = xs[1];
   v.index_stride[0] = 1;

@@ -237,14 +237,15 @@ VarPtr cumsum(const VarPtr& x, const int32_t* axes, int32_t naxes) {
     a = axes[0] < 0 ? axes[0] + x->data.ndim() : axes[0];
   const int32_t nd = v->data.ndim();
   const int64_t n = v->data.shape()[a];
-  Array u = Array::empty(x->data.dtype(), Shape{n, n}, Device{});
-  dispatch_floating(u.dtype(), "cumsum", [&](auto t) {
+  Array u;
+  dispatch_floating(x->data.dtype(), "cumsum", [&](auto t) {
     using T = decltype(t);
-    T* p = u.data<T>();
+    std::vector<T> ones(static_cast<size_t>(n * n));
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < n; ++j) p[i * n + j] = i <= j ? T(1) : T(0);
+      for (int64_t j = i; j < n; ++j) ones[static_cast<size_t>(i * n + j)] = T(1);
+    u = Array::from_host(x->data.dtype(), Shape{n, n}, ones.data(), x->data.device());
   });
-  VarPtr uc = constant_like(x, u.to_device(x->data.device()));
+  VarPtr uc = constant_like(x, u);
   if (a == nd - 1) return matmul(v, uc, false, false);
   std::vector<int32_t> perm, inverse(static_cast<size_t>(nd));
   for (int32_t d = 0; d < nd; ++d)

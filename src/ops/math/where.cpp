@@ -6,6 +6,8 @@
 // broadcast x and y, exact (no product, so an inf or NaN not chosen does not
 // leak) and differentiable to any order; the gradients are gy where the
 // condition holds (x) or not (y), summed back to each input's shape.
+#include <vector>
+
 #include "kernels/generated.h"
 #include "ops/math/masked.h"
 #include "ops/op_util.h"
@@ -19,17 +21,16 @@ Array mask_of(const Array& c, DType dtype, Device device) {
   if (c.dtype() == dtype && c.device() == device) return run(kernels::nonzero_mask, c);
   // Another dtype (int32) or device: converted on the host. The condition is
   // data, not a graph value: one copy each way at most.
-  const Array hc = c.device().is_cpu() ? c : c.to_device(Device{});
-  Array m = Array::empty(dtype, c.shape());
+  const Array hc = c.device() == Device{} ? c : c.to_device(Device{});
   const int64_t n = c.size();
-  if (dtype == DType::Float32) {
-    float* p = m.data<float>();
-    for (int64_t i = 0; i < n; ++i) p[i] = hc.get(i) != 0 ? 1.0f : 0.0f;
-  } else {
-    double* p = m.data<double>();
-    for (int64_t i = 0; i < n; ++i) p[i] = hc.get(i) != 0 ? 1.0 : 0.0;
-  }
-  return device.is_cpu() ? m : m.to_device(device);
+  Array m;
+  dispatch_floating(dtype, "where", [&](auto t) {
+    using T = decltype(t);
+    std::vector<T> mask(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) mask[static_cast<size_t>(i)] = hc.get(i) != 0 ? T(1) : T(0);
+    m = Array::from_host(dtype, c.shape(), mask.data(), device);
+  });
+  return m;
 }
 
 VarPtr broadcast_var(const VarPtr& v, const Shape& s) {
