@@ -90,6 +90,50 @@ def _as_tuple(result, who, what):
                     "array)" % (who, what, type(result).__name__))
 
 
+def _application_copy(proto):
+    """The seed's copy on call: a shallow copy of the function object per
+    application, kept as the application's user data until it dies."""
+    node = _new_obj(type(proto))
+    d = node.__dict__
+    d.update(proto.__dict__)
+    d.pop("_chainerc_fn", None)
+    return node
+
+
+def _input_gradients(node, slot, gxs, n_in):
+    """What a backward slot returned, as a tuple of n_in gradients (None: no
+    gradient at all); TypeError / ValueError naming the slot otherwise."""
+    if gxs is None:
+        return None
+    if type(gxs) is not tuple:
+        gxs = _as_tuple(gxs, "%s.%s" % (type(node).__name__, slot), "input gradients")
+    if len(gxs) != n_in:
+        raise ValueError("%s.%s returned %d gradients for %d inputs"
+                         % (type(node).__name__, slot, len(gxs), n_in))
+    return gxs
+
+
+def _set_grad(ctx, i, g, x):
+    """ch_context_set_grad_input for gradient g of input view x: a GPU array
+    as it is; anything else as a NumPy array of x's dtype (a one-element one
+    broadcast to x's shape). Returns the status."""
+    if type(g) is not _ndarray:
+        if isinstance(g, _GpuArray):  # a GPU array (forward_gpu/backward_gpu)
+            h = _retain(g.handle)
+            st = _set_grad_input(ctx, i, h)
+            _arr_release(h)
+            return st
+        g = np.asarray(g)
+    if g.dtype != x.dtype:
+        g = g.astype(x.dtype)
+    if g.shape != x.shape and g.size == 1:
+        g = np.full(x.shape, g.reshape(()), x.dtype)
+    h = _owned(g)
+    st = _set_grad_input(ctx, i, h)
+    _arr_release(h)
+    return st
+
+
 def _make_forward(slot):
     cpu_slot = slot == "forward_cpu"  # the engine calls it for CPU inputs only
 
@@ -98,12 +142,7 @@ def _make_forward(slot):
             proto = _objects[user_data]()
             if proto is None:
                 raise RuntimeError("the Function object was garbage-collected")
-            # The seed's copy on call: a shallow copy of the function object per
-            # application, kept as the application's user data until it dies.
-            node = _new_obj(type(proto))
-            d = node.__dict__
-            d.update(proto.__dict__)
-            d.pop("_chainerc_fn", None)
+            node = _application_copy(proto)
             pending = _pending.arrays
             if pending is not None and len(pending) == n:
                 _pending.arrays = None  # this application's; a nested one sets its own
@@ -162,36 +201,15 @@ def _make_backward(slot):
             else:
                 xs = _views(inputs, n_in, cpu)
             gys = _views(grad_outputs, n_gout, cpu)
-            gxs = getattr(node, slot)(xs, gys)
+            gxs = _input_gradients(node, slot, getattr(node, slot)(xs, gys), n_in)
             if gxs is None:
                 return 0
-            if type(gxs) is not tuple:
-                gxs = _as_tuple(gxs, "%s.%s" % (type(node).__name__, slot), "input gradients")
-            if len(gxs) != n_in:
-                raise ValueError("%s.%s returned %d gradients for %d inputs"
-                                 % (type(node).__name__, slot, len(gxs), n_in))
             i = -1
             for g in gxs:
                 i += 1
                 if g is None or (needs is not None and not needs[i]):
                     continue
-                if type(g) is not _ndarray:
-                    if isinstance(g, _GpuArray):  # a GPU array (forward_gpu/backward_gpu)
-                        h = _retain(g.handle)
-                        st = _set_grad_input(ctx, i, h)
-                        _arr_release(h)
-                        if st:
-                            raise_status(st)
-                        continue
-                    g = np.asarray(g)
-                x = xs[i]
-                if g.dtype != x.dtype:
-                    g = g.astype(x.dtype)
-                if g.shape != x.shape and g.size == 1:
-                    g = np.full(x.shape, g.reshape(()), x.dtype)
-                h = _owned(g)
-                st = _set_grad_input(ctx, i, h)
-                _arr_release(h)
+                st = _set_grad(ctx, i, g, xs[i])
                 if st:
                     raise_status(st)
             return 0
@@ -236,10 +254,7 @@ if _sp is not None:
                 proto = wr()
                 if proto is None:
                     raise RuntimeError("the Function object was garbage-collected")
-                node = _new_obj(type(proto))
-                d = node.__dict__
-                d.update(proto.__dict__)
-                d.pop("_chainerc_fn", None)
+                node = _application_copy(proto)
                 if xs is None:  # not all on the CPU
                     n = len(hs)
                     if pending is not None:
@@ -277,39 +292,17 @@ if _sp is not None:
                 else:
                     xs = _views(hs, n_in, False)
                     gys = _views(ghs, len(ghs), False)
-                gxs = getattr(node, slot)(xs, gys)
+                gxs = _input_gradients(node, slot, getattr(node, slot)(xs, gys), n_in)
                 if gxs is None:
                     return 0
-                if type(gxs) is not tuple:
-                    gxs = _as_tuple(gxs, "%s.%s" % (type(node).__name__, slot),
-                                    "input gradients")
-                if len(gxs) != n_in:
-                    raise ValueError("%s.%s returned %d gradients for %d inputs"
-                                     % (type(node).__name__, slot, len(gxs), n_in))
                 i = -1
                 for g in gxs:
                     i += 1
                     if g is None or (needs is not None and not needs[i]):
                         continue
                     st = _sp_set_grad_input(ctx, i, g, xs[i])
-                    if st < 0:
-                        if type(g) is not _ndarray:
-                            if isinstance(g, _GpuArray):
-                                h = _retain(g.handle)
-                                st = _set_grad_input(ctx, i, h)
-                                _arr_release(h)
-                                if st:
-                                    raise_status(st)
-                                continue
-                            g = np.asarray(g)
-                        x = xs[i]
-                        if g.dtype != x.dtype:
-                            g = g.astype(x.dtype)
-                        if g.shape != x.shape and g.size == 1:
-                            g = np.full(x.shape, g.reshape(()), x.dtype)
-                        h = _owned(g)
-                        st = _set_grad_input(ctx, i, h)
-                        _arr_release(h)
+                    if st < 0:  # not a plain array: the general path
+                        st = _set_grad(ctx, i, g, xs[i])
                     if st:
                         raise_status(st)
                 return 0
