@@ -6,6 +6,7 @@
 #include <ch/ch.h>
 
 #include <memory>
+#include <vector>
 
 #include "capi/handles.h"
 #include "core/array.h"
@@ -38,6 +39,12 @@ inline VarPtr variable_of(const ch_variable* h, const char* who, const char* arg
 inline FuncPtr function_of(const ch_function* h, const char* who, const char* arg) {
   return handle_shared<Function>(h, HandleKind::Function, who, arg);
 }
+
+// The variables of an argument `name` of n handles, `count` naming n in the
+// messages: CH_ERR_INVALID_ARGUMENT when it is NULL with n > 0; each handle
+// checked as `name[i]`.
+std::vector<VarPtr> variables_of(ch_variable* const* vs, size_t n, const char* who,
+                                 const char* name, const char* count);
 
 // A dtype argument: any ch_dtype (dtype_arg) or a float one (float_dtype_arg);
 // Error(CH_ERR_DTYPE) naming `who` and the value otherwise.

@@ -47,6 +47,18 @@ ch_status translate_exception(const char* who) noexcept {
   return s.status;
 }
 
+std::vector<VarPtr> variables_of(ch_variable* const* vs, size_t n, const char* who,
+                                 const char* name, const char* count) {
+  if (n && !vs) fail(CH_ERR_INVALID_ARGUMENT, who, ": ", name, " is NULL with ", count, " ", n);
+  std::vector<VarPtr> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::string arg = std::string(name) + "[" + std::to_string(i) + "]";
+    out.push_back(variable_of(vs[i], who, arg.c_str()));
+  }
+  return out;
+}
+
 DType dtype_arg(ch_dtype d, const char* who) {
   if (!is_valid_dtype(d))
     fail(CH_ERR_DTYPE, who, ": dtype ", d,

@@ -22,17 +22,6 @@ Parameters& parameters_of(const FuncPtr& f, const char* who) {
   return *f->parameters;
 }
 
-std::vector<VarPtr> variables_of(ch_variable* const* inputs, size_t n, const char* who) {
-  if (n && !inputs) fail(CH_ERR_INVALID_ARGUMENT, who, ": inputs is NULL with n_inputs ", n);
-  std::vector<VarPtr> vs;
-  vs.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    std::string arg = "inputs[" + std::to_string(i) + "]";
-    vs.push_back(variable_of(inputs[i], who, arg.c_str()));
-  }
-  return vs;
-}
-
 }  // namespace
 
 extern "C" {
@@ -76,7 +65,7 @@ ch_status ch_function_apply(ch_function* function, ch_variable* const* inputs, s
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": outputs is NULL with capacity ", capacity);
   for (size_t i = 0; i < capacity; ++i) outputs[i] = nullptr;
   FuncPtr f = function_of(function, __func__, "function");
-  std::vector<VarPtr> xs = variables_of(inputs, n_inputs, __func__);
+  std::vector<VarPtr> xs = variables_of(inputs, n_inputs, __func__, "inputs", "n_inputs");
   FuncPtr node = f->clone();  // the seed's copy on call: one graph node per application
   if (!node)
     fail(CH_ERR_INVALID_ARGUMENT, __func__, ": '", f->name(),

@@ -29,14 +29,7 @@ ch_status ch_functions_concat(ch_variable** out, ch_variable* const* xs, size_t 
   CH_API_BEGIN
   require_out(out, __func__);
   if (n == 0) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": no inputs (n is 0)");
-  if (!xs) fail(CH_ERR_INVALID_ARGUMENT, __func__, ": xs is NULL with n ", n);
-  std::vector<VarPtr> vs;
-  vs.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    std::string arg = "xs[" + std::to_string(i) + "]";
-    vs.push_back(variable_of(xs[i], __func__, arg.c_str()));
-  }
-  *out = new_variable_handle(ops::concat(vs, axis));
+  *out = new_variable_handle(ops::concat(variables_of(xs, n, __func__, "xs", "n"), axis));
   CH_API_END
 }
 
